@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "config/defaults.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+namespace oc {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+Result<uint64_t> parse_u64(std::string_view name, std::string_view text, uint64_t lo, uint64_t hi,
+                           bool size) {
+  Result<uint64_t> v = size ? parse_size(text) : Result<uint64_t>(uint64_t{0});
+  if (!size) {
+    uint64_t n = 0;
+    auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || p != text.data() + text.size() || text.empty()) {
+      return OC_ERROR(Errc::invalid, "{}: expected an unsigned integer, got '{}'", name, text);
+    }
+    v = n;
+  }
+  if (!v.ok()) return std::move(v.error()).with_context(std::string(name));
+  OC_EXPECT(*v >= lo && *v <= hi, invalid, "{}: {} is outside [{}, {}]", name, *v, lo, hi);
+  return v;
+}
+
+// Each knob's parser is generated from its field, bounds and kind so that the table below is the
+// only place a default or a limit is written down.
+template <auto Field, uint64_t Lo, uint64_t Hi, bool Size>
+Result<void> apply_number(Defaults& d, std::string_view text, std::string_view name) {
+  OC_ASSIGN_OR_RETURN(uint64_t v, parse_u64(name, text, Lo, Hi, Size));
+  d.*Field = static_cast<std::remove_reference_t<decltype(d.*Field)>>(v);
+  return {};
+}
+
+Result<void> apply_log_level(Defaults& d, std::string_view text) {
+  static constexpr std::array kLevels{"trace", "debug", "info", "warn", "error", "critical", "off"};
+  const std::string l = lower(text);
+  for (const char* level : kLevels) {
+    if (l == level) {
+      d.log_level = l;
+      return {};
+    }
+  }
+  return OC_ERROR(Errc::invalid,
+                  "log_level: '{}' is not one of trace, debug, info, warn, error, critical, off",
+                  text);
+}
+
+constexpr uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, TiB = GiB * 1024;
+
+#define OC_NUMBER_KNOB(field, lo, hi, size)                               \
+  [](Defaults& d, std::string_view t) -> Result<void> {                  \
+    return apply_number<&Defaults::field, lo, hi, size>(d, t, #field);    \
+  }
+
+constexpr std::array kKnobs{
+    Knob{"log_level", "ONECOPY_LOG_LEVEL", "info",
+         "Log verbosity: trace, debug, info, warn, error, critical or off.", apply_log_level},
+    Knob{"io_queue_depth", "ONECOPY_IO_QUEUE_DEPTH", "64",
+         "io_uring submission queue entries per ring (1..4096).",
+         OC_NUMBER_KNOB(io_queue_depth, 1, 4096, false)},
+    Knob{"file_coalesce_distance", "ONECOPY_FILE_COALESCE_DISTANCE", "1MiB",
+         "Local files: merge reads whose gap is at most this many bytes (Vortex: 1 MiB).",
+         OC_NUMBER_KNOB(file_coalesce_distance, 0, GiB, true)},
+    Knob{"file_coalesce_max", "ONECOPY_FILE_COALESCE_MAX", "4MiB",
+         "Local files: never merge reads beyond this many bytes (Vortex: 4 MiB).",
+         OC_NUMBER_KNOB(file_coalesce_max, 4 * KiB, 4 * GiB, true)},
+    Knob{"object_coalesce_distance", "ONECOPY_OBJECT_COALESCE_DISTANCE", "1MiB",
+         "Object stores: merge ranged GETs whose gap is at most this (Vortex: 1 MiB).",
+         OC_NUMBER_KNOB(object_coalesce_distance, 0, GiB, true)},
+    Knob{"object_coalesce_max", "ONECOPY_OBJECT_COALESCE_MAX", "16MiB",
+         "Object stores: never merge ranged GETs beyond this many bytes (Vortex: 16 MiB).",
+         OC_NUMBER_KNOB(object_coalesce_max, 4 * KiB, 4 * GiB, true)},
+    Knob{"max_segment_bytes", "ONECOPY_MAX_SEGMENT_BYTES", "4GiB",
+         "Largest segment a file may declare; larger ones are rejected as corrupt.",
+         OC_NUMBER_KNOB(max_segment_bytes, KiB, TiB, true)},
+    Knob{"max_decoded_bytes", "ONECOPY_MAX_DECODED_BYTES", "8GiB",
+         "Largest decoded size of one array (decompression-bomb guard).",
+         OC_NUMBER_KNOB(max_decoded_bytes, MiB, TiB, true)},
+    Knob{"max_array_depth", "ONECOPY_MAX_ARRAY_DEPTH", "64",
+         "Deepest encoding or layout nesting accepted from a file (recursion guard).",
+         OC_NUMBER_KNOB(max_array_depth, 4, 1024, false)},
+    Knob{"scan_batch_rows", "ONECOPY_SCAN_BATCH_ROWS", "0",
+         "Rows per scan batch; 0 yields the file's own chunks.",
+         OC_NUMBER_KNOB(scan_batch_rows, 0, uint64_t{1} << 40, false)},
+};
+
+#undef OC_NUMBER_KNOB
+
+Defaults g_defaults = builtin_defaults();
+
+}  // namespace
+
+std::span<const Knob> knob_table() noexcept { return kKnobs; }
+
+Defaults builtin_defaults() {
+  Defaults d{};
+  for (const Knob& k : kKnobs) {
+    // The built-in strings are validated by tests/config/test_defaults.cpp.
+    (void)k.apply(d, k.default_value);
+  }
+  return d;
+}
+
+Result<Defaults> defaults_from_env(
+    const std::function<std::optional<std::string>(std::string_view)>& getenv) {
+  Defaults d = builtin_defaults();
+  for (const Knob& k : kKnobs) {
+    if (auto v = getenv(k.env)) {
+      auto r = k.apply(d, *v);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("from ${}", k.env));
+    }
+  }
+  return d;
+}
+
+Result<void> load_defaults_from_env() {
+  OC_ASSIGN_OR_RETURN(g_defaults, defaults_from_env([](std::string_view name) {
+                        const char* v = std::getenv(std::string(name).c_str());
+                        return v ? std::optional<std::string>(v) : std::nullopt;
+                      }));
+  return {};
+}
+
+const Defaults& defaults() noexcept { return g_defaults; }
+
+Result<uint64_t> parse_size(std::string_view text) {
+  uint64_t n = 0;
+  const char* end = text.data() + text.size();
+  auto [p, ec] = std::from_chars(text.data(), end, n);
+  OC_EXPECT(ec == std::errc() && p != text.data(), invalid, "expected a size, got '{}'", text);
+  const std::string unit = lower(std::string_view(p, static_cast<size_t>(end - p)));
+  uint64_t mult = 0;
+  if (unit.empty() || unit == "b") mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib") mult = KiB;
+  else if (unit == "m" || unit == "mb" || unit == "mib") mult = MiB;
+  else if (unit == "g" || unit == "gb" || unit == "gib") mult = GiB;
+  else if (unit == "t" || unit == "tb" || unit == "tib") mult = TiB;
+  OC_EXPECT(mult != 0, invalid, "unknown size unit in '{}'", text);
+  OC_EXPECT(n <= UINT64_MAX / mult, invalid, "size '{}' overflows 64 bits", text);
+  return n * mult;
+}
+
+}  // namespace oc

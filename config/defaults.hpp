@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief The one table of onecopy's tunable knobs.
+///
+/// Every tuning number (queue depths, coalescing windows, safety limits) is a row of
+/// `knob_table()`: its name, the environment variable that overrides it, its default, a validator
+/// and one line of documentation. No such number is a literal anywhere else. Call sites read the
+/// current values through `defaults()`, typically as default arguments.
+///
+/// `load_defaults_from_env()` applies environment overrides once at start-up (`main()` and the C
+/// API's `oc_init` call it); an invalid value is an `Errc::invalid` error naming the variable,
+/// never a silent fallback.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/error.hpp"
+
+namespace oc {
+
+/// Current values of every knob. Field documentation lives in `knob_table()`.
+struct Defaults {
+  std::string log_level;
+  uint32_t io_queue_depth;
+  uint64_t file_coalesce_distance;
+  uint64_t file_coalesce_max;
+  uint64_t object_coalesce_distance;
+  uint64_t object_coalesce_max;
+  uint64_t max_segment_bytes;
+  uint64_t max_decoded_bytes;
+  uint32_t max_array_depth;
+  uint64_t scan_batch_rows;
+};
+
+/// One row of the defaults table.
+struct Knob {
+  std::string_view name;           ///< key in the daemon's TOML config
+  std::string_view env;            ///< environment variable that overrides it
+  std::string_view default_value;  ///< the default, as text in the same syntax the env takes
+  std::string_view doc;            ///< one line for docs and `onecopy defaults`
+  /// Parses and validates @p text into @p d; `Errc::invalid` names the knob on failure.
+  Result<void> (*apply)(Defaults& d, std::string_view text);
+};
+
+/// @return every knob, in documentation order.
+[[nodiscard]] std::span<const Knob> knob_table() noexcept;
+
+/// @return the compiled-in defaults, parsed from the table's default strings.
+[[nodiscard]] Defaults builtin_defaults();
+
+/// Builds defaults from the table, overriding each knob whose variable @p getenv returns.
+/// @param getenv looks a variable up; returns nullopt when it is unset.
+[[nodiscard]] Result<Defaults> defaults_from_env(
+    const std::function<std::optional<std::string>(std::string_view)>& getenv);
+
+/// Loads the process environment into the process-wide defaults. Safe to call more than once.
+[[nodiscard]] Result<void> load_defaults_from_env();
+
+/// @return the process-wide defaults (built-in until `load_defaults_from_env` succeeds).
+/// @note Not synchronised with `load_defaults_from_env`; load once before starting threads.
+[[nodiscard]] const Defaults& defaults() noexcept;
+
+/// Parses sizes like "4096", "64KiB", "1MiB", "2GiB" (also K/M/G and KB/MB/GB as powers of 1024).
+[[nodiscard]] Result<uint64_t> parse_size(std::string_view text);
+
+}  // namespace oc

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief `Buffer`: shared, immutable bytes with an owner, sliceable without copying.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+
+namespace oc::format {
+
+/// A view of bytes kept alive by a shared owner (a segment read, a decoder's output, ...).
+/// Freshly allocated buffers are 64-byte aligned and may be written through `mutable_data()`
+/// until they are shared.
+class Buffer {
+ public:
+  Buffer() = default;
+
+  /// Allocates @p size bytes, 64-byte aligned, zero-filled.
+  [[nodiscard]] static Buffer allocate(size_t size);
+  /// Copies @p bytes into a new buffer.
+  [[nodiscard]] static Buffer copy_of(std::span<const uint8_t> bytes);
+  /// Wraps memory owned by @p owner.
+  [[nodiscard]] static Buffer wrap(std::shared_ptr<const void> owner, const uint8_t* data,
+                                   size_t size) {
+    Buffer b;
+    b.owner_ = std::move(owner);
+    b.data_ = data;
+    b.size_ = size;
+    return b;
+  }
+
+  [[nodiscard]] const uint8_t* data() const noexcept { return data_; }
+  [[nodiscard]] size_t size() const noexcept { return size_; }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
+  [[nodiscard]] std::span<const uint8_t> span() const noexcept { return {data_, size_}; }
+  template <class T>
+  [[nodiscard]] const T* as() const noexcept {
+    return reinterpret_cast<const T*>(data_);
+  }
+  /// Writable pointer; only for buffers this code allocated and has not shared yet.
+  [[nodiscard]] uint8_t* mutable_data() noexcept { return const_cast<uint8_t*>(data_); }
+  template <class T>
+  [[nodiscard]] T* mutable_as() noexcept {
+    return reinterpret_cast<T*>(mutable_data());
+  }
+  /// @return bytes [offset, offset + length) sharing this buffer's owner. Caller checks bounds.
+  [[nodiscard]] Buffer slice(size_t offset, size_t length) const {
+    return wrap(owner_, data_ + offset, length);
+  }
+  [[nodiscard]] const std::shared_ptr<const void>& owner() const noexcept { return owner_; }
+
+ private:
+  std::shared_ptr<const void> owner_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+/// Reads a little-endian scalar at @p p (file bytes are always little endian).
+template <class T>
+[[nodiscard]] inline T load_le(const uint8_t* p) noexcept {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;  // onecopy supports little-endian hosts only (checked in meson.build)
+}
+
+}  // namespace oc::format

@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "format/column.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace oc::format {
+
+size_t fixed_width_of(const DType& t) {
+  const DType& s = t.storage();
+  switch (s.kind) {
+    case TypeKind::primitive: return ptype_width(s.ptype);
+    case TypeKind::decimal: return s.precision <= 38 ? 16 : 32;
+    default: return 0;
+  }
+}
+
+Result<std::string> arrow_format(const DType& t) {
+  switch (t.kind) {
+    case TypeKind::null: return std::string("n");
+    case TypeKind::boolean: return std::string("b");
+    case TypeKind::primitive: {
+      constexpr const char* kFormats[] = {"C", "S", "I", "L", "c", "s", "i", "l", "e", "f", "g"};
+      return std::string(kFormats[static_cast<uint8_t>(t.ptype)]);
+    }
+    case TypeKind::decimal:
+      return t.precision <= 38 ? fmt::format("d:{},{}", t.precision, t.scale)
+                               : fmt::format("d:{},{},256", t.precision, t.scale);
+    case TypeKind::utf8: return std::string("u");
+    case TypeKind::binary: return std::string("z");
+    case TypeKind::list: return std::string("+l");
+    case TypeKind::fixed_size_list: return fmt::format("+w:{}", t.list_size);
+    case TypeKind::struct_: return std::string("+s");
+    case TypeKind::extension: {
+      auto temporal = temporal_of(t);
+      if (!temporal.ok()) {
+        // Unknown extensions travel as their storage type.
+        if (temporal.error().code() == Errc::unsupported) return arrow_format(*t.children[0]);
+        return std::move(temporal).error();
+      }
+      const PType p = t.children[0]->ptype;
+      constexpr char kUnit[] = {'n', 'u', 'm', 's'};
+      switch (temporal->kind) {
+        case Temporal::Kind::date:
+          if (temporal->unit == TimeUnit::days && p == PType::i32) return std::string("tdD");
+          if (temporal->unit == TimeUnit::ms && p == PType::i64) return std::string("tdm");
+          break;
+        case Temporal::Kind::time:
+          if (temporal->unit == TimeUnit::s || temporal->unit == TimeUnit::ms) {
+            if (p == PType::i32) return fmt::format("tt{}", kUnit[static_cast<int>(temporal->unit)]);
+          } else if (temporal->unit != TimeUnit::days && p == PType::i64) {
+            return fmt::format("tt{}", kUnit[static_cast<int>(temporal->unit)]);
+          }
+          break;
+        case Temporal::Kind::timestamp:
+          if (temporal->unit != TimeUnit::days && p == PType::i64) {
+            return fmt::format("ts{}:{}", kUnit[static_cast<int>(temporal->unit)], temporal->tz);
+          }
+          break;
+      }
+      return OC_ERROR(Errc::corrupt, "{} with unit {} cannot be stored as {}", t.ext_id,
+                      static_cast<int>(temporal->unit), ptype_name(p));
+    }
+    case TypeKind::variant:
+    case TypeKind::union_: break;
+  }
+  return OC_ERROR(Errc::unsupported, "no Arrow mapping for {}", t.to_string());
+}
+
+Buffer make_bitmap(uint64_t len, bool value) {
+  Buffer b = Buffer::allocate((len + 7) / 8);
+  if (value) std::memset(b.mutable_data(), 0xff, b.size());
+  return b;
+}
+
+int64_t count_nulls(const uint8_t* bits, uint64_t offset, uint64_t len) {
+  uint64_t valid = 0;
+  uint64_t i = offset;
+  const uint64_t end = offset + len;
+  for (; i < end && (i & 7); ++i) valid += bitmap_get(bits, i);
+  for (; i + 64 <= end; i += 64) {
+    uint64_t w;
+    std::memcpy(&w, bits + i / 8, 8);
+    valid += static_cast<uint64_t>(__builtin_popcountll(w));
+  }
+  for (; i < end; ++i) valid += bitmap_get(bits, i);
+  return static_cast<int64_t>(len - valid);
+}
+
+namespace {
+
+// Copies bits [src_off, src_off + len) of src to dst starting at dst_off.
+void copy_bits(const uint8_t* src, uint64_t src_off, uint8_t* dst, uint64_t dst_off, uint64_t len) {
+  if ((src_off & 7) == 0 && (dst_off & 7) == 0) {
+    std::memcpy(dst + dst_off / 8, src + src_off / 8, len / 8);
+    for (uint64_t i = len & ~uint64_t{7}; i < len; ++i) {
+      bitmap_set(dst, dst_off + i, bitmap_get(src, src_off + i));
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < len; ++i) bitmap_set(dst, dst_off + i, bitmap_get(src, src_off + i));
+}
+
+Result<std::shared_ptr<Column>> empty_like(const DTypePtr& t, uint64_t len) {
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = len;
+  return c;
+}
+
+}  // namespace
+
+Result<ColumnPtr> make_all_null(const DTypePtr& t, uint64_t len) {
+  OC_ASSIGN_OR_RETURN(auto c, empty_like(t, len));
+  if (t->kind != TypeKind::null) {
+    c->validity = make_bitmap(len, false);
+    c->null_count = static_cast<int64_t>(len);
+  } else {
+    c->null_count = static_cast<int64_t>(len);
+  }
+  const DType& s = t->storage();
+  switch (s.kind) {
+    case TypeKind::null: break;
+    case TypeKind::boolean: c->buffers.push_back(make_bitmap(len, false)); break;
+    case TypeKind::primitive:
+    case TypeKind::decimal: c->buffers.push_back(Buffer::allocate(len * fixed_width_of(s))); break;
+    case TypeKind::utf8:
+    case TypeKind::binary:
+      c->buffers.push_back(Buffer::allocate((len + 1) * 4));
+      c->buffers.push_back(Buffer::allocate(0));
+      break;
+    case TypeKind::list: {
+      c->buffers.push_back(Buffer::allocate((len + 1) * 4));
+      OC_ASSIGN_OR_RETURN(auto e, make_all_null(s.children[0], 0));
+      c->children.push_back(e);
+      break;
+    }
+    case TypeKind::fixed_size_list: {
+      OC_ASSIGN_OR_RETURN(auto e, make_all_null(s.children[0], len * s.list_size));
+      c->children.push_back(e);
+      break;
+    }
+    case TypeKind::struct_:
+      for (const auto& f : s.children) {
+        OC_ASSIGN_OR_RETURN(auto e, make_all_null(f, len));
+        c->children.push_back(e);
+      }
+      break;
+    default: return OC_ERROR(Errc::unsupported, "cannot build nulls of {}", t->to_string());
+  }
+  return ColumnPtr(std::move(c));
+}
+
+ColumnPtr slice(const ColumnPtr& c, uint64_t begin, uint64_t len) {
+  if (begin == 0 && len == c->length) return c;
+  auto s = std::make_shared<Column>(*c);
+  s->offset = c->offset + begin;
+  s->length = len;
+  s->null_count = c->validity.empty() ? 0 : count_nulls(c->validity.data(), s->offset, len);
+  return s;
+}
+
+ColumnPtr with_validity(const ColumnPtr& c, Buffer validity, const DTypePtr& t) {
+  auto out = std::make_shared<Column>(*c);
+  out->dtype = t;
+  if (validity.empty()) {
+    out->validity = Buffer();
+    out->null_count = 0;
+    return out;
+  }
+  out->null_count = count_nulls(validity.data(), 0, c->length);
+  if (c->offset == 0) {
+    out->validity = std::move(validity);
+  } else {
+    Buffer shifted = make_bitmap(c->offset + c->length, true);
+    copy_bits(validity.data(), 0, shifted.mutable_data(), c->offset, c->length);
+    out->validity = std::move(shifted);
+  }
+  if (out->null_count == 0) out->validity = Buffer();
+  return out;
+}
+
+Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const uint8_t* index_valid) {
+  const uint64_t n = idx.size();
+  for (uint64_t i = 0; i < n; ++i) {
+    if (index_valid && !bitmap_get(index_valid, i)) continue;
+    OC_EXPECT(idx[i] < c->length, invalid, "take index {} out of bounds for length {}", idx[i],
+              c->length);
+  }
+  OC_ASSIGN_OR_RETURN(auto out, empty_like(c->dtype, n));
+  const bool any_null = index_valid != nullptr || !c->validity.empty();
+  if (any_null && c->dtype->kind != TypeKind::null) {
+    Buffer v = make_bitmap(n, true);
+    int64_t nulls = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+      const bool ok = (!index_valid || bitmap_get(index_valid, i)) && c->is_valid(idx[i]);
+      if (!ok) {
+        bitmap_set(v.mutable_data(), i, false);
+        ++nulls;
+      }
+    }
+    if (nulls > 0) {
+      out->validity = std::move(v);
+      out->null_count = nulls;
+    }
+  }
+  auto src = [&](uint64_t i) { return (index_valid && !bitmap_get(index_valid, i)) ? 0 : idx[i]; };
+  const DType& s = c->dtype->storage();
+  switch (s.kind) {
+    case TypeKind::null: out->null_count = static_cast<int64_t>(n); break;
+    case TypeKind::boolean: {
+      Buffer bits = make_bitmap(n, false);
+      const uint8_t* in = c->buffers[0].data();
+      for (uint64_t i = 0; i < n; ++i) {
+        if (bitmap_get(in, c->offset + src(i))) bitmap_set(bits.mutable_data(), i, true);
+      }
+      out->buffers.push_back(std::move(bits));
+      break;
+    }
+    case TypeKind::primitive:
+    case TypeKind::decimal: {
+      const size_t w = fixed_width_of(s);
+      Buffer vals = Buffer::allocate(n * w);
+      const uint8_t* in = c->buffers[0].data() + c->offset * w;
+      uint8_t* o = vals.mutable_data();
+      switch (w) {
+        case 1: for (uint64_t i = 0; i < n; ++i) o[i] = in[src(i)]; break;
+        case 2: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 2, in + src(i) * 2, 2); break;
+        case 4: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 4, in + src(i) * 4, 4); break;
+        case 8: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 8, in + src(i) * 8, 8); break;
+        default: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * w, in + src(i) * w, w);
+      }
+      out->buffers.push_back(std::move(vals));
+      break;
+    }
+    case TypeKind::utf8:
+    case TypeKind::binary: {
+      const int32_t* off = c->offsets();
+      uint64_t total = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
+          total += static_cast<uint64_t>(off[src(i) + 1] - off[src(i)]);
+        }
+      }
+      OC_EXPECT(total <= INT32_MAX, invalid, "take result of {} bytes exceeds 2 GiB", total);
+      Buffer offs = Buffer::allocate((n + 1) * 4);
+      Buffer data = Buffer::allocate(total);
+      int32_t* o = offs.mutable_as<int32_t>();
+      uint8_t* d = data.mutable_data();
+      const uint8_t* in = c->buffers[1].data();
+      int32_t pos = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        o[i] = pos;
+        if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
+          const int32_t a = off[src(i)], b = off[src(i) + 1];
+          std::memcpy(d + pos, in + a, static_cast<size_t>(b - a));
+          pos += b - a;
+        }
+      }
+      o[n] = pos;
+      out->buffers.push_back(std::move(offs));
+      out->buffers.push_back(std::move(data));
+      break;
+    }
+    case TypeKind::list: {
+      const int32_t* off = c->offsets();
+      std::vector<uint64_t> child_idx;
+      Buffer offs = Buffer::allocate((n + 1) * 4);
+      int32_t* o = offs.mutable_as<int32_t>();
+      for (uint64_t i = 0; i < n; ++i) {
+        o[i] = static_cast<int32_t>(child_idx.size());
+        if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
+          for (int32_t k = off[src(i)]; k < off[src(i) + 1]; ++k) child_idx.push_back(static_cast<uint64_t>(k));
+        }
+      }
+      OC_EXPECT(child_idx.size() <= INT32_MAX, invalid, "take result exceeds 2^31 list elements");
+      o[n] = static_cast<int32_t>(child_idx.size());
+      OC_ASSIGN_OR_RETURN(auto e, take(c->children[0], child_idx));
+      out->buffers.push_back(std::move(offs));
+      out->children.push_back(std::move(e));
+      break;
+    }
+    case TypeKind::fixed_size_list: {
+      std::vector<uint64_t> child_idx;
+      child_idx.reserve(n * s.list_size);
+      for (uint64_t i = 0; i < n; ++i) {
+        for (uint32_t k = 0; k < s.list_size; ++k) {
+          child_idx.push_back((c->offset + src(i)) * s.list_size + k);
+        }
+      }
+      OC_ASSIGN_OR_RETURN(auto e, take(c->children[0], child_idx));
+      out->children.push_back(std::move(e));
+      break;
+    }
+    case TypeKind::struct_: {
+      std::vector<uint64_t> child_idx(n);
+      for (uint64_t i = 0; i < n; ++i) child_idx[i] = c->offset + src(i);
+      for (const auto& f : c->children) {
+        OC_ASSIGN_OR_RETURN(auto e, take(f, child_idx));
+        out->children.push_back(std::move(e));
+      }
+      break;
+    }
+    default: return OC_ERROR(Errc::unsupported, "take on {}", c->dtype->to_string());
+  }
+  return ColumnPtr(std::move(out));
+}
+
+Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
+  OC_EXPECT(!parts.empty(), invalid, "concat of no columns");
+  if (parts.size() == 1) return parts[0];
+  // Concatenation is a gather over (part, row) pairs; reuse `take` per part and stitch buffers.
+  const DTypePtr& t = parts[0]->dtype;
+  uint64_t total = 0;
+  for (const auto& p : parts) {
+    OC_EXPECT(*p->dtype == *t, invalid, "concat of {} and {}", t->to_string(), p->dtype->to_string());
+    total += p->length;
+  }
+  OC_ASSIGN_OR_RETURN(auto out, empty_like(t, total));
+  bool any_null = false;
+  for (const auto& p : parts) any_null |= p->null_count > 0;
+  if (any_null) {
+    Buffer v = make_bitmap(total, true);
+    uint64_t at = 0;
+    for (const auto& p : parts) {
+      if (!p->validity.empty()) copy_bits(p->validity.data(), p->offset, v.mutable_data(), at, p->length);
+      at += p->length;
+    }
+    out->null_count = count_nulls(v.data(), 0, total);
+    out->validity = std::move(v);
+  }
+  const DType& s = t->storage();
+  switch (s.kind) {
+    case TypeKind::null: out->null_count = static_cast<int64_t>(total); break;
+    case TypeKind::boolean: {
+      Buffer bits = make_bitmap(total, false);
+      uint64_t at = 0;
+      for (const auto& p : parts) {
+        copy_bits(p->buffers[0].data(), p->offset, bits.mutable_data(), at, p->length);
+        at += p->length;
+      }
+      out->buffers.push_back(std::move(bits));
+      break;
+    }
+    case TypeKind::primitive:
+    case TypeKind::decimal: {
+      const size_t w = fixed_width_of(s);
+      Buffer vals = Buffer::allocate(total * w);
+      uint64_t at = 0;
+      for (const auto& p : parts) {
+        std::memcpy(vals.mutable_data() + at * w, p->buffers[0].data() + p->offset * w, p->length * w);
+        at += p->length;
+      }
+      out->buffers.push_back(std::move(vals));
+      break;
+    }
+    case TypeKind::utf8:
+    case TypeKind::binary:
+    case TypeKind::list: {
+      uint64_t bytes = 0;
+      std::vector<ColumnPtr> elems;
+      for (const auto& p : parts) {
+        const int32_t* o = p->offsets();
+        bytes += static_cast<uint64_t>(o[p->length] - o[0]);
+        if (s.kind == TypeKind::list) {
+          elems.push_back(slice(p->children[0], static_cast<uint64_t>(o[0]),
+                                static_cast<uint64_t>(o[p->length] - o[0])));
+        }
+      }
+      OC_EXPECT(bytes <= INT32_MAX, invalid, "concat result exceeds 2^31 elements or bytes");
+      Buffer offs = Buffer::allocate((total + 1) * 4);
+      Buffer data = Buffer::allocate(s.kind == TypeKind::list ? 0 : bytes);
+      int32_t* oo = offs.mutable_as<int32_t>();
+      uint64_t at = 0;
+      int32_t pos = 0;
+      for (const auto& p : parts) {
+        const int32_t* o = p->offsets();
+        for (uint64_t i = 0; i < p->length; ++i) oo[at + i] = pos + (o[i] - o[0]);
+        const int32_t n = o[p->length] - o[0];
+        if (s.kind != TypeKind::list) {
+          std::memcpy(data.mutable_data() + pos, p->buffers[1].data() + o[0], static_cast<size_t>(n));
+        }
+        pos += n;
+        at += p->length;
+      }
+      oo[total] = pos;
+      out->buffers.push_back(std::move(offs));
+      if (s.kind == TypeKind::list) {
+        OC_ASSIGN_OR_RETURN(auto e, concat(elems));
+        out->children.push_back(std::move(e));
+      } else {
+        out->buffers.push_back(std::move(data));
+      }
+      break;
+    }
+    case TypeKind::fixed_size_list: {
+      std::vector<ColumnPtr> elems;
+      for (const auto& p : parts) {
+        elems.push_back(slice(p->children[0], p->offset * s.list_size, p->length * s.list_size));
+      }
+      if (total == 0 || s.list_size == 0) {
+        OC_ASSIGN_OR_RETURN(auto e, make_all_null(s.children[0], 0));
+        out->children.push_back(std::move(e));
+      } else {
+        OC_ASSIGN_OR_RETURN(auto e, concat(elems));
+        out->children.push_back(std::move(e));
+      }
+      break;
+    }
+    case TypeKind::struct_: {
+      for (size_t f = 0; f < s.children.size(); ++f) {
+        std::vector<ColumnPtr> fields;
+        for (const auto& p : parts) fields.push_back(slice(p->children[f], p->offset, p->length));
+        OC_ASSIGN_OR_RETURN(auto e, concat(fields));
+        out->children.push_back(std::move(e));
+      }
+      break;
+    }
+    default: return OC_ERROR(Errc::unsupported, "concat of {}", t->to_string());
+  }
+  return ColumnPtr(std::move(out));
+}
+
+Result<ColumnPtr> compact(const ColumnPtr& c) {
+  if (c->offset == 0) return c;
+  std::vector<uint64_t> idx(c->length);
+  for (uint64_t i = 0; i < c->length; ++i) idx[i] = i;
+  return take(c, idx);
+}
+
+}  // namespace oc::format

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief `Column`: a decoded array in Arrow columnar layout, and the operations on it.
+///
+/// Every decoder produces a `Column`. Its buffers follow the Arrow columnar format for the
+/// column's Arrow type (see `arrow_format`), so export through the Arrow C Data Interface hands
+/// the same memory to consumers without a copy:
+///
+/// | DType                | `buffers` (after the validity bitmap)                          |
+/// |----------------------|----------------------------------------------------------------|
+/// | null                 | none                                                           |
+/// | bool                 | [values bitmap, LSB first]                                     |
+/// | primitive, temporal  | [values, little endian]                                        |
+/// | decimal              | [values as i128 (precision <= 38) or i256]                      |
+/// | utf8, binary         | [i32 offsets (length + 1), bytes]                              |
+/// | list                 | [i32 offsets (length + 1)], children = [elements]              |
+/// | fixed-size list      | none, children = [elements] (length x size of them)            |
+/// | struct               | none, children = fields                                        |
+///
+/// `offset` is Arrow's: logical element i lives at physical index offset + i of every buffer, and
+/// children are indexed through the parent's offsets (or offset + i for struct children).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "config/error.hpp"
+#include "format/buffer.hpp"
+#include "format/dtype.hpp"
+
+namespace oc::format {
+
+struct Column;
+using ColumnPtr = std::shared_ptr<const Column>;
+
+struct Column {
+  DTypePtr dtype;
+  uint64_t length = 0;
+  uint64_t offset = 0;
+  int64_t null_count = 0;   ///< exact; 0 when `validity` is empty
+  Buffer validity;          ///< Arrow validity bitmap, empty when every value is valid
+  std::vector<Buffer> buffers;
+  std::vector<ColumnPtr> children;
+
+  [[nodiscard]] bool is_valid(uint64_t i) const noexcept {
+    if (validity.empty()) return true;
+    const uint64_t b = offset + i;
+    return (validity.data()[b >> 3] >> (b & 7)) & 1;
+  }
+  /// Typed pointer to logical element 0 of a fixed-width values buffer (index 0).
+  template <class T>
+  [[nodiscard]] const T* values() const noexcept {
+    return buffers[0].as<T>() + offset;
+  }
+  /// For utf8/binary/list: the i32 offsets, starting at logical element 0.
+  [[nodiscard]] const int32_t* offsets() const noexcept { return buffers[0].as<int32_t>() + offset; }
+};
+
+/// Arrow C Data Interface format string for @p t ("l", "u", "+s", "tss:UTC", ...).
+[[nodiscard]] Result<std::string> arrow_format(const DType& t);
+
+/// Bytes of one value in the first buffer of a fixed-width column of type @p t (0 if not fixed).
+[[nodiscard]] size_t fixed_width_of(const DType& t);
+
+/// Builds a validity bitmap of @p len bits, all valid, to be cleared by the caller.
+[[nodiscard]] Buffer make_bitmap(uint64_t len, bool value);
+inline void bitmap_set(uint8_t* bits, uint64_t i, bool v) noexcept {
+  if (v) bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+  else bits[i >> 3] &= static_cast<uint8_t>(~(1u << (i & 7)));
+}
+[[nodiscard]] inline bool bitmap_get(const uint8_t* bits, uint64_t i) noexcept {
+  return (bits[i >> 3] >> (i & 7)) & 1;
+}
+/// Counts zero bits in [offset, offset + len) of @p bits.
+[[nodiscard]] int64_t count_nulls(const uint8_t* bits, uint64_t offset, uint64_t len);
+
+/// A column of @p len nulls of type @p t (every value invalid, buffers zeroed).
+[[nodiscard]] Result<ColumnPtr> make_all_null(const DTypePtr& t, uint64_t len);
+
+/// Rows [begin, begin + len) of @p c, sharing its buffers. Caller checks bounds.
+[[nodiscard]] ColumnPtr slice(const ColumnPtr& c, uint64_t begin, uint64_t len);
+
+/// Gathers rows @p indices of @p c into a new column (indices are checked: `Errc::invalid`).
+/// @p index_valid (optional, one bit per index) marks indices that produce a null.
+[[nodiscard]] Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> indices,
+                                     const uint8_t* index_valid = nullptr);
+
+/// Concatenates columns of one dtype.
+[[nodiscard]] Result<ColumnPtr> concat(std::span<const ColumnPtr> parts);
+
+/// Returns @p c with validity replaced by @p validity (a bitmap of c->length bits from 0, or
+/// empty) and dtype @p t. Used when a wrapper encoding supplies nulls for its child's values.
+[[nodiscard]] ColumnPtr with_validity(const ColumnPtr& c, Buffer validity, const DTypePtr& t);
+
+/// Copies a column so that it has offset 0 and compact buffers (used before rewriting values).
+[[nodiscard]] Result<ColumnPtr> compact(const ColumnPtr& c);
+
+}  // namespace oc::format

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "format/decode.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+
+#include "config/defaults.hpp"
+
+namespace oc::format {
+namespace {
+
+struct Registry {
+  std::shared_mutex mu;
+  std::map<std::string, DecodeFn, std::less<>> fns;
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+void register_encoding(std::string id, DecodeFn fn) {
+  auto& r = registry();
+  std::unique_lock lock(r.mu);
+  r.fns[std::move(id)] = fn;
+}
+
+DecodeFn find_encoding(std::string_view id) {
+  auto& r = registry();
+  std::shared_lock lock(r.mu);
+  auto it = r.fns.find(id);
+  return it == r.fns.end() ? nullptr : it->second;
+}
+
+std::vector<std::string> registered_encodings() {
+  auto& r = registry();
+  std::shared_lock lock(r.mu);
+  std::vector<std::string> out;
+  for (const auto& [id, fn] : r.fns) out.push_back(id);
+  return out;
+}
+
+DecodeContext::DecodeContext()
+    : max_depth_(defaults().max_array_depth), max_bytes_(defaults().max_decoded_bytes) {}
+
+Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& dtype, uint64_t len) {
+  OC_EXPECT(depth_ < max_depth_, corrupt, "encoding tree deeper than {}", max_depth_);
+  DecodeFn fn = find_encoding(node.encoding);
+  OC_EXPECT(fn != nullptr, unsupported, "unsupported encoding {}", node.encoding);
+  ++depth_;
+  auto r = fn(node, dtype, len, *this);
+  --depth_;
+  if (!r.ok()) {
+    return std::move(r.error()).with_context(fmt::format("decoding {} as {}", node.encoding, dtype->to_string()));
+  }
+  // Every decoder must honour the length and dtype its parent asked for; a mismatch means the
+  // file lied about a length somewhere, which must never reach a consumer.
+  OC_EXPECT((*r)->length == len, corrupt, "{} decoded {} rows, expected {}", node.encoding,
+            (*r)->length, len);
+  return r;
+}
+
+Result<void> DecodeContext::check_alloc(uint64_t bytes, std::string_view what) const {
+  OC_EXPECT(bytes <= max_bytes_, corrupt, "{} would decode to {} bytes, over the {} byte limit",
+            what, bytes, max_bytes_);
+  return {};
+}
+
+Result<void> expect_shape(const ArrayView& node, size_t buffers, size_t min_children,
+                          size_t max_children) {
+  OC_EXPECT(node.buffers.size() == buffers, corrupt, "{} has {} buffers, expected {}",
+            node.encoding, node.buffers.size(), buffers);
+  OC_EXPECT(node.children.size() >= min_children && node.children.size() <= max_children, corrupt,
+            "{} has {} children, expected {}..{}", node.encoding, node.children.size(),
+            min_children, max_children);
+  return {};
+}
+
+Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullable, uint64_t len,
+                               DecodeContext& ctx, int64_t& null_count) {
+  null_count = 0;
+  if (index >= node.children.size()) return Buffer();
+  OC_EXPECT(nullable, corrupt, "{} has a validity child but a non-nullable dtype", node.encoding);
+  OC_ASSIGN_OR_RETURN(ColumnPtr v, ctx.decode(node.children[index], DType::make_bool(false), len));
+  const uint8_t* bits = v->buffers[0].data();
+  null_count = count_nulls(bits, v->offset, len);
+  if (null_count == 0) return Buffer();
+  if (v->offset == 0) return v->buffers[0];
+  Buffer out = make_bitmap(len, false);
+  for (uint64_t i = 0; i < len; ++i) {
+    if (bitmap_get(bits, v->offset + i)) bitmap_set(out.mutable_data(), i, true);
+  }
+  return out;
+}
+
+}  // namespace oc::format

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Serialized array trees and the encoding registry that decodes them to `Column`s.
+///
+/// One flat segment holds one array tree (layout in format/array_tree.hpp). `ArrayView` is a parsed
+/// node of that tree: encoding ID, metadata bytes, buffers and children. Nodes carry neither
+/// dtype nor length; the parent supplies both, by each encoding's rules, when it decodes a child.
+///
+/// Each encoding registers one `DecodeFn` under its Vortex ID (`register_default_encodings`). An ID
+/// with no decoder fails with `Errc::unsupported` naming the ID ("unsupported encoding vortex.pco").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/error.hpp"
+#include "format/buffer.hpp"
+#include "format/column.hpp"
+#include "format/dtype.hpp"
+
+namespace oc::format {
+
+/// Per-node statistics as written by the array serializer (all optional).
+struct ArrayStatsView {
+  std::optional<uint64_t> null_count;
+  std::optional<bool> is_constant;
+  std::optional<bool> is_sorted;
+  std::vector<uint8_t> min, max;  ///< protobuf ScalarValue bytes, empty if absent
+  bool min_exact = false, max_exact = false;
+};
+
+/// One node of a serialized array tree.
+struct ArrayView {
+  std::string encoding;            ///< resolved through the footer's array_specs
+  std::vector<uint8_t> metadata;
+  std::vector<Buffer> buffers;     ///< slices of the segment, in node order
+  std::vector<ArrayView> children;
+  ArrayStatsView stats;
+};
+
+class DecodeContext;
+
+/// Decodes @p node of type @p dtype and @p len rows into a Column.
+using DecodeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
+                                       DecodeContext& ctx);
+
+/// State threaded through a recursive decode: recursion depth and size limits.
+class DecodeContext {
+ public:
+  DecodeContext();
+
+  /// Decodes a child node, enforcing the depth limit and adding the encoding to error context.
+  [[nodiscard]] Result<ColumnPtr> decode(const ArrayView& node, const DTypePtr& dtype,
+                                         uint64_t len);
+
+  /// Fails with `Errc::corrupt` when @p bytes exceeds the `max_decoded_bytes` knob.
+  [[nodiscard]] Result<void> check_alloc(uint64_t bytes, std::string_view what) const;
+
+ private:
+  uint32_t depth_ = 0;
+  uint32_t max_depth_;
+  uint64_t max_bytes_;
+};
+
+/// Registers @p fn for encoding @p id (replaces an earlier registration).
+void register_encoding(std::string id, DecodeFn fn);
+/// @return the decoder for @p id, or nullptr.
+[[nodiscard]] DecodeFn find_encoding(std::string_view id);
+/// @return every registered encoding ID, sorted.
+[[nodiscard]] std::vector<std::string> registered_encodings();
+/// Registers every encoding onecopy implements. Idempotent and thread-safe.
+void register_default_encodings();
+
+// ---- helpers shared by decoders ----------------------------------------------------------------
+
+/// Checks that @p node has exactly @p buffers buffers and at least @p min_children children.
+[[nodiscard]] Result<void> expect_shape(const ArrayView& node, size_t buffers, size_t min_children,
+                                        size_t max_children);
+
+/// Decodes the validity child at @p index of @p node, if present, into an Arrow bitmap for a
+/// column of @p len rows (bits from 0). Absent child: all valid (empty buffer) when the child
+/// index is past the end. A `vortex.constant` false child or any Bool array works.
+/// @param null_count receives the number of nulls.
+[[nodiscard]] Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullable,
+                                             uint64_t len, DecodeContext& ctx,
+                                             int64_t& null_count);
+
+/// @return the protobuf message parsed from @p bytes, or `Errc::corrupt` naming @p what.
+template <class Message>
+[[nodiscard]] Result<Message> parse_metadata(std::span<const uint8_t> bytes, const char* what) {
+  Message m;
+  OC_EXPECT(m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())), corrupt,
+            "{} metadata is not a valid protobuf message ({} bytes)", what, bytes.size());
+  return m;
+}
+
+}  // namespace oc::format

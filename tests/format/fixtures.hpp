@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers for format unit tests: building ArrayView nodes by hand and reading Columns back.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "format/column.hpp"
+#include "format/decode.hpp"
+
+namespace oc::test {
+
+using format::ArrayView;
+using format::Buffer;
+using format::ColumnPtr;
+using format::DType;
+using format::DTypePtr;
+using format::PType;
+
+template <class T>
+Buffer buffer_of(const std::vector<T>& v) {
+  return Buffer::copy_of({reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)});
+}
+
+inline Buffer bytes_of(const std::string& s) {
+  return Buffer::copy_of({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+}
+
+/// A node with encoding @p id, serialized protobuf metadata @p meta, buffers and children.
+inline ArrayView node(std::string id, std::string meta = {}, std::vector<Buffer> buffers = {},
+                      std::vector<ArrayView> children = {}) {
+  ArrayView v;
+  v.encoding = std::move(id);
+  v.metadata.assign(meta.begin(), meta.end());
+  v.buffers = std::move(buffers);
+  v.children = std::move(children);
+  return v;
+}
+
+template <class T>
+ArrayView primitive_node(const std::vector<T>& values) {
+  return node("vortex.primitive", {}, {buffer_of(values)});
+}
+
+/// A vortex.bool node from a vector of bools (LSB-first bitmap, bit offset 0).
+inline ArrayView bool_node(const std::vector<bool>& bits) {
+  std::vector<uint8_t> packed((bits.size() + 7) / 8);
+  for (size_t i = 0; i < bits.size(); ++i) if (bits[i]) packed[i / 8] |= uint8_t(1u << (i % 8));
+  return node("vortex.bool", {}, {buffer_of(packed)});
+}
+
+/// Decodes @p n as @p t with @p len rows in a fresh context.
+inline Result<ColumnPtr> decode(const ArrayView& n, const DTypePtr& t, uint64_t len) {
+  format::DecodeContext ctx;
+  return ctx.decode(n, t, len);
+}
+
+/// Logical values of a fixed-width column (respects offset).
+template <class T>
+std::vector<T> values_of(const format::Column& c) {
+  std::vector<T> out(c.length);
+  std::memcpy(out.data(), c.values<T>(), c.length * sizeof(T));
+  return out;
+}
+
+inline std::vector<bool> validity_of(const format::Column& c) {
+  std::vector<bool> out(c.length);
+  for (uint64_t i = 0; i < c.length; ++i) out[i] = c.is_valid(i);
+  return out;
+}
+
+inline std::vector<bool> bools_of(const format::Column& c) {
+  std::vector<bool> out(c.length);
+  for (uint64_t i = 0; i < c.length; ++i) out[i] = format::bitmap_get(c.buffers[0].data(), c.offset + i);
+  return out;
+}
+
+inline std::vector<std::string> strings_of(const format::Column& c) {
+  std::vector<std::string> out(c.length);
+  const int32_t* o = c.offsets();
+  for (uint64_t i = 0; i < c.length; ++i) {
+    out[i].assign(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
+                  static_cast<size_t>(o[i + 1] - o[i]));
+  }
+  return out;
+}
+
+}  // namespace oc::test
