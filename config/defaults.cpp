@@ -91,6 +91,9 @@ constexpr std::array kKnobs{
     Knob{"scan_batch_rows", "ONECOPY_SCAN_BATCH_ROWS", "0",
          "Rows per scan batch; 0 yields the file's own chunks.",
          OC_NUMBER_KNOB(scan_batch_rows, 0, uint64_t{1} << 40, false)},
+    Knob{"scan_readahead_splits", "ONECOPY_SCAN_READAHEAD_SPLITS", "4",
+         "Splits whose segments a scan fetches ahead of decoding (Vortex: 4 per worker).",
+         OC_NUMBER_KNOB(scan_readahead_splits, 1, 1024, false)},
 };
 
 #undef OC_NUMBER_KNOB

@@ -35,6 +35,7 @@ struct Defaults {
   uint64_t max_decoded_bytes;
   uint32_t max_array_depth;
   uint64_t scan_batch_rows;
+  uint32_t scan_readahead_splits;
 };
 
 /// One row of the defaults table.

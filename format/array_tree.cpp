@@ -22,15 +22,7 @@ Result<void> build_node(const fb::ArrayNode* node, const std::vector<Buffer>& bu
       out.buffers.push_back(buffers[b]);
     }
   }
-  if (const auto* st = node->stats()) {
-    if (st->null_count()) out.stats.null_count = *st->null_count();
-    if (st->is_constant()) out.stats.is_constant = *st->is_constant();
-    if (st->is_sorted()) out.stats.is_sorted = *st->is_sorted();
-    if (st->min()) out.stats.min.assign(st->min()->begin(), st->min()->end());
-    if (st->max()) out.stats.max.assign(st->max()->begin(), st->max()->end());
-    out.stats.min_exact = st->min_precision() == fb::StatPrecision::Exact;
-    out.stats.max_exact = st->max_precision() == fb::StatPrecision::Exact;
-  }
+  out.stats = stats_from_flatbuffer(node->stats());
   if (node->children()) {
     out.children.resize(node->children()->size());
     for (flatbuffers::uoffset_t i = 0; i < node->children()->size(); ++i) {
@@ -41,6 +33,19 @@ Result<void> build_node(const fb::ArrayNode* node, const std::vector<Buffer>& bu
 }
 
 }  // namespace
+
+ArrayStatsView stats_from_flatbuffer(const fb::ArrayStats* st) {
+  ArrayStatsView out;
+  if (st == nullptr) return out;
+  if (st->null_count()) out.null_count = *st->null_count();
+  if (st->is_constant()) out.is_constant = *st->is_constant();
+  if (st->is_sorted()) out.is_sorted = *st->is_sorted();
+  if (st->min()) out.min.assign(st->min()->begin(), st->min()->end());
+  if (st->max()) out.max.assign(st->max()->begin(), st->max()->end());
+  out.min_exact = st->min_precision() == fb::StatPrecision::Exact;
+  out.max_exact = st->max_precision() == fb::StatPrecision::Exact;
+  return out;
+}
 
 Result<ArrayView> parse_array_tree(const Buffer& segment, std::span<const std::string> array_specs) {
   const size_t n = segment.size();

@@ -24,7 +24,14 @@
 #include "format/buffer.hpp"
 #include "format/decode.hpp"
 
+namespace oc::fb {
+struct ArrayStats;
+}
+
 namespace oc::format {
+
+/// Copies an `ArrayStats` table (null allowed: all stats absent).
+[[nodiscard]] ArrayStatsView stats_from_flatbuffer(const fb::ArrayStats* stats);
 
 /// Parses @p segment (which owns the bytes) into its array tree.
 /// @param array_specs the footer's encoding-ID registry.

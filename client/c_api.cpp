@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C API edge: Result errors become codes and messages; exceptions never cross it.
+#include "client/c_api.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <sstream>
+
+#include "client/inspect.hpp"
+#include "config/defaults.hpp"
+#include "format/arrow_export.hpp"
+#include "format/reader.hpp"
+#include "onecopy_build_config.h"
+
+#define OC_API extern "C" __attribute__((visibility("default")))
+
+struct onecopy_file {
+  std::shared_ptr<oc::format::VortexFile> file;
+};
+
+namespace {
+
+int report(const oc::Error& e, char* err, size_t errlen) {
+  if (err != nullptr && errlen > 0) {
+    const std::string s = e.to_string();
+    const size_t n = std::min(errlen - 1, s.size());
+    std::memcpy(err, s.data(), n);
+    err[n] = '\0';
+  }
+  return static_cast<int>(e.code()) + 1;
+}
+
+template <class F>
+int guarded(char* err, size_t errlen, F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return report(oc::Error(oc::Errc::out_of_memory, "out of memory"), err, errlen);
+  } catch (const std::exception& e) {
+    return report(oc::Error(oc::Errc::invalid, e.what()), err, errlen);
+  }
+}
+
+}  // namespace
+
+OC_API int onecopy_init(char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto r = oc::load_defaults_from_env();
+    return r.ok() ? 0 : report(r.error(), err, errlen);
+  });
+}
+
+OC_API int onecopy_open(const char* path, onecopy_file** out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto f = oc::format::VortexFile::open_path(path);
+    if (!f.ok()) return report(f.error(), err, errlen);
+    *out = new onecopy_file{std::move(f).value()};
+    return 0;
+  });
+}
+
+OC_API void onecopy_close(onecopy_file* file) { delete file; }
+
+OC_API uint64_t onecopy_row_count(const onecopy_file* file) { return file->file->row_count(); }
+
+OC_API int onecopy_schema(const onecopy_file* file, ArrowSchema* out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto r = oc::format::export_schema(*file->file->dtype(), "", out);
+    return r.ok() ? 0 : report(r.error(), err, errlen);
+  });
+}
+
+OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
+                        uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                        ArrowArrayStream* out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::format::ScanOptions opts;
+    for (size_t i = 0; columns != nullptr && i < ncolumns; ++i) opts.columns.emplace_back(columns[i]);
+    opts.batch_rows = batch_rows;
+    if (row_begin > 0 || row_end >= 0) {
+      const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
+      opts.row_range = std::make_pair(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)), end);
+    }
+    auto scan = file->file->scan(opts);
+    if (!scan.ok()) return report(scan.error(), err, errlen);
+    oc::format::export_stream(std::move(scan).value(), out);
+    return 0;
+  });
+}
+
+OC_API int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    std::ostringstream os;
+    auto r = oc::client::inspect(*file->file, os, true);
+    if (!r.ok()) return report(r.error(), err, errlen);
+    const std::string s = os.str();
+    *out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (*out == nullptr) throw std::bad_alloc();
+    std::memcpy(*out, s.c_str(), s.size() + 1);
+    return 0;
+  });
+}
+
+OC_API void onecopy_free_string(char* s) { std::free(s); }
+
+OC_API const char* onecopy_version(void) { return OC_VERSION; }
+
+namespace {
+
+// Capsule destructors may run while a Python exception is unwinding; PyCapsule_GetPointer with
+// the right name neither reads nor disturbs the error indicator, so it is safe there.
+void* capsule_pointer(void* capsule, const char* name) {
+  using GetPointer = void* (*)(void*, const char*);
+  static auto fn = reinterpret_cast<GetPointer>(dlsym(RTLD_DEFAULT, "PyCapsule_GetPointer"));
+  return fn != nullptr ? fn(capsule, name) : nullptr;
+}
+
+}  // namespace
+
+OC_API ArrowArrayStream* onecopy_stream_new(void) {
+  return static_cast<ArrowArrayStream*>(std::calloc(1, sizeof(ArrowArrayStream)));
+}
+
+OC_API void onecopy_stream_free(ArrowArrayStream* stream) {
+  if (stream == nullptr) return;
+  if (stream->release != nullptr) stream->release(stream);
+  std::free(stream);
+}
+
+OC_API ArrowSchema* onecopy_schema_new(void) {
+  return static_cast<ArrowSchema*>(std::calloc(1, sizeof(ArrowSchema)));
+}
+
+OC_API void onecopy_stream_capsule_destructor(void* capsule) {
+  onecopy_stream_free(static_cast<ArrowArrayStream*>(capsule_pointer(capsule, "arrow_array_stream")));
+}
+
+OC_API void onecopy_schema_capsule_destructor(void* capsule) {
+  auto* schema = static_cast<ArrowSchema*>(capsule_pointer(capsule, "arrow_schema"));
+  if (schema == nullptr) return;
+  if (schema->release != nullptr) schema->release(schema);
+  std::free(schema);
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* onecopy's C API: open Vortex files and scan them as Arrow C streams.
+ *
+ * Every function that can fail returns 0 on success or a positive error class (ONECOPY_E_*)
+ * and writes a NUL-terminated message into `err` (at most `errlen` bytes). Results cross the
+ * boundary through the Arrow C Data and Stream interfaces without copies. Thread-safe: distinct
+ * files and streams may be used from distinct threads. */
+#ifndef ONECOPY_C_API_H
+#define ONECOPY_C_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/arrow_c_abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Error classes: Errc (config/error.hpp) + 1. */
+enum {
+  ONECOPY_OK = 0,
+  ONECOPY_E_IO = 1,
+  ONECOPY_E_TIMEOUT = 2,
+  ONECOPY_E_PROTOCOL = 3,
+  ONECOPY_E_CORRUPT = 4,
+  ONECOPY_E_INVALID = 5,
+  ONECOPY_E_UNSUPPORTED = 6,
+  ONECOPY_E_CUDA = 7,
+  ONECOPY_E_NOT_FOUND = 8,
+  ONECOPY_E_OUT_OF_MEMORY = 9,
+  ONECOPY_E_CANCELLED = 10,
+};
+
+typedef struct onecopy_file onecopy_file;
+
+/* Loads ONECOPY_* environment overrides; call once before anything else. */
+int onecopy_init(char* err, size_t errlen);
+
+/* Opens the Vortex file at `path`; release with onecopy_close. */
+int onecopy_open(const char* path, onecopy_file** out, char* err, size_t errlen);
+void onecopy_close(onecopy_file* file);
+
+uint64_t onecopy_row_count(const onecopy_file* file);
+
+/* The file's schema (a struct for tables). The caller releases `out`. */
+int onecopy_schema(const onecopy_file* file, struct ArrowSchema* out, char* err, size_t errlen);
+
+/* Starts a scan of `columns` (NULL or ncolumns == 0: all) over rows [row_begin, row_end)
+ * (row_end < 0: to the end), in batches of at most `batch_rows` rows (0: natural chunks).
+ * The stream stays valid after onecopy_close; the caller releases it. */
+int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
+                 uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                 struct ArrowArrayStream* out, char* err, size_t errlen);
+
+/* A JSON report on the file (onecopy inspect --json). Free with onecopy_free_string. */
+int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen);
+void onecopy_free_string(char* s);
+
+const char* onecopy_version(void);
+
+/* ---- Arrow PyCapsule support, for bindings that create capsules without compiling against
+ * Python. The structs live on the C heap; the capsule destructors release and free them and
+ * look `PyCapsule_GetPointer` up in the running process, so libonecopy never links libpython. */
+struct ArrowArrayStream* onecopy_stream_new(void);
+void onecopy_stream_free(struct ArrowArrayStream* stream); /* releases first if needed */
+struct ArrowSchema* onecopy_schema_new(void);
+void onecopy_stream_capsule_destructor(void* capsule); /* for "arrow_array_stream" capsules */
+void onecopy_schema_capsule_destructor(void* capsule); /* for "arrow_schema" capsules */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ONECOPY_C_API_H */

@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/inspect.hpp"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "format/array_tree.hpp"
+#include "format/scalar.hpp"
+
+namespace oc::client {
+namespace {
+
+using namespace oc::format;
+
+std::string json_str(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
+    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+    else out += static_cast<char>(c);
+  }
+  return out + "\"";
+}
+
+std::string stat_text(const std::vector<uint8_t>& bytes, const DType& t) {
+  if (bytes.empty()) return "";
+  auto s = parse_scalar(bytes);
+  return s.ok() ? scalar_to_string(*s, t) : "<invalid>";
+}
+
+struct Inspector {
+  const VortexFile& file;
+  std::map<uint32_t, ArrayView> trees;  // flat segment -> parsed array tree
+  std::map<const LayoutNode*, ZoneTable> zones;
+  bool json;
+  std::string out;
+
+  Result<void> load(const LayoutNode& l) {
+    std::vector<uint32_t> flat;
+    collect(l, flat);
+    std::vector<ByteRange> ranges;
+    for (uint32_t id : flat) ranges.push_back(file.footer().segments[id].range());
+    OC_ASSIGN_OR_RETURN(auto bufs, file.source().read(ranges));
+    for (size_t i = 0; i < flat.size(); ++i) {
+      OC_ASSIGN_OR_RETURN(trees[flat[i]], parse_array_tree(bufs[i], file.footer().array_specs));
+    }
+    return {};
+  }
+  void collect(const LayoutNode& l, std::vector<uint32_t>& flat) {
+    if (l.encoding == "vortex.flat" && l.segments.size() == 1) flat.push_back(l.segments[0]);
+    for (const auto& c : l.children) collect(*c, flat);
+  }
+
+  std::string array_text(const ArrayView& a, int indent) {
+    size_t bytes = 0;
+    for (const auto& b : a.buffers) bytes += b.size();
+    std::string s = fmt::format("{:{}}{} ({} buffers, {} B)\n", "", indent, a.encoding, a.buffers.size(), bytes);
+    for (const auto& c : a.children) s += array_text(c, indent + 2);
+    return s;
+  }
+  std::string array_json(const ArrayView& a) {
+    std::string s = fmt::format("{{\"encoding\":{},\"metadata_bytes\":{},\"buffers\":[", json_str(a.encoding), a.metadata.size());
+    for (size_t i = 0; i < a.buffers.size(); ++i) s += (i ? "," : "") + std::to_string(a.buffers[i].size());
+    s += "],\"children\":[";
+    for (size_t i = 0; i < a.children.size(); ++i) s += (i ? "," : "") + array_json(a.children[i]);
+    return s + "]}";
+  }
+
+  void layout_text(const LayoutNode& l, int indent) {
+    out += fmt::format("{:{}}{} rows={}", "", indent, l.encoding, l.row_count);
+    for (uint32_t id : l.segments) {
+      const auto& seg = file.footer().segments[id];
+      out += fmt::format(" segment={} @{} +{}B align=2^{}", id, seg.offset, seg.length, seg.alignment_exponent);
+    }
+    if (auto z = zones.find(&l); z != zones.end()) {
+      out += fmt::format(" zone_len={} zones={} stats=[", z->second.zone_len, z->second.table->length);
+      for (size_t i = 0; i < z->second.table->dtype->names.size(); ++i) {
+        out += (i ? ", " : "") + z->second.table->dtype->names[i];
+      }
+      out += "]";
+    }
+    out += "\n";
+    if (l.segments.size() == 1 && trees.count(l.segments[0])) out += array_text(trees[l.segments[0]], indent + 4);
+    for (const auto& c : l.children) layout_text(*c, indent + 2);
+  }
+  std::string layout_json(const LayoutNode& l) {
+    std::string s = fmt::format("{{\"encoding\":{},\"rows\":{},\"segments\":[", json_str(l.encoding), l.row_count);
+    for (size_t i = 0; i < l.segments.size(); ++i) {
+      const auto& seg = file.footer().segments[l.segments[i]];
+      s += fmt::format("{}{{\"id\":{},\"offset\":{},\"length\":{},\"alignment_exponent\":{}}}", i ? "," : "",
+                       l.segments[i], seg.offset, seg.length, seg.alignment_exponent);
+    }
+    s += "]";
+    if (l.segments.size() == 1 && trees.count(l.segments[0])) s += ",\"array\":" + array_json(trees[l.segments[0]]);
+    if (auto z = zones.find(&l); z != zones.end()) {
+      s += fmt::format(",\"zone_len\":{},\"zones\":{},\"zone_stats\":[", z->second.zone_len, z->second.table->length);
+      for (size_t i = 0; i < z->second.table->dtype->names.size(); ++i) {
+        s += (i ? "," : "") + json_str(z->second.table->dtype->names[i]);
+      }
+      s += "]";
+    }
+    s += ",\"children\":[";
+    for (size_t i = 0; i < l.children.size(); ++i) s += (i ? "," : "") + layout_json(*l.children[i]);
+    return s + "]}";
+  }
+};
+
+}  // namespace
+
+Result<void> inspect(const VortexFile& file, std::ostream& os, bool json) {
+  const Footer& f = file.footer();
+  Inspector in{file, {}, {}, json, {}};
+  OC_TRY(in.load(*f.layout));
+  // Zone tables are decoded through the same readers a scan uses; a table onecopy cannot decode
+  // is reported, not fatal, since pruning treats it as absent.
+  SegmentCache cache(file.source_ptr(), f);
+  OC_ASSIGN_OR_RETURN(auto reader, file.open_reader(cache));
+  std::vector<LayoutReader*> zoned;
+  reader->collect_zone_readers(zoned);
+  std::vector<std::string> zone_errors;
+  for (LayoutReader* z : zoned) {
+    auto t = z->zones();
+    if (t.ok()) in.zones[&z->layout()] = *t;
+    else zone_errors.push_back(t.error().to_string());
+  }
+  const DType& root = *f.dtype;
+  if (json) {
+    std::string s = fmt::format("{{\"path\":{},\"file_size\":{},\"rows\":{},\"dtype\":{},\"reads_to_open\":{},",
+                                json_str(file.source().name()), f.file_size, file.row_count(),
+                                json_str(root.to_string()), f.reads_to_open);
+    s += "\"array_specs\":[";
+    for (size_t i = 0; i < f.array_specs.size(); ++i) s += (i ? "," : "") + json_str(f.array_specs[i]);
+    s += "],\"file_stats\":[";
+    for (size_t i = 0; i < f.field_stats.size(); ++i) {
+      const auto& st = f.field_stats[i];
+      const DType& ft = root.kind == TypeKind::struct_ && i < root.children.size() ? *root.children[i] : root;
+      s += fmt::format("{}{{\"field\":{},\"min\":{},\"max\":{},\"null_count\":{}}}", i ? "," : "",
+                       json_str(root.kind == TypeKind::struct_ && i < root.names.size() ? root.names[i] : ""),
+                       json_str(stat_text(st.min, ft)), json_str(stat_text(st.max, ft)),
+                       st.null_count ? std::to_string(*st.null_count) : "null");
+    }
+    s += "],\"zone_errors\":[";
+    for (size_t i = 0; i < zone_errors.size(); ++i) s += (i ? "," : "") + json_str(zone_errors[i]);
+    s += "],\"layout\":" + in.layout_json(*f.layout) + "}\n";
+    os << s;
+    return {};
+  }
+  std::string s = fmt::format("file:    {}\nsize:    {} bytes ({} segments, opened in {} read{})\nrows:    {}\ndtype:   {}\n",
+                              file.source().name(), f.file_size, f.segments.size(), f.reads_to_open,
+                              f.reads_to_open == 1 ? "" : "s", file.row_count(), root.to_string());
+  if (!f.field_stats.empty()) {
+    s += "file statistics:\n";
+    for (size_t i = 0; i < f.field_stats.size(); ++i) {
+      const auto& st = f.field_stats[i];
+      const bool is_struct = root.kind == TypeKind::struct_ && i < root.children.size();
+      const DType& ft = is_struct ? *root.children[i] : root;
+      s += fmt::format("  {}: min={} max={} null_count={}\n", is_struct ? root.names[i] : "(root)",
+                       stat_text(st.min, ft), stat_text(st.max, ft),
+                       st.null_count ? std::to_string(*st.null_count) : "?");
+    }
+  }
+  s += "layout:\n";
+  in.out = std::move(s);
+  in.layout_text(*f.layout, 2);
+  for (const auto& e : zone_errors) in.out += "zone map not decoded: " + e + "\n";
+  os << in.out;
+  return {};
+}
+
+}  // namespace oc::client

@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Zero-copy export of decoded columns and scans through the Arrow C Data and Stream
+/// interfaces.
+///
+/// An exported `ArrowArray` points straight into the `Column`'s buffers and keeps them alive
+/// until the consumer calls `release`; nothing is copied.
+#pragma once
+
+#include <memory>
+
+#include "config/error.hpp"
+#include "format/arrow_c_abi.h"
+#include "format/column.hpp"
+#include "format/reader.hpp"
+
+namespace oc::format {
+
+/// Fills @p out with the Arrow schema of @p t named @p name. The caller owns @p out afterwards.
+[[nodiscard]] Result<void> export_schema(const DType& t, const std::string& name, ArrowSchema* out);
+
+/// Fills @p out with @p c (zero-copy). The caller owns @p out afterwards.
+[[nodiscard]] Result<void> export_array(const ColumnPtr& c, ArrowArray* out);
+
+/// Wraps @p scan as an Arrow stream of record batches (struct arrays). The stream owns the scan.
+void export_stream(std::unique_ptr<Scan> scan, ArrowArrayStream* out);
+
+}  // namespace oc::format

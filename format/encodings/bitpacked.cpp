@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// fastlanes.bitpacked: integers packed W bits each in FastLanes blocks of 1024 values.
+//   dtype:     any integer ptype (signed values are packed as their unsigned bits).
+//   metadata:  `BitPackedMetadata { uint32 bit_width = 1; uint32 offset = 2;
+//               PatchesMetadata patches = 3 }` (format/proto/bitpacked.proto); offset < 1024
+//              rows of the first block precede row 0.
+//   buffer 0:  ceil((offset + len) / 1024) blocks of 128 x W bytes each, in the transposed
+//              block layout of format/encodings/bitpacked.hpp; the last block is zero-padded.
+//   children:  [patch indices, patch values, (patch chunk offsets)] when `patches` is set
+//              (format/patches.hpp; values have the array's dtype), then an optional validity.
+//              Patches hold the values too wide for W; they replace the unpacked rows.
+#include "format/encodings/bitpacked.hpp"
+
+#include <cstring>
+
+#include "format/decode.hpp"
+#include "format/encodings/registry.hpp"
+#include "format/patches.hpp"
+#include "format/proto/bitpacked.pb.h"
+
+namespace oc::format::encodings {
+namespace {
+
+// Unpacks every block of @p packed (which holds `blocks` of them) into a fresh buffer.
+template <class T>
+Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t blocks) {
+  Buffer out = Buffer::allocate(blocks * kFastLanesBlock * sizeof(T));
+  if (width == 0) return out;  // allocate() zero-fills
+  const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
+  // Segment buffers are normally aligned to T; copy the rare one that is not.
+  Buffer aligned = reinterpret_cast<uintptr_t>(packed.data()) % alignof(T) == 0
+                       ? packed
+                       : Buffer::copy_of(packed.span());
+  const T* in = aligned.as<T>();
+  T* dst = out.mutable_as<T>();
+  for (uint64_t b = 0; b < blocks; ++b) {
+    unpack_block<T>(in + b * words_per_block, width, dst + b * kFastLanesBlock);
+  }
+  return out;
+}
+
+Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                   DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 1, 0, 4));
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
+            "fastlanes.bitpacked for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::BitPackedMetadata>(node.metadata,
+                                                                         "fastlanes.bitpacked"));
+  const size_t value_bytes = ptype_width(storage.ptype);
+  const unsigned width = meta.bit_width();
+  OC_EXPECT(width <= value_bytes * 8, corrupt, "bit width {} for {}-bit values", width,
+            value_bytes * 8);
+  OC_EXPECT(meta.offset() < kFastLanesBlock, corrupt, "bitpacked offset {} >= 1024", meta.offset());
+  // Bounding the row count first keeps every size computed below far from overflow.
+  OC_TRY(ctx.check_alloc(len > UINT64_MAX / 8 ? UINT64_MAX : len * value_bytes,
+                         "fastlanes.bitpacked"));
+  const uint64_t blocks = (len + meta.offset() + kFastLanesBlock - 1) / kFastLanesBlock;
+  OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(width), corrupt,
+            "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
+            blocks, packed_block_bytes(width));
+
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = len;
+  c->offset = meta.offset();
+  switch (value_bytes) {
+    case 1: c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, blocks)); break;
+    case 2: c->buffers.push_back(unpack_blocks<uint16_t>(node.buffers[0], width, blocks)); break;
+    case 4: c->buffers.push_back(unpack_blocks<uint32_t>(node.buffers[0], width, blocks)); break;
+    default: c->buffers.push_back(unpack_blocks<uint64_t>(node.buffers[0], width, blocks)); break;
+  }
+
+  size_t validity_child = 0;
+  DecodedPatches patches;
+  if (meta.has_patches()) {
+    OC_ASSIGN_OR_RETURN(patches, decode_patches(node, 0, meta.patches(), t, len, ctx,
+                                                validity_child));
+  }
+  OC_EXPECT(node.children.size() <= validity_child + 1, corrupt,
+            "fastlanes.bitpacked has {} children, expected at most {}", node.children.size(),
+            validity_child + 1);
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity,
+                      decode_validity(node, validity_child, storage.nullable, len, ctx, nulls));
+  ColumnPtr out = std::move(c);
+  if (!validity.empty()) out = with_validity(out, std::move(validity), t);
+  if (!patches.positions.empty()) return apply_patches(out, patches);
+  return out;
+}
+
+}  // namespace
+
+void register_bitpacked() { register_encoding("fastlanes.bitpacked", decode_bitpacked); }
+
+}  // namespace oc::format::encodings

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// vortex.dict (the array encoding; the dict *layout* is a different thing, with its children in
+// the opposite order): each row is a code indexing a dictionary of values.
+//
+//   metadata: DictMetadata { values_len = 1, codes_ptype = 2, optional is_nullable_codes = 3,
+//             optional all_values_referenced = 4 } (format/proto/dict.proto)
+//   buffers:  none
+//   children: [codes: len integers of codes_ptype, nullable iff is_nullable_codes (when absent:
+//              iff the dtype is nullable),
+//              values: values_len rows of the array's own dtype]
+//
+// Row i is values[codes[i]], or null where the code is null. Any value dtype works.
+//
+// A few codes can repeat a large value many times, so the gathered size is checked against the
+// decode limit before gathering (exactly for strings and fixed-width values).
+#include <algorithm>
+
+#include "format/decode.hpp"
+#include "format/encodings/integers.hpp"
+#include "format/encodings/registry.hpp"
+#include "format/proto/dict.pb.h"
+
+namespace oc::format::encodings {
+namespace {
+
+// The validity bitmap of @p c from bit 0 (empty when every row is valid).
+Buffer validity_from_zero(const Column& c) {
+  if (c.null_count == 0) return Buffer();
+  if (c.offset == 0) return c.validity;
+  Buffer bits = make_bitmap(c.length, false);
+  for (uint64_t i = 0; i < c.length; ++i) {
+    if (c.is_valid(i)) bitmap_set(bits.mutable_data(), i, true);
+  }
+  return bits;
+}
+
+// Checks the bytes that gathering @p indices (valid where @p valid, when given) from @p values
+// will allocate.
+Result<void> check_gather(const Column& values, const std::vector<uint64_t>& indices,
+                          const uint8_t* valid, DecodeContext& ctx) {
+  const DType& t = values.dtype->storage();
+  if (t.kind != TypeKind::utf8 && t.kind != TypeKind::binary) {
+    const uint64_t width = std::max<uint64_t>(fixed_width_of(t), 1);
+    return ctx.check_alloc(saturating_bytes(indices.size(), width), "dict values");
+  }
+  const int32_t* offsets = values.offsets();
+  uint64_t total = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    if ((valid && !bitmap_get(valid, i)) || !values.is_valid(indices[i])) continue;
+    total += static_cast<uint64_t>(offsets[indices[i] + 1] - offsets[indices[i]]);
+  }
+  OC_EXPECT(total <= INT32_MAX, unsupported,
+            "dict gathers {} bytes of strings, past Arrow's 2 GiB i32 offsets", total);
+  return ctx.check_alloc(total, "dict values");
+}
+
+Result<ColumnPtr> decode_dict(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 0, 2, 2));
+  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DictMetadata>(node.metadata, "vortex.dict"));
+  OC_ASSIGN_OR_RETURN(PType codes_ptype, integer_ptype(meta.codes_ptype(), "dict codes"));
+  const bool nullable_codes = meta.has_is_nullable_codes() ? meta.is_nullable_codes() : t->nullable;
+  OC_EXPECT(!nullable_codes || t->nullable, corrupt, "dict with nullable codes for {}",
+            t->to_string());
+  const uint64_t values_len = meta.values_len();
+
+  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), "dict codes"));
+  OC_ASSIGN_OR_RETURN(
+      ColumnPtr codes,
+      ctx.decode(node.children[0], DType::make_primitive(codes_ptype, nullable_codes), len));
+  OC_ASSIGN_OR_RETURN(auto indices, unsigned_rows(*codes, "dict codes"));
+  for (uint64_t i = 0; i < len; ++i) {
+    OC_EXPECT(!codes->is_valid(i) || indices[i] < values_len, corrupt,
+              "dict code {} at row {} is out of range for {} values", indices[i], i, values_len);
+  }
+  // An empty dictionary has nothing to gather from: only all-null rows can refer to it.
+  if (values_len == 0) return make_all_null(t, len);
+
+  OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, values_len));
+  const Buffer codes_validity = validity_from_zero(*codes);
+  const uint8_t* valid = codes_validity.empty() ? nullptr : codes_validity.data();
+  OC_TRY(check_gather(*values, indices, valid, ctx));
+  auto taken = take(values, indices, valid);
+  if (!taken.ok()) return std::move(taken.error()).with_context("gathering dict values");
+  return taken;
+}
+
+}  // namespace
+
+void register_dict() { register_encoding("vortex.dict", decode_dict); }
+
+}  // namespace oc::format::encodings

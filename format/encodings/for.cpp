@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// fastlanes.for: frame of reference, value = encoded + reference (wrapping, in the value's width).
+//   dtype:     any integer ptype.
+//   metadata:  the reference as a bare protobuf `ScalarValue` (format/proto/scalar.proto), not
+//              wrapped in a message; it must be non-null.
+//   children:  0 = encoded, with the array's own dtype (signed arrays keep signed children:
+//              subtracting the reference wraps, so the bits add back exactly); it carries the
+//              validity.
+#include <cstring>
+
+#include "format/decode.hpp"
+#include "format/encodings/registry.hpp"
+#include "format/scalar.hpp"
+
+namespace oc::format::encodings {
+namespace {
+
+// Adds @p reference to rows [offset, offset + length) of @p in, into the same rows of @p out.
+template <class U>
+void add_reference(const uint8_t* in, uint8_t* out, uint64_t offset, uint64_t length,
+                   uint64_t reference) {
+  const U* src = reinterpret_cast<const U*>(in) + offset;
+  U* dst = reinterpret_cast<U*>(out) + offset;
+  const U ref = static_cast<U>(reference);
+  for (uint64_t i = 0; i < length; ++i) dst[i] = static_cast<U>(src[i] + ref);
+}
+
+Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                             DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 0, 1, 1));
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
+            "fastlanes.for for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(Scalar reference_scalar, parse_scalar(node.metadata));
+  OC_EXPECT(!reference_scalar.is_null(), corrupt, "fastlanes.for reference is null");
+  OC_ASSIGN_OR_RETURN(uint64_t reference, scalar_to_bits(reference_scalar, storage.ptype));
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], t, len));
+
+  // The result keeps the child's offset and validity; only the values change.
+  const size_t width = ptype_width(storage.ptype);
+  OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "fastlanes.for"));
+  Buffer values = Buffer::allocate((encoded->offset + len) * width);
+  const uint8_t* in = encoded->buffers[0].data();
+  switch (width) {
+    case 1: add_reference<uint8_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
+    case 2: add_reference<uint16_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
+    case 4: add_reference<uint32_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
+    default: add_reference<uint64_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
+  }
+  auto out = std::make_shared<Column>(*encoded);
+  out->dtype = t;
+  out->buffers = {std::move(values)};
+  return ColumnPtr(std::move(out));
+}
+
+}  // namespace
+
+void register_for() { register_encoding("fastlanes.for", decode_for); }
+
+}  // namespace oc::format::encodings

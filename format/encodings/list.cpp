@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// vortex.list: variable-length lists as offsets into one elements array.
+//
+// - buffers:  none.
+// - metadata: `ListMetadata { uint64 elements_len = 1; PType offset_ptype = 2 }`.
+// - children: [elements (the list's element dtype, elements_len rows),
+//              offsets (non-nullable integers of offset_ptype, len + 1 rows, non-decreasing),
+//              validity (optional, len rows)].
+// List i holds elements [offsets[i], offsets[i + 1]). Offsets need not start at 0. The Arrow
+// form re-bases them to 0 as i32 and slices the elements to the range they cover.
+#include <limits>
+
+#include "format/decode.hpp"
+#include "format/encodings/integers.hpp"
+#include "format/encodings/registry.hpp"
+#include "format/proto/list.pb.h"
+
+namespace oc::format::encodings {
+namespace {
+
+Result<ColumnPtr> decode_list(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 0, 2, 3));
+  OC_EXPECT(t->kind == TypeKind::list, corrupt, "vortex.list for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::ListMetadata>(node.metadata, "vortex.list"));
+  OC_ASSIGN_OR_RETURN(PType offset_ptype, integer_ptype(static_cast<uint64_t>(meta.offset_ptype()),
+                                                        "list offset ptype"));
+  OC_EXPECT(len < std::numeric_limits<uint32_t>::max(), unsupported, "list of {} rows", len);
+  OC_ASSIGN_OR_RETURN(auto offsets,
+                      decode_unsigned_child(node, 1, offset_ptype, len + 1, ctx, "list offsets"));
+  for (uint64_t i = 0; i < len; ++i) {
+    OC_EXPECT(offsets[i] <= offsets[i + 1], corrupt, "list offsets decrease at row {}: {} > {}", i,
+              offsets[i], offsets[i + 1]);
+  }
+  const uint64_t first = offsets[0];
+  const uint64_t last = offsets[len];
+  OC_EXPECT(last <= meta.elements_len(), corrupt, "list offset {} past {} elements", last,
+            meta.elements_len());
+  OC_EXPECT(last - first <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()), unsupported,
+            "list of {} elements needs 64-bit offsets", last - first);
+
+  OC_ASSIGN_OR_RETURN(auto elements,
+                      ctx.decode(node.children[0], t->children[0], meta.elements_len()));
+
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = len;
+  Buffer arrow_offsets = Buffer::allocate((len + 1) * 4);
+  int32_t* out = arrow_offsets.mutable_as<int32_t>();
+  for (uint64_t i = 0; i <= len; ++i) out[i] = static_cast<int32_t>(offsets[i] - first);
+  c->buffers.push_back(std::move(arrow_offsets));
+  c->children.push_back(slice(elements, first, last - first));
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(c->validity, decode_validity(node, 2, t->nullable, len, ctx, nulls));
+  c->null_count = nulls;
+  return ColumnPtr(std::move(c));
+}
+
+}  // namespace
+
+void register_list() { register_encoding("vortex.list", decode_list); }
+
+}  // namespace oc::format::encodings

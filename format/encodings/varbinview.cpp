@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: Apache-2.0
+// vortex.varbinview: strings and binary as 16-byte views over data buffers (Arrow's "string
+// view", Umbra's "German strings").
+//
+//   metadata: empty
+//   buffers:  [data_0, ..., data_{k-1}, views]; the views buffer is always the LAST one and holds
+//             exactly len x 16 bytes; k may be 0 when every value is inlined.
+//   children: [validity] (optional; a Bool array of len rows)
+//
+// One view, little endian:
+//
+//   bytes 0..4    u32 size
+//   size <= 12:   bytes 4..16  the value itself, zero padded
+//   size  > 12:   bytes 4..8   the first four bytes of the value (a comparison prefix)
+//                 bytes 8..12  u32 index of the data buffer holding the value
+//                 bytes 12..16 u32 offset of the value within that buffer
+//
+// Output: Arrow utf8/binary (i32 offsets + one bytes buffer), so the values are copied. Views of
+// null rows are not read. UTF-8 is not validated.
+#include <cstring>
+
+#include "format/decode.hpp"
+#include "format/encodings/registry.hpp"
+
+namespace oc::format::encodings {
+namespace {
+
+constexpr size_t kViewSize = 16;
+constexpr uint32_t kMaxInlined = 12;
+
+Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                    DecodeContext& ctx) {
+  const DType& st = t->storage();
+  OC_EXPECT(st.kind == TypeKind::utf8 || st.kind == TypeKind::binary, corrupt,
+            "vortex.varbinview for {}", t->to_string());
+  OC_EXPECT(node.metadata.empty(), corrupt,
+            "vortex.varbinview metadata must be empty, got {} bytes", node.metadata.size());
+  OC_EXPECT(!node.buffers.empty(), corrupt, "vortex.varbinview has no views buffer");
+  OC_TRY(expect_shape(node, node.buffers.size(), 0, 1));
+  const Buffer& views = node.buffers.back();
+  const size_t num_data = node.buffers.size() - 1;
+  OC_EXPECT(views.size() / kViewSize == len && views.size() % kViewSize == 0, corrupt,
+            "varbinview views buffer is {} bytes, expected {} views of 16", views.size(), len);
+
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 0, st.nullable, len, ctx, nulls));
+  auto is_valid = [&](uint64_t i) { return validity.empty() || bitmap_get(validity.data(), i); };
+
+  // Pass 1: check every view that is read and size the output.
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < len; ++i) {
+    if (!is_valid(i)) continue;
+    const uint8_t* view = views.data() + i * kViewSize;
+    const uint32_t size = load_le<uint32_t>(view);
+    if (size > kMaxInlined) {
+      const uint32_t buffer_index = load_le<uint32_t>(view + 8);
+      const uint32_t offset = load_le<uint32_t>(view + 12);
+      OC_EXPECT(buffer_index < num_data, corrupt, "varbinview row {} names data buffer {} of {}", i,
+                buffer_index, num_data);
+      OC_EXPECT(uint64_t{offset} + size <= node.buffers[buffer_index].size(), corrupt,
+                "varbinview row {} reads bytes [{}, {}) of a {}-byte buffer", i, offset,
+                uint64_t{offset} + size, node.buffers[buffer_index].size());
+    }
+    total += size;
+  }
+  OC_EXPECT(total <= INT32_MAX, unsupported,
+            "varbinview column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
+  OC_TRY(ctx.check_alloc(total + (len + 1) * sizeof(int32_t), "varbinview values"));
+
+  // Pass 2: gather.
+  Buffer offsets = Buffer::allocate((len + 1) * sizeof(int32_t));
+  Buffer bytes = Buffer::allocate(total);
+  int32_t* out_offsets = offsets.mutable_as<int32_t>();
+  uint8_t* out = bytes.mutable_data();
+  int32_t pos = 0;
+  for (uint64_t i = 0; i < len; ++i) {
+    out_offsets[i] = pos;
+    if (!is_valid(i)) continue;
+    const uint8_t* view = views.data() + i * kViewSize;
+    const uint32_t size = load_le<uint32_t>(view);
+    const uint8_t* src = view + 4;
+    if (size > kMaxInlined) {
+      src = node.buffers[load_le<uint32_t>(view + 8)].data() + load_le<uint32_t>(view + 12);
+    }
+    if (size != 0) std::memcpy(out + pos, src, size);
+    pos += static_cast<int32_t>(size);
+  }
+  out_offsets[len] = pos;
+
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = len;
+  c->validity = std::move(validity);
+  c->null_count = nulls;
+  c->buffers.push_back(std::move(offsets));
+  c->buffers.push_back(std::move(bytes));
+  return ColumnPtr(std::move(c));
+}
+
+}  // namespace
+
+void register_varbinview() { register_encoding("vortex.varbinview", decode_varbinview); }
+
+}  // namespace oc::format::encodings

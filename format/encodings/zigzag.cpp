@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// vortex.zigzag: signed integers stored as unsigned ones, 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...
+//   dtype:     a signed integer ptype.
+//   metadata:  empty.
+//   children:  0 = encoded, the unsigned ptype of the same width and the array's nullability;
+//              it carries the validity. Decoding: value = (u >> 1) ^ -(u & 1).
+#include "format/decode.hpp"
+#include "format/encodings/registry.hpp"
+
+namespace oc::format::encodings {
+namespace {
+
+// Decodes rows [offset, offset + length) of @p in into the same rows of @p out.
+template <class U>
+void unzigzag(const uint8_t* in, uint8_t* out, uint64_t offset, uint64_t length) {
+  const U* src = reinterpret_cast<const U*>(in) + offset;
+  U* dst = reinterpret_cast<U*>(out) + offset;
+  for (uint64_t i = 0; i < length; ++i) {
+    dst[i] = static_cast<U>((src[i] >> 1) ^ static_cast<U>(0 - (src[i] & 1)));
+  }
+}
+
+Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 0, 1, 1));
+  OC_EXPECT(node.metadata.empty(), corrupt, "vortex.zigzag metadata is {} bytes, expected none",
+            node.metadata.size());
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive && ptype_is_signed(storage.ptype), corrupt,
+            "vortex.zigzag for {}", t->to_string());
+  // Signed ptypes i8..i64 follow u8..u64 by 4 in the PType enum.
+  const PType unsigned_ptype = static_cast<PType>(static_cast<uint8_t>(storage.ptype) - 4);
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded,
+                      ctx.decode(node.children[0],
+                                 DType::make_primitive(unsigned_ptype, storage.nullable), len));
+
+  // The result keeps the child's offset and validity; only the values change.
+  const size_t width = ptype_width(storage.ptype);
+  OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "vortex.zigzag"));
+  Buffer values = Buffer::allocate((encoded->offset + len) * width);
+  const uint8_t* in = encoded->buffers[0].data();
+  switch (width) {
+    case 1: unzigzag<uint8_t>(in, values.mutable_data(), encoded->offset, len); break;
+    case 2: unzigzag<uint16_t>(in, values.mutable_data(), encoded->offset, len); break;
+    case 4: unzigzag<uint32_t>(in, values.mutable_data(), encoded->offset, len); break;
+    default: unzigzag<uint64_t>(in, values.mutable_data(), encoded->offset, len); break;
+  }
+  auto out = std::make_shared<Column>(*encoded);
+  out->dtype = t;
+  out->buffers = {std::move(values)};
+  return ColumnPtr(std::move(out));
+}
+
+}  // namespace
+
+void register_zigzag() { register_encoding("vortex.zigzag", decode_zigzag); }
+
+}  // namespace oc::format::encodings

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "format/footer.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "config/defaults.hpp"
+#include "format/array_tree.hpp"
+#include "format/fbs/vortex_file_generated.h"
+#include "format/file_format.hpp"
+#include "format/flatbuffer_util.hpp"
+
+namespace oc::format {
+namespace {
+
+Result<LayoutPtr> build_layout(const fb::LayoutNode* node, const Footer& f, uint32_t depth) {
+  OC_EXPECT(node != nullptr, corrupt, "missing layout node");
+  OC_EXPECT(depth < defaults().max_array_depth, corrupt, "layout tree deeper than {}", depth);
+  OC_EXPECT(node->encoding() < f.layout_specs.size(), corrupt,
+            "layout encoding index {} past {} layout specs", node->encoding(), f.layout_specs.size());
+  auto out = std::make_shared<LayoutNode>();
+  out->encoding = f.layout_specs[node->encoding()];
+  out->row_count = node->row_count();
+  if (node->metadata()) out->metadata.assign(node->metadata()->begin(), node->metadata()->end());
+  if (node->segments()) {
+    for (uint32_t s : *node->segments()) {
+      OC_EXPECT(s < f.segments.size(), corrupt, "layout refers to segment {} of {}", s, f.segments.size());
+      out->segments.push_back(s);
+    }
+  }
+  if (node->children()) {
+    for (const fb::LayoutNode* c : *node->children()) {
+      OC_ASSIGN_OR_RETURN(auto child, build_layout(c, f, depth + 1));
+      out->children.push_back(std::move(child));
+    }
+  }
+  return LayoutPtr(std::move(out));
+}
+
+struct Located {
+  const fb::PostscriptSegment* seg;
+  const char* what;
+  bool required;
+};
+
+}  // namespace
+
+Result<Footer> read_footer(SegmentSource& source) {
+  using namespace forever;
+  Footer f;
+  f.file_size = source.size();
+  OC_EXPECT(f.file_size >= kMagic.size() + kEofSize, corrupt,
+            "{} is {} bytes, too small for a Vortex file", source.name(), f.file_size);
+  const uint64_t tail_len = std::min(f.file_size, kInitialReadSize);
+  f.tail_range = {f.file_size - tail_len, tail_len};
+  OC_ASSIGN_OR_RETURN(auto tail, source.read(std::span(&f.tail_range, 1)));
+  f.tail = tail[0];
+  f.reads_to_open = 1;
+
+  const uint8_t* eof = f.tail.data() + f.tail.size() - kEofSize;
+  OC_EXPECT(std::memcmp(eof + 4, kMagic.data(), 4) == 0, corrupt,
+            "{} does not end with the Vortex magic VTXF", source.name());
+  const uint16_t version = load_le<uint16_t>(eof);
+  OC_EXPECT(version == kVersion, unsupported, "Vortex file format version {} (onecopy reads {})",
+            version, kVersion);
+  const uint16_t ps_len = load_le<uint16_t>(eof + 2);
+  OC_EXPECT(ps_len <= kMaxPostscriptSize && ps_len + kEofSize <= tail_len, corrupt,
+            "postscript length {} does not fit the {} byte tail", ps_len, tail_len);
+  const AlignedBytes ps_bytes(f.tail.span().subspan(tail_len - kEofSize - ps_len, ps_len));
+  OC_ASSIGN_OR_RETURN(const fb::Postscript* ps, verified_root<fb::Postscript>(ps_bytes.span(), "postscript"));
+
+  // Locate the four footer FlatBuffers; fetch whatever lies before the tail in one more read.
+  const std::array<Located, 4> parts{{{ps->dtype(), "dtype", false},
+                                      {ps->layout(), "layout", true},
+                                      {ps->statistics(), "statistics", false},
+                                      {ps->footer(), "footer", true}}};
+  const uint64_t ps_start = f.file_size - kEofSize - ps_len;
+  uint64_t fb_start = ps_start;  // where the footer FlatBuffers begin: the end of the data
+  for (const auto& p : parts) {
+    if (p.seg == nullptr) {
+      OC_EXPECT(!p.required, corrupt, "postscript has no {} segment", p.what);
+      continue;
+    }
+    OC_EXPECT(p.seg->offset() <= ps_start && p.seg->length() <= ps_start - p.seg->offset(), corrupt,
+              "{} segment [{}, +{}) overlaps the postscript or runs past EOF", p.what,
+              p.seg->offset(), p.seg->length());
+    fb_start = std::min(fb_start, p.seg->offset());
+  }
+  const uint64_t lowest = std::min(fb_start, f.tail_range.offset);
+  Buffer region = f.tail;
+  uint64_t region_start = f.tail_range.offset;
+  if (lowest < f.tail_range.offset) {
+    ByteRange extra{lowest, f.tail_range.offset - lowest};
+    OC_ASSIGN_OR_RETURN(auto more, source.read(std::span(&extra, 1)));
+    Buffer joined = Buffer::allocate(extra.length + f.tail.size());
+    std::memcpy(joined.mutable_data(), more[0].data(), extra.length);
+    std::memcpy(joined.mutable_data() + extra.length, f.tail.data(), f.tail.size());
+    region = joined;
+    region_start = lowest;
+    f.tail = joined;
+    f.tail_range = {lowest, joined.size()};
+    f.reads_to_open = 2;
+  }
+  auto bytes_of = [&](const fb::PostscriptSegment* s) {
+    return AlignedBytes(region.span().subspan(s->offset() - region_start, s->length()));
+  };
+
+  const AlignedBytes footer_bytes = bytes_of(ps->footer());
+  OC_ASSIGN_OR_RETURN(const fb::Footer* footer, verified_root<fb::Footer>(footer_bytes.span(), "footer"));
+  if (footer->array_specs()) {
+    for (const auto* s : *footer->array_specs()) f.array_specs.push_back(s->id()->str());
+  }
+  if (footer->layout_specs()) {
+    for (const auto* s : *footer->layout_specs()) f.layout_specs.push_back(s->id()->str());
+  }
+  const uint64_t data_end = fb_start;
+  if (footer->segment_specs()) {
+    for (const fb::SegmentSpec* s : *footer->segment_specs()) {
+      OC_EXPECT(s->offset() <= data_end && s->length() <= data_end - s->offset(), corrupt,
+                "segment [{}, +{}) runs past the data region ending at {}", s->offset(),
+                s->length(), data_end);
+      OC_EXPECT(s->length() <= defaults().max_segment_bytes, corrupt, "segment of {} bytes", s->length());
+      OC_EXPECT(s->compression() == 0 && s->encryption() == 0, unsupported,
+                "compressed or encrypted segments are not supported");
+      f.segments.push_back({s->offset(), s->length(), s->alignment_exponent()});
+    }
+  }
+
+  OC_EXPECT(ps->dtype() != nullptr, unsupported,
+            "{} was written without its dtype; onecopy needs the file's schema", source.name());
+  const AlignedBytes dtype_bytes = bytes_of(ps->dtype());
+  OC_ASSIGN_OR_RETURN(f.dtype, parse_dtype(dtype_bytes.span()));
+
+  const AlignedBytes layout_bytes = bytes_of(ps->layout());
+  OC_ASSIGN_OR_RETURN(const fb::LayoutNode* layout,
+                      verified_root<fb::LayoutNode>(layout_bytes.span(), "layout"));
+  OC_ASSIGN_OR_RETURN(f.layout, build_layout(layout, f, 0));
+
+  if (ps->statistics() != nullptr) {
+    const AlignedBytes stats_bytes = bytes_of(ps->statistics());
+    OC_ASSIGN_OR_RETURN(const fb::FileStatistics* stats,
+                        verified_root<fb::FileStatistics>(stats_bytes.span(), "statistics"));
+    if (stats->field_stats()) {
+      for (const fb::ArrayStats* s : *stats->field_stats()) f.field_stats.push_back(stats_from_flatbuffer(s));
+    }
+  }
+  return f;
+}
+
+}  // namespace oc::format

@@ -1,0 +1,451 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "format/layout_reader.hpp"
+
+#include <algorithm>
+
+#include "config/defaults.hpp"
+#include "format/array_tree.hpp"
+#include "format/decode.hpp"
+#include "format/proto/layouts.pb.h"
+
+namespace oc::format {
+
+Result<void> SegmentCache::prefetch(std::span<const uint32_t> ids) {
+  std::vector<uint32_t> missing;
+  {
+    std::lock_guard lock(mu_);
+    for (uint32_t id : ids) {
+      if (!cached_.count(id) && std::find(missing.begin(), missing.end(), id) == missing.end()) {
+        missing.push_back(id);
+      }
+    }
+  }
+  if (missing.empty()) return {};
+  std::vector<ByteRange> ranges;
+  for (uint32_t id : missing) ranges.push_back(footer_.segments[id].range());
+  OC_ASSIGN_OR_RETURN(auto bufs, source_->read(ranges));
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < missing.size(); ++i) cached_.emplace(missing[i], std::move(bufs[i]));
+  return {};
+}
+
+Result<Buffer> SegmentCache::take(uint32_t id) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = cached_.find(id);
+    if (it != cached_.end()) {
+      Buffer b = std::move(it->second);
+      cached_.erase(it);
+      return b;
+    }
+  }
+  const ByteRange r = footer_.segments[id].range();
+  // Segments inside the tail read at open time cost no further I/O.
+  if (r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end()) {
+    return Buffer::copy_of(footer_.tail.span().subspan(r.offset - footer_.tail_range.offset, r.length));
+  }
+  OC_ASSIGN_OR_RETURN(auto bufs, source_->read(std::span(&r, 1)));
+  return bufs[0];
+}
+
+namespace {
+
+// ---- vortex.flat ---------------------------------------------------------------------------------
+
+class FlatReader final : public LayoutReader {
+ public:
+  FlatReader(LayoutPtr l, DTypePtr t, SegmentCache& c) : LayoutReader(std::move(l), std::move(t), c) {}
+
+  void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override { out.push_back(base); }
+  void collect_segments(uint64_t, uint64_t, std::vector<uint32_t>& out) const override {
+    if (!decoded_) out.push_back(layout_->segments[0]);
+  }
+  Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
+    if (!decoded_) {
+      OC_ASSIGN_OR_RETURN(Buffer seg, cache_.take(layout_->segments[0]));
+      OC_ASSIGN_OR_RETURN(ArrayView tree, parse_array_tree(seg, cache_.footer().array_specs));
+      DecodeContext ctx;
+      auto col = ctx.decode(tree, dtype_, row_count());
+      if (!col.ok()) {
+        return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
+      }
+      decoded_ = std::move(col).value();
+    }
+    return slice(decoded_, begin, end - begin);
+  }
+  void release() override { decoded_.reset(); }
+
+ private:
+  ColumnPtr decoded_;
+};
+
+// ---- vortex.chunked ------------------------------------------------------------------------------
+
+class ChunkedReader final : public LayoutReader {
+ public:
+  ChunkedReader(LayoutPtr l, DTypePtr t, SegmentCache& c, std::vector<std::unique_ptr<LayoutReader>> kids)
+      : LayoutReader(std::move(l), std::move(t), c), chunks_(std::move(kids)) {
+    starts_.push_back(0);
+    for (const auto& k : chunks_) starts_.push_back(starts_.back() + k->row_count());
+  }
+
+  void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override {
+    for (size_t i = 0; i < chunks_.size(); ++i) chunks_[i]->collect_splits(base + starts_[i], out);
+  }
+  void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const override {
+    for_each_overlap(begin, end, [&](size_t i, uint64_t b, uint64_t e) {
+      chunks_[i]->collect_segments(b, e, out);
+    });
+  }
+  Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
+    std::vector<ColumnPtr> parts;
+    Result<void> status;
+    for_each_overlap(begin, end, [&](size_t i, uint64_t b, uint64_t e) {
+      if (!status.ok()) return;
+      auto r = chunks_[i]->read(b, e);
+      if (!r.ok()) status = std::move(r.error()).with_context(fmt::format("chunk {}", i));
+      else parts.push_back(std::move(r).value());
+    });
+    // Scans move forward: chunks wholly before this read are done, so drop their decoded form.
+    for (size_t i = 0; i < chunks_.size() && starts_[i + 1] <= begin; ++i) chunks_[i]->release();
+    OC_TRY(status);
+    if (parts.empty()) return make_all_null(dtype_, 0);
+    return concat(parts);
+  }
+  void collect_zone_readers(std::vector<LayoutReader*>& out) override {
+    for (auto& c : chunks_) c->collect_zone_readers(out);
+  }
+  void release() override {
+    for (auto& c : chunks_) c->release();
+  }
+
+ private:
+  template <class F>
+  void for_each_overlap(uint64_t begin, uint64_t end, F&& f) const {
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), begin);
+    size_t i = static_cast<size_t>(std::max<ptrdiff_t>(0, it - starts_.begin() - 1));
+    for (; i < chunks_.size() && starts_[i] < end; ++i) {
+      const uint64_t b = std::max(begin, starts_[i]) - starts_[i];
+      const uint64_t e = std::min(end, starts_[i + 1]) - starts_[i];
+      if (e > b || (begin == end && chunks_.size() == 1)) f(i, b, e);
+    }
+  }
+  std::vector<std::unique_ptr<LayoutReader>> chunks_;
+  std::vector<uint64_t> starts_;
+};
+
+// ---- vortex.struct -------------------------------------------------------------------------------
+
+class StructReader final : public LayoutReader {
+ public:
+  StructReader(LayoutPtr l, DTypePtr t, SegmentCache& c, std::unique_ptr<LayoutReader> validity,
+               std::vector<std::unique_ptr<LayoutReader>> fields)
+      : LayoutReader(std::move(l), std::move(t), c), validity_(std::move(validity)), fields_(std::move(fields)) {}
+
+  void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override {
+    if (validity_) validity_->collect_splits(base, out);
+    for (const auto& f : fields_) f->collect_splits(base, out);
+    if (fields_.empty() && !validity_) out.push_back(base);
+  }
+  void collect_segments(uint64_t b, uint64_t e, std::vector<uint32_t>& out) const override {
+    if (validity_) validity_->collect_segments(b, e, out);
+    for (const auto& f : fields_) f->collect_segments(b, e, out);
+  }
+  Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
+    auto c = std::make_shared<Column>();
+    c->dtype = dtype_;
+    c->length = end - begin;
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      auto r = fields_[i]->read(begin, end);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      c->children.push_back(std::move(r).value());
+    }
+    if (validity_) {
+      OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));
+      Buffer bits = make_bitmap(c->length, false);
+      for (uint64_t i = 0; i < c->length; ++i) {
+        if (v->is_valid(i) && bitmap_get(v->buffers[0].data(), v->offset + i)) bitmap_set(bits.mutable_data(), i, true);
+      }
+      return with_validity(c, std::move(bits), dtype_);
+    }
+    return ColumnPtr(std::move(c));
+  }
+  void collect_zone_readers(std::vector<LayoutReader*>& out) override {
+    for (auto& f : fields_) f->collect_zone_readers(out);
+  }
+  void release() override {
+    if (validity_) validity_->release();
+    for (auto& f : fields_) f->release();
+  }
+
+ private:
+  std::unique_ptr<LayoutReader> validity_;
+  std::vector<std::unique_ptr<LayoutReader>> fields_;
+};
+
+// ---- vortex.dict ---------------------------------------------------------------------------------
+
+class DictReader final : public LayoutReader {
+ public:
+  DictReader(LayoutPtr l, DTypePtr t, SegmentCache& c, std::unique_ptr<LayoutReader> values,
+             std::unique_ptr<LayoutReader> codes)
+      : LayoutReader(std::move(l), std::move(t), c), values_(std::move(values)), codes_(std::move(codes)) {}
+
+  void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override {
+    codes_->collect_splits(base, out);
+  }
+  void collect_segments(uint64_t b, uint64_t e, std::vector<uint32_t>& out) const override {
+    if (!values_col_) values_->collect_segments(0, values_->row_count(), out);
+    codes_->collect_segments(b, e, out);
+  }
+  Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
+    if (!values_col_) {
+      OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
+    }
+    OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
+    // The predicate-on-dictionary path (scan with filters) evaluates on values_col_ first; a
+    // plain read gathers values through the codes.
+    std::vector<uint64_t> idx(codes->length);
+    const PType p = codes->dtype->ptype;
+    for (uint64_t i = 0; i < codes->length; ++i) {
+      switch (p) {
+        case PType::u8: idx[i] = codes->values<uint8_t>()[i]; break;
+        case PType::u16: idx[i] = codes->values<uint16_t>()[i]; break;
+        case PType::u32: idx[i] = codes->values<uint32_t>()[i]; break;
+        case PType::u64: idx[i] = codes->values<uint64_t>()[i]; break;
+        default: return OC_ERROR(Errc::corrupt, "dict codes of type {}", ptype_name(p));
+      }
+    }
+    Buffer code_valid;
+    if (codes->null_count > 0) {
+      code_valid = make_bitmap(codes->length, false);
+      for (uint64_t i = 0; i < codes->length; ++i) {
+        if (codes->is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
+      }
+    }
+    OC_ASSIGN_OR_RETURN(ColumnPtr out, take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
+    if (out->dtype != dtype_) {
+      auto fixed = std::make_shared<Column>(*out);
+      fixed->dtype = dtype_;
+      return ColumnPtr(std::move(fixed));
+    }
+    return out;
+  }
+  void release() override { codes_->release(); }
+
+ private:
+  std::unique_ptr<LayoutReader> values_;
+  std::unique_ptr<LayoutReader> codes_;
+  ColumnPtr values_col_;
+};
+
+// ---- vortex.zoned and vortex.stats ---------------------------------------------------------------
+
+/// Zone statistics a column of type @p t can carry; nullptr when the aggregate does not apply.
+DTypePtr zone_stat_dtype(std::string_view stat, const DType& t) {
+  const DType& s = t.storage();
+  const bool ordered = s.kind == TypeKind::boolean || s.kind == TypeKind::primitive ||
+                       s.kind == TypeKind::decimal || s.kind == TypeKind::utf8 ||
+                       s.kind == TypeKind::binary;
+  if (stat == "max" || stat == "min" || stat == "vortex.max" || stat == "vortex.min") {
+    return ordered ? t.with_nullable(true) : nullptr;
+  }
+  if (stat == "vortex.bounded_max" || stat == "vortex.bounded_min") {
+    if (!ordered) return nullptr;
+    return DType::make_struct({"value", "truncated"}, {t.with_nullable(true), DType::make_bool(false)}, true);
+  }
+  if (stat == "sum" || stat == "vortex.sum") {
+    if (s.kind == TypeKind::boolean) return DType::make_primitive(PType::u64, true);
+    if (s.kind == TypeKind::primitive) {
+      if (ptype_is_float(s.ptype)) return DType::make_primitive(PType::f64, true);
+      return DType::make_primitive(ptype_is_signed(s.ptype) ? PType::i64 : PType::u64, true);
+    }
+    if (s.kind == TypeKind::decimal) {
+      auto d = std::make_shared<DType>(s);
+      d->precision = static_cast<uint8_t>(std::min(76, s.precision + 10));
+      d->nullable = true;
+      return d;
+    }
+    return nullptr;
+  }
+  if (stat == "nan_count" || stat == "vortex.nan_count") {
+    return (s.kind == TypeKind::primitive && ptype_is_float(s.ptype)) ? DType::make_primitive(PType::u64, stat == "nan_count") : nullptr;
+  }
+  if (stat == "null_count" || stat == "vortex.null_count") {
+    return DType::make_primitive(PType::u64, stat == "null_count");
+  }
+  if (stat == "is_constant" || stat == "is_sorted" || stat == "is_strict_sorted") return DType::make_bool(true);
+  if (stat == "uncompressed_size_in_bytes") return DType::make_primitive(PType::u64, true);
+  return nullptr;
+}
+
+class ZonedReader final : public LayoutReader {
+ public:
+  ZonedReader(LayoutPtr l, DTypePtr t, SegmentCache& c, std::unique_ptr<LayoutReader> data)
+      : LayoutReader(std::move(l), std::move(t), c), data_(std::move(data)) {}
+
+  void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override { data_->collect_splits(base, out); }
+  void collect_segments(uint64_t b, uint64_t e, std::vector<uint32_t>& out) const override {
+    data_->collect_segments(b, e, out);
+  }
+  Result<ColumnPtr> read(uint64_t begin, uint64_t end) override { return data_->read(begin, end); }
+  void release() override { data_->release(); }
+  void collect_zone_readers(std::vector<LayoutReader*>& out) override {
+    out.push_back(this);
+    data_->collect_zone_readers(out);
+  }
+
+  Result<ZoneTable> zones() override {
+    if (zones_.table) return zones_;
+    OC_EXPECT(layout_->children.size() == 2, corrupt, "{} needs 2 children", layout_->encoding);
+    const auto& m = layout_->metadata;
+    std::vector<std::string> names;
+    std::vector<DTypePtr> types;
+    auto add = [&](const std::string& name) {
+      if (auto t = zone_stat_dtype(name, *dtype_)) {
+        names.push_back(name);
+        types.push_back(t);
+        return true;
+      }
+      return false;
+    };
+    if (layout_->encoding == "vortex.stats") {
+      // u32 LE zone_len, then a bitset of present Stat ordinals (bit i = ordinal i).
+      OC_EXPECT(m.size() >= 4, corrupt, "vortex.stats metadata of {} bytes", m.size());
+      zones_.zone_len = load_le<uint32_t>(m.data());
+      static constexpr const char* kStats[] = {"is_constant", "is_sorted", "is_strict_sorted", "max", "min",
+                                               "sum", "null_count", "uncompressed_size_in_bytes", "nan_count"};
+      for (size_t i = 0; i < std::size(kStats); ++i) {
+        const size_t byte = 4 + i / 8;
+        if (byte < m.size() && ((m[byte] >> (i % 8)) & 1)) {
+          if (add(kStats[i]) && (i == 3 || i == 4)) {
+            names.push_back(i == 3 ? "max_is_truncated" : "min_is_truncated");
+            types.push_back(DType::make_bool(false));
+          }
+        }
+      }
+    } else {
+      OC_EXPECT(!m.empty() && m[0] == 1, unsupported, "vortex.zoned metadata version {}", m.empty() ? -1 : m[0]);
+      OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::ZonedLayoutMetadata>(
+                                         std::span(m).subspan(1), "vortex.zoned"));
+      zones_.zone_len = meta.zone_len();
+      for (const auto& a : meta.aggregates()) add(a.id());
+    }
+    auto table_t = DType::make_struct(names, types, false);
+    OC_ASSIGN_OR_RETURN(auto reader, make_layout_reader(layout_->children[1], table_t, cache_, 1));
+    OC_ASSIGN_OR_RETURN(zones_.table, reader->read(0, reader->row_count()));
+    return zones_;
+  }
+
+ private:
+  std::unique_ptr<LayoutReader> data_;
+  ZoneTable zones_;
+};
+
+Result<std::vector<std::unique_ptr<LayoutReader>>> open_fields(const LayoutNode& l, const DType& t,
+                                                               std::span<const size_t> which,
+                                                               size_t first, SegmentCache& cache,
+                                                               uint32_t depth) {
+  std::vector<std::unique_ptr<LayoutReader>> out;
+  for (size_t f : which) {
+    const auto& child = l.children[first + f];
+    OC_EXPECT(child->row_count == l.row_count, corrupt, "field '{}' has {} rows, struct has {}",
+              t.names[f], child->row_count, l.row_count);
+    auto r = make_layout_reader(child, t.children[f], cache, depth + 1);
+    if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", t.names[f]));
+    out.push_back(std::move(r).value());
+  }
+  return out;
+}
+
+Result<std::unique_ptr<LayoutReader>> struct_reader(const LayoutPtr& l, const DTypePtr& t,
+                                                    std::span<const size_t> which, SegmentCache& cache,
+                                                    uint32_t depth, DTypePtr out_t) {
+  OC_EXPECT(t->kind == TypeKind::struct_, corrupt, "vortex.struct layout for {}", t->to_string());
+  const size_t nf = t->children.size();
+  const size_t first = l->children.size() - nf;
+  OC_EXPECT(l->children.size() == nf || (l->children.size() == nf + 1 && t->nullable), corrupt,
+            "struct layout has {} children for {} fields", l->children.size(), nf);
+  std::unique_ptr<LayoutReader> validity;
+  if (first == 1) {
+    OC_ASSIGN_OR_RETURN(validity, make_layout_reader(l->children[0], DType::make_bool(false), cache, depth + 1));
+  }
+  OC_ASSIGN_OR_RETURN(auto fields, open_fields(*l, *t, which, first, cache, depth));
+  return std::unique_ptr<LayoutReader>(
+      std::make_unique<StructReader>(l, std::move(out_t), cache, std::move(validity), std::move(fields)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<LayoutReader>> make_layout_reader(const LayoutPtr& l, const DTypePtr& t,
+                                                         SegmentCache& cache, uint32_t depth) {
+  OC_EXPECT(depth < defaults().max_array_depth, corrupt, "layout nested deeper than {}", depth);
+  const std::string& id = l->encoding;
+  if (id == "vortex.flat") {
+    OC_EXPECT(l->segments.size() == 1 && l->children.empty(), corrupt,
+              "flat layout with {} segments and {} children", l->segments.size(), l->children.size());
+    return std::unique_ptr<LayoutReader>(std::make_unique<FlatReader>(l, t, cache));
+  }
+  if (id == "vortex.chunked") {
+    std::vector<std::unique_ptr<LayoutReader>> kids;
+    uint64_t rows = 0;
+    for (const auto& c : l->children) {
+      OC_ASSIGN_OR_RETURN(auto k, make_layout_reader(c, t, cache, depth + 1));
+      rows += k->row_count();
+      kids.push_back(std::move(k));
+    }
+    OC_EXPECT(rows == l->row_count, corrupt, "chunked layout of {} rows has chunks totalling {}",
+              l->row_count, rows);
+    return std::unique_ptr<LayoutReader>(std::make_unique<ChunkedReader>(l, t, cache, std::move(kids)));
+  }
+  if (id == "vortex.struct") {
+    OC_EXPECT(t->kind == TypeKind::struct_, corrupt, "vortex.struct layout for {}", t->to_string());
+    std::vector<size_t> all(t->children.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return struct_reader(l, t, all, cache, depth, t);
+  }
+  if (id == "vortex.dict") {
+    OC_EXPECT(l->children.size() == 2, corrupt, "dict layout with {} children", l->children.size());
+    OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DictLayoutMetadata>(l->metadata, "vortex.dict layout"));
+    OC_ASSIGN_OR_RETURN(PType codes_p, ptype_from(meta.codes_ptype()));
+    OC_EXPECT(!ptype_is_float(codes_p) && !ptype_is_signed(codes_p), corrupt, "dict codes of type {}",
+              ptype_name(codes_p));
+    const bool nullable_codes = meta.has_is_nullable_codes() ? meta.is_nullable_codes() : t->nullable;
+    OC_EXPECT(l->children[1]->row_count == l->row_count, corrupt, "dict codes have {} rows, layout {}",
+              l->children[1]->row_count, l->row_count);
+    OC_ASSIGN_OR_RETURN(auto values, make_layout_reader(l->children[0], t, cache, depth + 1));
+    OC_ASSIGN_OR_RETURN(auto codes, make_layout_reader(l->children[1], DType::make_primitive(codes_p, nullable_codes),
+                                                       cache, depth + 1));
+    return std::unique_ptr<LayoutReader>(std::make_unique<DictReader>(l, t, cache, std::move(values), std::move(codes)));
+  }
+  if (id == "vortex.zoned" || id == "vortex.stats") {
+    OC_EXPECT(l->children.size() == 2, corrupt, "{} layout with {} children", id, l->children.size());
+    OC_EXPECT(l->children[0]->row_count == l->row_count, corrupt, "{} data has {} rows, layout {}", id,
+              l->children[0]->row_count, l->row_count);
+    OC_ASSIGN_OR_RETURN(auto data, make_layout_reader(l->children[0], t, cache, depth + 1));
+    return std::unique_ptr<LayoutReader>(std::make_unique<ZonedReader>(l, t, cache, std::move(data)));
+  }
+  return OC_ERROR(Errc::unsupported, "unsupported layout {}", id);
+}
+
+Result<std::unique_ptr<LayoutReader>> make_projected_struct_reader(const LayoutPtr& l, const DTypePtr& t,
+                                                                   std::span<const std::string> fields,
+                                                                   SegmentCache& cache) {
+  OC_EXPECT(t->kind == TypeKind::struct_ && l->encoding == "vortex.struct", invalid,
+            "column projection needs a struct file, this one is {}", t->to_string());
+  std::vector<size_t> which;
+  std::vector<std::string> names;
+  std::vector<DTypePtr> types;
+  for (const auto& name : fields) {
+    auto it = std::find(t->names.begin(), t->names.end(), name);
+    OC_EXPECT(it != t->names.end(), not_found, "no column '{}' in {}", name, t->to_string());
+    const size_t i = static_cast<size_t>(it - t->names.begin());
+    which.push_back(i);
+    names.push_back(name);
+    types.push_back(t->children[i]);
+  }
+  auto out_t = DType::make_struct(std::move(names), std::move(types), t->nullable);
+  return struct_reader(l, t, which, cache, 0, std::move(out_t));
+}
+
+}  // namespace oc::format

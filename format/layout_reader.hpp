@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Readers for the Vortex layout tree: struct, chunked, flat, dict, zoned and stats.
+///
+/// | layout          | children                                   | segments | metadata               |
+/// |-----------------|--------------------------------------------|----------|------------------------|
+/// | vortex.struct   | [validity if the struct is nullable], fields | 0      | none                   |
+/// | vortex.chunked  | N row chunks of the parent's dtype         | 0        | none                   |
+/// | vortex.flat     | none                                       | 1        | FlatLayoutMetadata     |
+/// | vortex.dict     | [values, codes]                            | 0        | DictLayoutMetadata     |
+/// | vortex.zoned    | [data, zones table]                        | 0        | u8 version=1, ZonedLayoutMetadata |
+/// | vortex.stats    | [data, zones table] (writers 0.36 to 0.75) | 0        | u32 LE zone_len, u16 stat bitset |
+///
+/// Layouts store no dtypes; a reader derives its children's from its own. Row counts are
+/// checked against the children's as the tree is built. A reader decodes lazily: `read` touches
+/// only the chunks that overlap the requested rows, and a flat segment is decoded once and kept
+/// while successive reads slice it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "config/error.hpp"
+#include "format/column.hpp"
+#include "format/footer.hpp"
+#include "format/segment_source.hpp"
+
+namespace oc::format {
+
+/// Segments fetched ahead of decoding, shared by the readers of one scan.
+class SegmentCache {
+ public:
+  SegmentCache(std::shared_ptr<SegmentSource> source, const Footer& footer)
+      : source_(std::move(source)), footer_(footer) {}
+  /// Fetches every listed segment not yet cached, as one coalesced batch.
+  [[nodiscard]] Result<void> prefetch(std::span<const uint32_t> ids);
+  /// @return segment @p id, reading it now if it was not prefetched; the cache drops it.
+  [[nodiscard]] Result<Buffer> take(uint32_t id);
+  [[nodiscard]] const Footer& footer() const { return footer_; }
+  [[nodiscard]] SegmentSource& source() { return *source_; }
+
+ private:
+  std::shared_ptr<SegmentSource> source_;
+  const Footer& footer_;
+  std::mutex mu_;
+  std::map<uint32_t, Buffer> cached_;
+};
+
+/// Zone-map statistics of a zoned/stats layout: the decoded zones table and its geometry.
+struct ZoneTable {
+  uint64_t zone_len = 0;      ///< rows per zone; 0 means "never prune" (legacy files)
+  ColumnPtr table;            ///< struct column, one row per zone, fields named by statistic
+};
+
+class LayoutReader {
+ public:
+  virtual ~LayoutReader() = default;
+  [[nodiscard]] uint64_t row_count() const { return layout_->row_count; }
+  [[nodiscard]] const DTypePtr& dtype() const { return dtype_; }
+  [[nodiscard]] const LayoutNode& layout() const { return *layout_; }
+
+  /// Appends the row offsets (relative to this layout, plus @p base) where its chunks start.
+  virtual void collect_splits(uint64_t base, std::vector<uint64_t>& out) const = 0;
+  /// Appends the segments needed to read rows [begin, end).
+  virtual void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const = 0;
+  /// Decodes rows [begin, end) (0 <= begin <= end <= row_count()).
+  [[nodiscard]] virtual Result<ColumnPtr> read(uint64_t begin, uint64_t end) = 0;
+  /// Drops decoded data held for reuse; the next read decodes again.
+  virtual void release() {}
+  /// Zone maps found at or below this reader, outermost first (for inspect and pruning).
+  virtual void collect_zone_readers(std::vector<LayoutReader*>& out) { (void)out; }
+  /// For zoned/stats readers: the zones table (read on first call, then cached).
+  [[nodiscard]] virtual Result<ZoneTable> zones() {
+    return OC_ERROR(Errc::invalid, "{} has no zone map", layout_->encoding);
+  }
+
+ protected:
+  LayoutReader(LayoutPtr layout, DTypePtr dtype, SegmentCache& cache)
+      : layout_(std::move(layout)), dtype_(std::move(dtype)), cache_(cache) {}
+  LayoutPtr layout_;
+  DTypePtr dtype_;
+  SegmentCache& cache_;
+};
+
+/// Builds the reader for @p layout read as @p dtype.
+/// @param fields if non-empty and @p layout is the root struct, only these fields are opened.
+[[nodiscard]] Result<std::unique_ptr<LayoutReader>> make_layout_reader(
+    const LayoutPtr& layout, const DTypePtr& dtype, SegmentCache& cache, uint32_t depth = 0);
+
+/// Reader for a struct layout limited to @p fields (in the given order), used by projections.
+[[nodiscard]] Result<std::unique_ptr<LayoutReader>> make_projected_struct_reader(
+    const LayoutPtr& layout, const DTypePtr& dtype, std::span<const std::string> fields,
+    SegmentCache& cache);
+
+}  // namespace oc::format

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief The reader's API: open a Vortex file and scan it into record batches.
+///
+/// @code
+///   OC_ASSIGN_OR_RETURN(auto file, VortexFile::open_path("data.vortex"));
+///   OC_ASSIGN_OR_RETURN(auto scan, file->scan({.columns = {"a", "b"}}));
+///   while (true) {
+///     OC_ASSIGN_OR_RETURN(auto batch, scan->next());
+///     if (!batch) break;           // end of scan
+///     use(*batch);                 // a struct Column with the projected fields
+///   }
+/// @endcode
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/error.hpp"
+#include "format/column.hpp"
+#include "format/footer.hpp"
+#include "format/layout_reader.hpp"
+#include "format/segment_source.hpp"
+
+namespace oc::format {
+
+struct ScanOptions {
+  /// Top-level fields to read, in output order; empty reads all of them.
+  std::vector<std::string> columns;
+  /// Rows [first, second) of the file; nullopt reads every row.
+  std::optional<std::pair<uint64_t, uint64_t>> row_range;
+  /// Largest batch in rows; 0 yields the file's natural splits (chunk boundaries).
+  uint64_t batch_rows = 0;
+};
+
+/// Scan progress counters (for `--explain` and tests).
+struct ScanStats {
+  uint64_t batches = 0;
+  uint64_t rows = 0;
+  uint64_t segments_read = 0;
+};
+
+class Scan {
+ public:
+  virtual ~Scan() = default;
+  /// @return the next batch (a non-nullable struct column), or nullopt at the end.
+  [[nodiscard]] virtual Result<std::optional<ColumnPtr>> next() = 0;
+  /// @return the dtype of every batch.
+  [[nodiscard]] virtual const DTypePtr& dtype() const = 0;
+  [[nodiscard]] virtual ScanStats stats() const = 0;
+};
+
+/// An open Vortex file. Thread-compatible: scans are independent of each other.
+class VortexFile : public std::enable_shared_from_this<VortexFile> {
+ public:
+  /// Opens @p source: one tail read plus at most one more (format/footer.hpp).
+  [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open(std::shared_ptr<SegmentSource> source);
+  /// Opens a local file through io_uring.
+  [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open_path(const std::string& path);
+
+  [[nodiscard]] const DTypePtr& dtype() const { return footer_.dtype; }
+  [[nodiscard]] uint64_t row_count() const { return footer_.layout->row_count; }
+  [[nodiscard]] const Footer& footer() const { return footer_; }
+  [[nodiscard]] SegmentSource& source() const { return *source_; }
+  [[nodiscard]] const std::shared_ptr<SegmentSource>& source_ptr() const { return source_; }
+
+  /// Starts a scan; fails for unknown columns or a row range past the end.
+  [[nodiscard]] Result<std::unique_ptr<Scan>> scan(const ScanOptions& options) const;
+
+  /// Opens a reader over the whole layout tree (inspect, zone maps).
+  [[nodiscard]] Result<std::unique_ptr<LayoutReader>> open_reader(SegmentCache& cache) const;
+
+ private:
+  VortexFile(std::shared_ptr<SegmentSource> s, Footer f) : source_(std::move(s)), footer_(std::move(f)) {}
+  std::shared_ptr<SegmentSource> source_;
+  Footer footer_;
+};
+
+}  // namespace oc::format

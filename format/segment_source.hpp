@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Byte sources for Vortex files: batched, coalesced, asynchronous ranged reads.
+///
+/// A `SegmentSource` serves byte ranges of one file. Readers hand it a batch of ranges; the
+/// source merges ranges that are close (`CoalesceOptions`), issues the merged reads concurrently
+/// and returns one `Buffer` per requested range, each a slice of a merged read (no copy). The
+/// local-file source submits all reads of a batch to one io_uring at once; the S3 source (net/)
+/// implements the same interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "config/error.hpp"
+#include "format/buffer.hpp"
+
+namespace oc::format {
+
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
+  [[nodiscard]] uint64_t end() const noexcept { return offset + length; }
+};
+
+/// When two ranges may be served by one read.
+struct CoalesceOptions {
+  uint64_t max_gap = 0;    ///< merge ranges separated by at most this many bytes
+  uint64_t max_read = 0;   ///< never grow a merged read past this size (a single larger range
+                           ///< is still read whole)
+  /// Vortex's local-file defaults (knobs file_coalesce_distance / file_coalesce_max).
+  [[nodiscard]] static CoalesceOptions local_file();
+  /// Vortex's object-store defaults (knobs object_coalesce_distance / object_coalesce_max).
+  [[nodiscard]] static CoalesceOptions object_store();
+};
+
+/// A merged read and the requested ranges it serves.
+struct CoalescedRead {
+  ByteRange range;
+  std::vector<size_t> members;  ///< indices into the request batch
+};
+
+/// Plans merged reads for @p ranges (any order, overlaps and duplicates allowed).
+[[nodiscard]] std::vector<CoalescedRead> coalesce(std::span<const ByteRange> ranges,
+                                                  const CoalesceOptions& opts);
+
+/// Counters a source keeps, for `onecopy scan --explain` and tests.
+struct SourceStats {
+  uint64_t requests = 0;      ///< ranges asked for
+  uint64_t reads = 0;         ///< merged reads issued
+  uint64_t bytes_read = 0;    ///< bytes transferred, including merged gaps
+};
+
+/// A file-like object that serves byte ranges.
+class SegmentSource {
+ public:
+  virtual ~SegmentSource() = default;
+  /// @return the total size of the object in bytes.
+  [[nodiscard]] virtual uint64_t size() const = 0;
+  /// Reads every range in @p ranges; result i holds exactly ranges[i].length bytes.
+  /// Ranges past the end are `Errc::corrupt` (a file that points outside itself).
+  [[nodiscard]] virtual Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) = 0;
+  /// @return a name for messages (path or URL).
+  [[nodiscard]] virtual const std::string& name() const = 0;
+  [[nodiscard]] virtual SourceStats stats() const = 0;
+};
+
+/// Opens a local file. Reads go through io_uring when the kernel allows it, else pread(2).
+[[nodiscard]] Result<std::shared_ptr<SegmentSource>> open_local_file(const std::string& path);
+
+/// Serves bytes held in memory (tests, fuzzing, small embedded files).
+[[nodiscard]] std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name = "memory");
+
+}  // namespace oc::format

@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: Apache-2.0
+"""onecopy: read Vortex files into Arrow without copies.
+
+    import onecopy, pyarrow as pa
+    f = onecopy.open("data.vortex")
+    f.schema, f.row_count
+    table = pa.table(f.scan(columns=["a", "b"], batch_rows=65536))
+
+`scan()` returns an object implementing the Arrow PyCapsule stream protocol
+(`__arrow_c_stream__`), so any Arrow consumer (pyarrow, polars, duckdb) imports the batches
+zero-copy. The C++ library is reached through its C API (libonecopy.so) with ctypes.
+"""
+
+from onecopy._native import OnecopyError, VortexFile, open, version
+
+__all__ = ["OnecopyError", "VortexFile", "open", "version"]
+__version__ = version()

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Installs everything onecopy needs on a fresh Debian 12 machine, then builds it.
+# Idempotent and quick when everything is already there. Sourced by run.sh and test.sh.
+#
+#   BUILD_DIR   build directory (default: build)
+#   MESON_ARGS  extra arguments for the first `meson setup`
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+VENV=$ROOT/.venv
+export PATH=/usr/local/cuda/bin:$PATH
+
+APT_PACKAGES=(
+  meson ninja-build pkg-config g++ clang libclang-rt-14-dev
+  liburing-dev libssl-dev openssl libspdlog-dev libfmt-dev
+  libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
+  catch2 node-llhttp libzstd-dev libtomlplusplus-dev
+  python3 python3-venv python3-dev
+)
+
+log() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
+
+install_apt() {
+  local missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return
+  log "installing apt packages: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+install_venv() {
+  local stamp=$VENV/.requirements.sha256
+  local want
+  want=$(sha256sum "$ROOT/requirements.txt" | cut -d' ' -f1)
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating $VENV"
+    # System site packages make Debian's python3-torch visible (see README).
+    /usr/bin/python3 -m venv --system-site-packages "$VENV"
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing Python requirements"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/requirements.txt"
+    echo "$want" >"$stamp"
+  fi
+  # The onecopy package is used from the source tree; libonecopy.so comes from the build.
+  local site
+  site=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$ROOT/python" >"$site/onecopy-source.pth"
+}
+
+build() {
+  if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+    log "configuring $BUILD_DIR"
+    # shellcheck disable=SC2086
+    meson setup "$BUILD_DIR" "$ROOT" ${MESON_ARGS:-} >/dev/null
+  fi
+  log "building $BUILD_DIR"
+  if ! ninja -C "$BUILD_DIR" >"$BUILD_DIR/ninja.log" 2>&1; then
+    tail -n 60 "$BUILD_DIR/ninja.log" >&2
+    return 1
+  fi
+}
+
+install_apt
+install_venv
+build
+export ONECOPY_LIBRARY=$BUILD_DIR/client/libonecopy.so
+export ONECOPY_ROOT=$ROOT ONECOPY_BUILD_DIR=$BUILD_DIR ONECOPY_VENV=$VENV

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Runs every onecopy test on a fresh Debian 12 machine: installs what is missing, builds, then
+#   1. the Catch2 executables through `meson test` (gated ones print SKIP where the machine lacks
+#      the capability: GPU, kTLS);
+#   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. each libFuzzer target for FUZZ_SECONDS (default 20) over its seed corpus;
+#   4. pytest: the interop corpus written by vortex-data, and the Python package.
+# The last line sums up: "summary: N passed, N failed, N skipped".
+#
+#   FUZZ_SECONDS=0 skips fuzzing; ONECOPY_CORPUS_SMALL=1 skips the big corpus cases.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+MESON_ARGS="-Dwerror=true" BUILD_DIR=$ROOT/build source scripts/bootstrap.sh || exit 1
+set +e  # bootstrap runs with -e; from here on every failure is counted, not fatal
+
+passed=0 failed=0 skipped=0
+count_meson() {  # adds a meson testlog.json to the totals
+  local log=$1/meson-logs/testlog.json
+  [ -f "$log" ] || return
+  read -r p f s < <("$VENV/bin/python" - "$log" <<'PY'
+import json, sys
+p = f = s = 0
+for line in open(sys.argv[1]):
+    r = json.loads(line)["result"]
+    if r == "OK": p += 1
+    elif r == "SKIP": s += 1
+    else: f += 1
+print(p, f, s)
+PY
+)
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+}
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "unit tests (meson test)"
+meson test -C build --print-errorlogs --num-processes 2
+count_meson build
+
+step "unit tests under ASan + UBSan"
+if BUILD_DIR=$ROOT/build-asan MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Dwerror=true" \
+   build; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    meson test -C build-asan --print-errorlogs --num-processes 2 --suite onecopy
+  count_meson build-asan
+else
+  failed=$((failed + 1))
+fi
+
+if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
+  step "fuzz targets (${FUZZ_SECONDS:-20}s each)"
+  if CC=clang CXX=clang++ BUILD_DIR=$ROOT/build-fuzz \
+     MESON_ARGS="-Dfuzzing=enabled -Dcuda=disabled -Dtests=disabled -Db_lundef=false" build; then
+    for target in build-fuzz/tests/fuzz/fuzz-*; do
+      [ -x "$target" ] || continue
+      name=$(basename "$target")
+      seeds=$ROOT/tests/fuzz/seeds/${name#fuzz-}
+      work=$(mktemp -d)
+      if "$target" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 -timeout=10 \
+           -print_final_stats=1 "$work" "$seeds" >"$work.log" 2>&1; then
+        echo "$name: ok ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work.log" | grep -o '[0-9]*$') runs)"
+        passed=$((passed + 1))
+      else
+        echo "$name: FAILED"; tail -n 40 "$work.log"
+        failed=$((failed + 1))
+      fi
+      rm -rf "$work" "$work.log"
+    done
+  else
+    failed=$((failed + 1))
+  fi
+fi
+
+step "pytest (interop corpus and Python package)"
+junit=$(mktemp)
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/python tests/interop
+read -r p f s < <("$VENV/bin/python" - "$junit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+suites = [r] if r.tag == "testsuite" else list(r)
+t = sum(int(x.get("tests", 0)) for x in suites)
+f = sum(int(x.get("failures", 0)) + int(x.get("errors", 0)) for x in suites)
+s = sum(int(x.get("skipped", 0)) for x in suites)
+print(t - f - s, f, s)
+PY
+)
+passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+rm -f "$junit"
+
+echo
+echo "summary: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Golden segments written by tests/format/golden/gen_strings.py (varbinview, varbin, fsst, dict
+// and zstd cases), and the comparison of a decoded column with the oracle's rows.
+#pragma once
+
+#include <zstd.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "format/array_tree.hpp"
+#include "tests/format/fixtures.hpp"
+
+namespace oc::test::strings_golden {
+
+/// tests/format/golden, found from this header's path: absolute, relative to the working
+/// directory, or relative to the build directory (the parent of the test executable's folder,
+/// from which Meson passes source paths).
+inline std::filesystem::path dir() {
+  namespace fs = std::filesystem;
+  const fs::path here = fs::path(__FILE__).parent_path() / "golden";
+  if (here.is_absolute() || fs::exists(here)) return here;
+  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / here;
+}
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// One row as the oracle decoded it: valid or null, and its bytes (a string's UTF-8 or binary
+/// bytes, a primitive's little-endian bytes).
+struct Row {
+  bool valid = false;
+  std::string bytes;
+  bool operator==(const Row&) const = default;
+};
+
+struct Case {
+  ArrayView root;
+  std::vector<Row> rows;
+};
+
+/// Inflates the zstd frame of a `.expected` file into its records (format in gen_strings.py).
+inline std::vector<Row> parse_expected(const std::string& compressed) {
+  const unsigned long long size = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  REQUIRE(size != ZSTD_CONTENTSIZE_UNKNOWN);
+  REQUIRE(size != ZSTD_CONTENTSIZE_ERROR);
+  std::string records(size, '\0');
+  REQUIRE(ZSTD_decompress(records.data(), records.size(), compressed.data(), compressed.size()) ==
+          size);
+  std::vector<Row> rows;
+  for (size_t at = 0; at < records.size();) {
+    REQUIRE(records.size() - at >= 5);
+    Row row;
+    row.valid = records[at] != 0;
+    uint32_t n = 0;
+    std::memcpy(&n, records.data() + at + 1, 4);
+    at += 5;
+    REQUIRE(records.size() - at >= n);
+    row.bytes = records.substr(at, n);
+    at += n;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+/// Loads and parses golden case @p name; fails the calling test if it is missing or malformed.
+inline Case load(const std::string& name) {
+  INFO("golden case " << name << " in " << dir().string());
+  const std::string segment = read_file(dir() / (name + ".segment"));
+  REQUIRE(!segment.empty());
+  std::vector<std::string> specs;
+  std::istringstream spec_lines(read_file(dir() / (name + ".specs")));
+  for (std::string line; std::getline(spec_lines, line);) specs.push_back(line);
+  auto root = format::parse_array_tree(bytes_of(segment), specs);
+  if (!root.ok()) FAIL(root.error().to_string());
+  return {std::move(*root), parse_expected(read_file(dir() / (name + ".expected")))};
+}
+
+/// Row @p i of a decoded column, in the form of the expected records.
+inline Row row_of(const format::Column& c, uint64_t i) {
+  Row row;
+  row.valid = c.is_valid(i);
+  if (!row.valid) return row;
+  const size_t width = format::fixed_width_of(*c.dtype);
+  if (width != 0) {
+    row.bytes.assign(reinterpret_cast<const char*>(c.buffers[0].data()) + (c.offset + i) * width,
+                     width);
+  } else {
+    const int32_t* o = c.offsets();
+    row.bytes.assign(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
+                     static_cast<size_t>(o[i + 1] - o[i]));
+  }
+  return row;
+}
+
+/// Decodes golden case @p name as @p t and checks every row against the oracle.
+/// @return the case, for tests that go on to alter its tree.
+inline Case check(const std::string& name, const DTypePtr& t) {
+  INFO("golden case " << name);
+  Case g = load(name);
+  auto c = decode(g.root, t, g.rows.size());
+  if (!c.ok()) FAIL(c.error().to_string());
+  const format::Column& col = **c;
+  REQUIRE(col.length == g.rows.size());
+  int64_t nulls = 0;
+  for (uint64_t i = 0; i < col.length; ++i) {
+    INFO("row " << i);
+    REQUIRE(row_of(col, i) == g.rows[i]);
+    nulls += g.rows[i].valid ? 0 : 1;
+  }
+  CHECK(col.null_count == nulls);
+  return g;
+}
+
+}  // namespace oc::test::strings_golden

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+
+#include "format/encodings/fsst.hpp"
+#include "format/proto/fsst.pb.h"
+#include "format/proto/varbin.pb.h"
+#include "tests/format/fixtures.hpp"
+#include "tests/format/strings_golden.hpp"
+
+using namespace oc;
+using namespace oc::test;
+namespace fsst = oc::format::fsst;
+
+namespace {
+
+std::string fsst_meta(PType lengths, PType offsets) {
+  pb::FsstMetadata m;
+  m.set_uncompressed_lengths_ptype(static_cast<uint32_t>(lengths));
+  m.set_codes_offsets_ptype(static_cast<uint32_t>(offsets));
+  return m.SerializeAsString();
+}
+
+// Symbols "ab" (code 0), "hello" (code 1) and "x" (code 2).
+const std::vector<uint64_t> kSymbols = {0x6261, 0x6f6c6c6568, 0x78};
+const std::vector<uint8_t> kLengths = {2, 5, 1};
+
+// An FSST node over kSymbols with rows compressed to @p codes (concatenated at @p offsets).
+ArrayView fsst_node(const std::vector<uint8_t>& codes, const std::vector<uint32_t>& offsets,
+                    const std::vector<uint32_t>& lengths) {
+  return node("vortex.fsst", fsst_meta(PType::u32, PType::u32),
+              {buffer_of(kSymbols), buffer_of(kLengths), buffer_of(codes)},
+              {primitive_node(lengths), primitive_node(offsets)});
+}
+
+}  // namespace
+
+TEST_CASE("vortex.fsst golden segments decode like the oracle", "[format][fsst]") {
+  auto g = strings_golden::check("fsst_utf8", DType::make_utf8(true));
+  strings_golden::check("fsst_binary", DType::make_binary(false));
+  // The case is meant to exercise escapes: rare characters the symbol table does not cover.
+  const Buffer& codes = g.root.buffers.at(2);
+  size_t escapes = 0;
+  for (size_t i = 0; i < codes.size(); ++i) {
+    if (codes.data()[i] != fsst::kEscapeCode) continue;
+    ++escapes;
+    ++i;  // skip the escaped literal
+  }
+  CHECK(escapes > 0);
+}
+
+TEST_CASE("vortex.fsst accepts the legacy two-buffer form", "[format][fsst]") {
+  // Rebuild the oracle's array the way older writers laid it out: the codes as a vortex.varbin
+  // child (bytes + offsets + validity) ahead of the uncompressed lengths.
+  auto g = strings_golden::load("fsst_utf8");
+  const ArrayView& cur = g.root;
+  REQUIRE(cur.buffers.size() == 3);
+  REQUIRE(cur.children.size() == 3);
+  auto meta = format::parse_metadata<pb::FsstMetadata>(cur.metadata, "fsst");
+  REQUIRE(meta.ok());
+  pb::VarBinMetadata codes_meta;
+  codes_meta.set_offsets_ptype(meta->codes_offsets_ptype());
+  ArrayView codes = node("vortex.varbin", codes_meta.SerializeAsString(), {cur.buffers[2]},
+                         {cur.children[1], cur.children[2]});
+  pb::FsstMetadata legacy_meta;
+  legacy_meta.set_uncompressed_lengths_ptype(meta->uncompressed_lengths_ptype());
+  ArrayView legacy = node("vortex.fsst", legacy_meta.SerializeAsString(),
+                          {cur.buffers[0], cur.buffers[1]}, {codes, cur.children[0]});
+  auto c = decode(legacy, DType::make_utf8(true), g.rows.size());
+  if (!c.ok()) FAIL(c.error().to_string());
+  for (uint64_t i = 0; i < g.rows.size(); ++i) {
+    INFO("row " << i);
+    REQUIRE(strings_golden::row_of(**c, i) == g.rows[i]);
+  }
+}
+
+TEST_CASE("vortex.fsst metadata matches the upstream golden bytes", "[format][fsst]") {
+  // encodings/fsst/goldenfiles/fsst.metadata in vortex-data/vortex.
+  const std::string golden = "\x08\x03\x10\x06";
+  auto m = format::parse_metadata<pb::FsstMetadata>(
+      {reinterpret_cast<const uint8_t*>(golden.data()), golden.size()}, "fsst");
+  REQUIRE(m.ok());
+  CHECK(m->uncompressed_lengths_ptype() == static_cast<uint32_t>(PType::u64));
+  CHECK(m->codes_offsets_ptype() == static_cast<uint32_t>(PType::i32));
+}
+
+TEST_CASE("fsst::decompress emits symbols and escaped literals", "[format][fsst]") {
+  const std::vector<uint8_t> codes = {1, 255, ' ', 0, 2, 255, 255};
+  std::string out(16, '\0');
+  auto r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), codes.data(),
+                            codes.size(), reinterpret_cast<uint8_t*>(out.data()), out.size());
+  REQUIRE(r.status == fsst::DecodeStatus::ok);
+  CHECK(out.substr(0, r.written) == "hello abx\xff");
+
+  const std::vector<uint8_t> unknown = {0, 3};
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), unknown.data(),
+                       unknown.size(), reinterpret_cast<uint8_t*>(out.data()), out.size());
+  CHECK(r.status == fsst::DecodeStatus::unknown_code);
+  CHECK(r.written == 2);
+
+  const std::vector<uint8_t> dangling = {2, 255};
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), dangling.data(),
+                       dangling.size(), reinterpret_cast<uint8_t*>(out.data()), out.size());
+  CHECK(r.status == fsst::DecodeStatus::dangling_escape);
+
+  const std::vector<uint8_t> long_codes = {1, 1, 1, 1};
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), long_codes.data(),
+                       long_codes.size(), reinterpret_cast<uint8_t*>(out.data()), 12);
+  CHECK(r.status == fsst::DecodeStatus::output_overflow);
+  CHECK(r.written == 10);
+}
+
+TEST_CASE("vortex.fsst decodes hand-built rows", "[format][fsst]") {
+  // "hello", "", "ab!x" with '!' escaped.
+  auto n = fsst_node({1, 0, 255, '!', 2}, {0, 1, 1, 5}, {5, 0, 4});
+  auto c = decode(n, DType::make_utf8(false), 3);
+  REQUIRE(c.ok());
+  CHECK(strings_of(**c) == std::vector<std::string>{"hello", "", "ab!x"});
+
+  auto empty = fsst_node({}, {0}, {});
+  c = decode(empty, DType::make_binary(false), 0);
+  REQUIRE(c.ok());
+  CHECK((*c)->length == 0);
+}
+
+TEST_CASE("vortex.fsst rejects inconsistent rows", "[format][fsst]") {
+  const auto t = DType::make_utf8(false);
+  // Declared length differs from what the codes produce, both ways.
+  CHECK(decode(fsst_node({1}, {0, 1}, {4}), t, 1).error().code() == Errc::corrupt);
+  CHECK(decode(fsst_node({1}, {0, 1}, {6}), t, 1).error().code() == Errc::corrupt);
+  // Code 3 has no symbol; an escape ends the row.
+  CHECK(decode(fsst_node({3}, {0, 1}, {1}), t, 1).error().code() == Errc::corrupt);
+  CHECK(decode(fsst_node({255}, {0, 1}, {1}), t, 1).error().code() == Errc::corrupt);
+  // Offsets past the codes, or decreasing.
+  CHECK(decode(fsst_node({1}, {0, 2}, {5}), t, 1).error().code() == Errc::corrupt);
+  CHECK(decode(fsst_node({1, 1}, {0, 2, 1}, {10, 0}), t, 2).error().code() == Errc::corrupt);
+}
+
+TEST_CASE("vortex.fsst rejects malformed symbol tables", "[format][fsst]") {
+  const auto t = DType::make_utf8(false);
+  auto n = fsst_node({2}, {0, 1}, {1});
+  n.buffers[1] = buffer_of<uint8_t>({2, 5, 9});  // longer than 8 bytes
+  CHECK(decode(n, t, 1).error().code() == Errc::corrupt);
+  n.buffers[1] = buffer_of<uint8_t>({2, 0, 1});  // empty symbol
+  CHECK(decode(n, t, 1).error().code() == Errc::corrupt);
+  n.buffers[1] = buffer_of<uint8_t>({2, 5});  // fewer lengths than symbols
+  CHECK(decode(n, t, 1).error().code() == Errc::corrupt);
+  n.buffers[0] = Buffer::copy_of(std::vector<uint8_t>(256 * 8));  // 256 symbols
+  n.buffers[1] = Buffer::copy_of(std::vector<uint8_t>(256, 1));
+  CHECK(decode(n, t, 1).error().code() == Errc::corrupt);
+  n.buffers[0] = buffer_of<uint8_t>({1, 2, 3});  // not whole u64s
+  CHECK(decode(n, t, 1).error().code() == Errc::corrupt);
+  n.buffers.pop_back();
+  n.buffers.pop_back();
+  CHECK(decode(n, t, 1).error().code() == Errc::corrupt);  // one buffer
+}
