@@ -223,6 +223,12 @@ class DictReader final : public LayoutReader {
         if (codes->is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
       }
     }
+    // Codes come from the file: an out-of-range one is corruption, not a caller's bad index.
+    for (uint64_t i = 0; i < codes->length; ++i) {
+      OC_EXPECT(idx[i] < values_col_->length || !codes->is_valid(i), corrupt,
+                "dict code {} at row {} is past the {} dictionary values", idx[i], begin + i,
+                values_col_->length);
+    }
     OC_ASSIGN_OR_RETURN(ColumnPtr out, take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
     if (out->dtype != dtype_) {
       auto fixed = std::make_shared<Column>(*out);

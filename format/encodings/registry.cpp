@@ -36,6 +36,7 @@ void register_default_encodings() {
     encodings::register_zigzag();
     encodings::register_sequence();
     encodings::register_rle();
+    encodings::register_onpair();
     // @@ENCODING-REGISTRATIONS@@ (helpers add their register_<name>() calls above this line)
   });
 }

@@ -32,6 +32,7 @@ void register_for();         // fastlanes.for
 void register_zigzag();      // vortex.zigzag
 void register_sequence();    // vortex.sequence
 void register_rle();         // fastlanes.rle
+void register_onpair();      // vortex.onpair
 // @@ENCODING-DECLARATIONS@@ (helpers add their register_<name>() declarations above this line)
 
 }  // namespace oc::format::encodings

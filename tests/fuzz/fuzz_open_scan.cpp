@@ -3,7 +3,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cstdlib>
+
+#include "config/defaults.hpp"
 #include "format/fuzz.hpp"
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  // Keep every legitimate allocation far below libFuzzer's RSS limit.
+  setenv("ONECOPY_MAX_DECODED_BYTES", "64MiB", 0);
+  return oc::load_defaults_from_env().ok() ? 0 : 1;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)oc::format::fuzz_open_scan({data, size});

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <catch2/catch.hpp>
+
+#include "format/segment_source.hpp"
+#include "tests/format/seed_files.hpp"
+
+using namespace oc;
+using format::ByteRange;
+
+TEST_CASE("coalesce merges close ranges up to the size cap", "[format][io]") {
+  std::vector<ByteRange> r{{0, 10}, {15, 10}, {100, 10}, {5, 3}, {1000, 50}};
+  auto plan = format::coalesce(r, {.max_gap = 10, .max_read = 200});
+  REQUIRE(plan.size() == 3);
+  CHECK(plan[0].range.offset == 0);
+  CHECK(plan[0].range.length == 25);
+  CHECK(plan[0].members.size() == 3);  // {0,10}, {5,3} contained, {15,10} within the gap
+  CHECK(plan[1].range.offset == 100);
+  CHECK(plan[2].range.offset == 1000);
+
+  auto capped = format::coalesce(r, {.max_gap = 1000, .max_read = 30});
+  for (const auto& m : capped) CHECK((m.range.length <= 30 || m.members.size() == 1));
+  auto one = format::coalesce(r, {.max_gap = 1'000'000, .max_read = 1'000'000});
+  CHECK(one.size() == 1);
+}
+
+TEST_CASE("local files serve batched ranges through one coalesced read", "[format][io]") {
+  const auto bytes = test::read_seed("mixed.vortex");
+  auto src = format::open_local_file(test::seed_path("mixed.vortex"));
+  REQUIRE(src.ok());
+  CHECK((*src)->size() == bytes.size());
+  std::vector<ByteRange> ranges{{4, 100}, {200, 50}, {bytes.size() - 8, 8}};
+  auto got = (*src)->read(ranges);
+  REQUIRE(got.ok());
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    REQUIRE((*got)[i].size() == ranges[i].length);
+    CHECK(std::equal((*got)[i].data(), (*got)[i].data() + ranges[i].length, bytes.begin() + ranges[i].offset));
+  }
+  CHECK((*src)->stats().reads == 1);  // all three within the 1 MiB coalescing distance
+  std::vector<ByteRange> past{{bytes.size() - 4, 8}};
+  CHECK((*src)->read(past).error().code() == Errc::corrupt);
+}
