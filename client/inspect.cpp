@@ -24,7 +24,7 @@ std::string json_str(std::string_view s) {
 }
 
 std::string stat_text(const std::vector<uint8_t>& bytes, const DType& t) {
-  if (bytes.empty()) return "";
+  if (bytes.empty()) return "-";
   auto s = parse_scalar(bytes);
   return s.ok() ? scalar_to_string(*s, t) : "<invalid>";
 }

@@ -337,9 +337,26 @@ class ZonedReader final : public LayoutReader {
       zones_.zone_len = meta.zone_len();
       for (const auto& a : meta.aggregates()) add(a.id());
     }
-    auto table_t = DType::make_struct(names, types, false);
-    OC_ASSIGN_OR_RETURN(auto reader, make_layout_reader(layout_->children[1], table_t, cache_, 1));
-    OC_ASSIGN_OR_RETURN(zones_.table, reader->read(0, reader->row_count()));
+    // Writers store a bounded (truncated) min or max either as the plain value or as
+    // {value, truncated}; the file does not say which, so try each shape, plain first.
+    std::vector<size_t> bounded;
+    for (size_t i = 0; i < types.size(); ++i) {
+      if (types[i]->kind == TypeKind::struct_ && names[i].find("bounded_") != std::string::npos) bounded.push_back(i);
+    }
+    Result<ColumnPtr> table = OC_ERROR(Errc::corrupt, "no zones table shape matched");
+    for (size_t combo = 0; combo < (size_t{1} << bounded.size()); ++combo) {
+      auto shaped = types;
+      for (size_t b = 0; b < bounded.size(); ++b) {
+        if (!((combo >> b) & 1)) shaped[bounded[b]] = types[bounded[b]]->children[0];
+      }
+      auto table_t = DType::make_struct(names, shaped, false);
+      OC_ASSIGN_OR_RETURN(auto reader, make_layout_reader(layout_->children[1], table_t, cache_, 1));
+      auto attempt = reader->read(0, reader->row_count());
+      if (attempt.ok() || combo == 0) table = std::move(attempt);
+      if (table.ok()) break;
+    }
+    OC_TRY(table);
+    zones_.table = std::move(table).value();
     return zones_;
   }
 

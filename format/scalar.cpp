@@ -181,7 +181,8 @@ Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t 
     case TypeKind::struct_: {
       const auto* items = std::get_if<std::vector<Scalar>>(&s.value);
       OC_EXPECT(items && items->size() == st.children.size(), corrupt,
-                "struct scalar does not match {}", t->to_string());
+                "struct scalar with {} fields (kind {}) for {}", items ? items->size() : 0,
+                s.value.index(), t->to_string());
       for (size_t i = 0; i < items->size(); ++i) {
         OC_ASSIGN_OR_RETURN(auto f, scalar_to_column((*items)[i], st.children[i], len));
         c->children.push_back(std::move(f));

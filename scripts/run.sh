@@ -39,7 +39,7 @@ same = all(ours.column(n).combine_chunks().equals(theirs.column(n).combine_chunk
            for n in ours.column_names)
 print(f"rows {ours.num_rows:,}  columns {ours.num_columns}  decoded {ours.nbytes / 2**20:.1f} MiB")
 print(f"onecopy     {t1 - t0:6.3f} s  ({ours.nbytes / 2**30 / (t1 - t0):.2f} GiB/s decoded)")
-print(f"vortex-data {t2 - t1:6.3f} s  ({theirs.nbytes / 2**30 / (t2 - t1):.2f} GiB/s decoded)")
+print(f"vortex-data {t2 - t1:6.3f} s  ({ours.nbytes / 2**30 / (t2 - t1):.2f} GiB/s decoded)")
 print(f"ratio onecopy/vortex-data time: {(t1 - t0) / (t2 - t1):.2f}  identical results: {same}")
 for name in [n for n in ours.column_names if pa.types.is_integer(ours.schema.field(n).type)][:3]:
     print(f"sum({name}) = {pc.sum(ours.column(name)).as_py()}")

@@ -78,3 +78,28 @@ TEST_CASE("memory and file sources agree", "[format][reader]") {
   REQUIRE(b.ok());
   CHECK(values_of<int8_t>(*(**b)->children[0]) == std::vector<int8_t>{1, 2, 3});
 }
+
+TEST_CASE("zone maps decode with per-zone min, max and null count", "[format][reader][zones]") {
+  auto f = *format::VortexFile::open_path(seed_path("mixed.vortex"));
+  format::SegmentCache cache(f->source_ptr(), f->footer());
+  auto reader = f->open_reader(cache);
+  REQUIRE(reader.ok());
+  std::vector<format::LayoutReader*> zoned;
+  (*reader)->collect_zone_readers(zoned);
+  REQUIRE(zoned.size() == 7);  // one per column
+  auto id_zones = zoned[0]->zones();
+  REQUIRE(id_zones.ok());
+  CHECK(id_zones->zone_len == 8192);
+  const auto& table = *id_zones->table;
+  REQUIRE(table.length == 1);  // 3000 rows fit one zone
+  const auto& names = table.dtype->names;
+  auto field = [&](const std::string& n) {
+    auto it = std::find(names.begin(), names.end(), n);
+    REQUIRE(it != names.end());
+    return table.children[static_cast<size_t>(it - names.begin())];
+  };
+  CHECK(field("vortex.min")->values<int64_t>()[0] == 0);
+  CHECK(field("vortex.max")->values<int64_t>()[0] == 2999);
+  CHECK(field("vortex.null_count")->values<uint64_t>()[0] == 0);
+  for (auto* z : zoned) CHECK(z->zones().ok());  // strings use bounded min/max
+}

@@ -190,8 +190,9 @@ def tpch_tables(workdir: Path):
     for table in ["lineitem", "orders"]:
         path = out_dir / f"{table}.parquet"
         if not path.exists():
-            subprocess.run([sys.executable, "-m", "tpchgen_cli", "--scale-factor", "0.1", "--format", "parquet",
-                            "--tables", table, "--output-dir", str(out_dir)], check=True)
+            cli = Path(sys.executable).parent / "tpchgen-cli"
+            subprocess.run([str(cli), "parquet", "-s", "0.1", f"--tables={table}", f"--output-dir={out_dir}"],
+                           check=True)
         tables[f"tpch_{table}"] = pq.read_table(path)
     return tables
 

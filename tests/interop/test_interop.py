@@ -103,6 +103,18 @@ def test_every_column_equals_pyarrow(corpus: Path, writer: str):
         assert not unsupported
 
 
+def test_zone_maps_decode(corpus: Path):
+    zoned = 0
+    for path in vortex_files(corpus):
+        info = onecopy.open(path).inspect()
+        errors = info["zone_errors"]
+        if path.name.split(".")[1] == "compact":
+            errors = [e for e in errors if "vortex.pco" not in e]  # pco-encoded zone tables
+        assert errors == [], path.name
+        zoned += str(info["layout"]).count("zone_len")
+    assert zoned > 100
+
+
 def test_whole_table_import_matches(corpus: Path):
     for path in sorted(corpus.glob("*.default.vortex")):
         exp = expected_table(path)
