@@ -352,7 +352,10 @@ class ZonedReader final : public LayoutReader {
       auto table_t = DType::make_struct(names, shaped, false);
       OC_ASSIGN_OR_RETURN(auto reader, make_layout_reader(layout_->children[1], table_t, cache_, 1));
       auto attempt = reader->read(0, reader->row_count());
-      if (attempt.ok() || combo == 0) table = std::move(attempt);
+      // Report an unsupported encoding over a shape mismatch: it is the real reason.
+      if (attempt.ok() || combo == 0 || attempt.error().code() == Errc::unsupported) {
+        table = std::move(attempt);
+      }
       if (table.ok()) break;
     }
     OC_TRY(table);
