@@ -11,30 +11,39 @@
 namespace oc::format {
 namespace {
 
+struct Entry {
+  DecodeFn fn = nullptr;
+  bool window_aware = false;
+};
+
 struct Registry {
   std::shared_mutex mu;
-  std::map<std::string, DecodeFn, std::less<>> fns;
+  std::map<std::string, Entry, std::less<>> fns;
 };
+
+
 
 Registry& registry() {
   static Registry r;
   return r;
 }
 
-}  // namespace
-
-void register_encoding(std::string id, DecodeFn fn) {
-  auto& r = registry();
-  std::unique_lock lock(r.mu);
-  r.fns[std::move(id)] = fn;
-}
-
-DecodeFn find_encoding(std::string_view id) {
+Entry find_entry(std::string_view id) {
   auto& r = registry();
   std::shared_lock lock(r.mu);
   auto it = r.fns.find(id);
-  return it == r.fns.end() ? nullptr : it->second;
+  return it == r.fns.end() ? Entry{} : it->second;
 }
+
+}  // namespace
+
+void register_encoding(std::string id, DecodeFn fn, bool window_aware) {
+  auto& r = registry();
+  std::unique_lock lock(r.mu);
+  r.fns[std::move(id)] = Entry{fn, window_aware};
+}
+
+DecodeFn find_encoding(std::string_view id) { return find_entry(id).fn; }
 
 std::vector<std::string> registered_encodings() {
   auto& r = registry();
@@ -49,18 +58,35 @@ DecodeContext::DecodeContext()
 
 Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& dtype, uint64_t len) {
   OC_EXPECT(depth_ < max_depth_, corrupt, "encoding tree deeper than {}", max_depth_);
-  DecodeFn fn = find_encoding(node.encoding);
-  OC_EXPECT(fn != nullptr, unsupported, "unsupported encoding {}", node.encoding);
+  const Entry e = find_entry(node.encoding);
+  OC_EXPECT(e.fn != nullptr, unsupported, "unsupported encoding {}", node.encoding);
+  // An encoding that cannot slice decodes in full, with no window below it, and is sliced after.
+  const std::optional<RowWindow> window = window_;
+  if (window && !e.window_aware) window_.reset();
   ++depth_;
-  auto r = fn(node, dtype, len, *this);
+  auto r = e.fn(node, dtype, len, *this);
   --depth_;
+  window_ = window;
   if (!r.ok()) {
     return std::move(r.error()).with_context(fmt::format("decoding {} as {}", node.encoding, dtype->to_string()));
   }
   // Every decoder must honour the length and dtype its parent asked for; a mismatch means the
   // file lied about a length somewhere, which must never reach a consumer.
-  OC_EXPECT((*r)->length == len, corrupt, "{} decoded {} rows, expected {}", node.encoding,
-            (*r)->length, len);
+  const uint64_t want = window && e.window_aware ? window->size() : len;
+  OC_EXPECT((*r)->length == want, corrupt, "{} decoded {} rows, expected {}", node.encoding,
+            (*r)->length, want);
+  if (window && !e.window_aware) return slice(*r, window->begin, window->size());
+  return r;
+}
+
+Result<ColumnPtr> DecodeContext::decode_slice(const ArrayView& node, const DTypePtr& dtype,
+                                              uint64_t len, RowWindow window) {
+  OC_EXPECT(window.begin <= window.end && window.end <= len, invalid,
+            "row window [{}, {}) outside {} rows", window.begin, window.end, len);
+  const std::optional<RowWindow> outer = window_;
+  window_ = window;
+  auto r = decode(node, dtype, len);
+  window_ = outer;
   return r;
 }
 
@@ -86,12 +112,13 @@ Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullabl
   if (index >= node.children.size()) return Buffer();
   OC_EXPECT(nullable, corrupt, "{} has a validity child but a non-nullable dtype", node.encoding);
   OC_ASSIGN_OR_RETURN(ColumnPtr v, ctx.decode(node.children[index], DType::make_bool(false), len));
+  const uint64_t n = v->length;  // the window's rows when a window is set
   const uint8_t* bits = v->buffers[0].data();
-  null_count = count_nulls(bits, v->offset, len);
+  null_count = count_nulls(bits, v->offset, n);
   if (null_count == 0) return Buffer();
   if (v->offset == 0) return v->buffers[0];
-  Buffer out = make_bitmap(len, false);
-  for (uint64_t i = 0; i < len; ++i) {
+  Buffer out = make_bitmap(n, false);
+  for (uint64_t i = 0; i < n; ++i) {
     if (bitmap_get(bits, v->offset + i)) bitmap_set(out.mutable_data(), i, true);
   }
   return out;

@@ -47,26 +47,60 @@ class DecodeContext;
 using DecodeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
                                        DecodeContext& ctx);
 
-/// State threaded through a recursive decode: recursion depth and size limits.
+/// Rows [begin, end) of a node: a slice decode asks only for these.
+struct RowWindow {
+  uint64_t begin = 0, end = 0;
+  [[nodiscard]] uint64_t size() const noexcept { return end - begin; }
+};
+
+/// State threaded through a recursive decode: recursion depth, size limits and, for slice
+/// decodes, the row window.
+///
+/// Slicing: `decode_slice` sets a window. An encoding registered as window-aware then returns
+/// only those rows (a primitive slices its buffer, a bitpacked array unpacks only the blocks
+/// that hold them, FoR and zigzag pass the window to their child). Any other encoding decodes
+/// in full with the window cleared, and the result is sliced, so every encoding is correct and
+/// the aware ones are cheap.
 class DecodeContext {
  public:
   DecodeContext();
 
   /// Decodes a child node, enforcing the depth limit and adding the encoding to error context.
+  /// Inside a window-aware decoder with a window set, returns only the window's rows.
   [[nodiscard]] Result<ColumnPtr> decode(const ArrayView& node, const DTypePtr& dtype,
                                          uint64_t len);
+
+  /// Decodes rows @p window of @p node (of @p len rows), touching as little as the encodings
+  /// allow. The window must lie within [0, len).
+  [[nodiscard]] Result<ColumnPtr> decode_slice(const ArrayView& node, const DTypePtr& dtype,
+                                               uint64_t len, RowWindow window);
+
+  /// The window a window-aware decoder must honour, if any.
+  [[nodiscard]] const std::optional<RowWindow>& window() const noexcept { return window_; }
+
+  /// Runs @p f with no window: for children in another row space (patches, dictionaries).
+  template <class F>
+  auto without_window(F&& f) {
+    const std::optional<RowWindow> w = window_;
+    window_.reset();
+    auto r = f();
+    window_ = w;
+    return r;
+  }
 
   /// Fails with `Errc::corrupt` when @p bytes exceeds the `max_decoded_bytes` knob.
   [[nodiscard]] Result<void> check_alloc(uint64_t bytes, std::string_view what) const;
 
  private:
   uint32_t depth_ = 0;
+  std::optional<RowWindow> window_;
   uint32_t max_depth_;
   uint64_t max_bytes_;
 };
 
-/// Registers @p fn for encoding @p id (replaces an earlier registration).
-void register_encoding(std::string id, DecodeFn fn);
+/// Registers @p fn for encoding @p id (replaces an earlier registration). A @p window_aware
+/// decoder honours `DecodeContext::window()` (see `DecodeContext`).
+void register_encoding(std::string id, DecodeFn fn, bool window_aware = false);
 /// @return the decoder for @p id, or nullptr.
 [[nodiscard]] DecodeFn find_encoding(std::string_view id);
 /// @return every registered encoding ID, sorted.
@@ -81,7 +115,7 @@ void register_default_encodings();
                                         size_t max_children);
 
 /// Decodes the validity child at @p index of @p node, if present, into an Arrow bitmap for a
-/// column of @p len rows (bits from 0). Absent child: all valid (empty buffer) when the child
+/// column of @p len rows (bits from 0); under a window, for the window's rows. Absent child: all valid (empty buffer) when the child
 /// index is past the end. A `vortex.constant` false child or any Bool array works.
 /// @param null_count receives the number of nulls.
 [[nodiscard]] Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullable,

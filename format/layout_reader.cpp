@@ -54,29 +54,39 @@ namespace {
 
 class FlatReader final : public LayoutReader {
  public:
-  FlatReader(LayoutPtr l, DTypePtr t, SegmentCache& c) : LayoutReader(std::move(l), std::move(t), c) {}
+  FlatReader(LayoutPtr l, DTypePtr t, SegmentCache& c)
+      : LayoutReader(std::move(l), std::move(t), c), wanted_{0, row_count()} {}
 
   void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override { out.push_back(base); }
   void collect_segments(uint64_t, uint64_t, std::vector<uint32_t>& out) const override {
     if (!decoded_) out.push_back(layout_->segments[0]);
   }
+  void plan_rows(uint64_t begin, uint64_t end) override { wanted_ = {begin, end}; }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
-    if (!decoded_) {
+    const bool covered = decoded_ && begin >= decoded_from_ && end <= decoded_from_ + decoded_->length;
+    if (!covered) {
+      // Decode only the planned part of the chunk when the plan cuts it; the whole otherwise.
+      RowWindow rows = wanted_;
+      if (begin < rows.begin || end > rows.end) rows = {0, row_count()};
       OC_ASSIGN_OR_RETURN(Buffer seg, cache_.take(layout_->segments[0]));
       OC_ASSIGN_OR_RETURN(ArrayView tree, parse_array_tree(seg, cache_.footer().array_specs));
       DecodeContext ctx;
-      auto col = ctx.decode(tree, dtype_, row_count());
+      auto col = rows.size() == row_count() ? ctx.decode(tree, dtype_, row_count())
+                                            : ctx.decode_slice(tree, dtype_, row_count(), rows);
       if (!col.ok()) {
         return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
       }
       decoded_ = std::move(col).value();
+      decoded_from_ = rows.begin;
     }
-    return slice(decoded_, begin, end - begin);
+    return slice(decoded_, begin - decoded_from_, end - begin);
   }
   void release() override { decoded_.reset(); }
 
  private:
+  RowWindow wanted_;
   ColumnPtr decoded_;
+  uint64_t decoded_from_ = 0;  // row of this chunk at which decoded_ starts
 };
 
 // ---- vortex.chunked ------------------------------------------------------------------------------
@@ -114,6 +124,13 @@ class ChunkedReader final : public LayoutReader {
   }
   void collect_zone_readers(std::vector<LayoutReader*>& out) override {
     for (auto& c : chunks_) c->collect_zone_readers(out);
+  }
+  void plan_rows(uint64_t begin, uint64_t end) override {
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+      const uint64_t b = std::clamp(begin, starts_[i], starts_[i + 1]) - starts_[i];
+      const uint64_t e = std::clamp(end, starts_[i], starts_[i + 1]) - starts_[i];
+      chunks_[i]->plan_rows(b, std::max(b, e));
+    }
   }
   void release() override {
     for (auto& c : chunks_) c->release();
@@ -177,6 +194,10 @@ class StructReader final : public LayoutReader {
     if (validity_) validity_->release();
     for (auto& f : fields_) f->release();
   }
+  void plan_rows(uint64_t begin, uint64_t end) override {
+    if (validity_) validity_->plan_rows(begin, end);
+    for (auto& f : fields_) f->plan_rows(begin, end);
+  }
 
  private:
   std::unique_ptr<LayoutReader> validity_;
@@ -238,6 +259,7 @@ class DictReader final : public LayoutReader {
     return out;
   }
   void release() override { codes_->release(); }
+  void plan_rows(uint64_t begin, uint64_t end) override { codes_->plan_rows(begin, end); }
 
  private:
   std::unique_ptr<LayoutReader> values_;
@@ -296,6 +318,7 @@ class ZonedReader final : public LayoutReader {
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override { return data_->read(begin, end); }
   void release() override { data_->release(); }
+  void plan_rows(uint64_t begin, uint64_t end) override { data_->plan_rows(begin, end); }
   void collect_zone_readers(std::vector<LayoutReader*>& out) override {
     out.push_back(this);
     data_->collect_zone_readers(out);

@@ -68,6 +68,9 @@ class LayoutReader {
   virtual void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const = 0;
   /// Decodes rows [begin, end) (0 <= begin <= end <= row_count()).
   [[nodiscard]] virtual Result<ColumnPtr> read(uint64_t begin, uint64_t end) = 0;
+  /// Tells the reader that only rows [begin, end) will be read, so that a chunk cut by the range
+  /// decodes just its part (a slice decode). Without a plan every chunk decodes whole.
+  virtual void plan_rows(uint64_t begin, uint64_t end) = 0;
   /// Drops decoded data held for reuse; the next read decodes again.
   virtual void release() {}
   /// Zone maps found at or below this reader, outermost first (for inspect and pruning).

@@ -62,6 +62,7 @@ class FileScan final : public Scan {
       begin_ = opts_.row_range->first;
       end_ = opts_.row_range->second;
     }
+    reader_->plan_rows(begin_, end_);
     // Batches never straddle a chunk boundary of any projected column, so each batch slices
     // exactly one decoded chunk per column (Vortex's split-by-layout).
     std::vector<uint64_t> points;

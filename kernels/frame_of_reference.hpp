@@ -18,3 +18,8 @@ template <class T>
 [[nodiscard]] Result<void> add_reference_on_device(std::span<T> values, T reference);
 
 }  // namespace oc::kernels
+
+/// Applies @p X to each type add_reference_on_device is instantiated for (by the CUDA and the
+/// no-CUDA build alike).
+#define OC_FOR_EACH_REFERENCE_TYPE(X) \
+  X(int8_t) X(int16_t) X(int32_t) X(int64_t) X(uint8_t) X(uint16_t) X(uint32_t) X(uint64_t)

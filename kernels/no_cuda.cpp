@@ -18,13 +18,8 @@ Result<void> add_reference_on_device(std::span<T>, T) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
-template Result<void> add_reference_on_device<int8_t>(std::span<int8_t>, int8_t);
-template Result<void> add_reference_on_device<int16_t>(std::span<int16_t>, int16_t);
-template Result<void> add_reference_on_device<int32_t>(std::span<int32_t>, int32_t);
-template Result<void> add_reference_on_device<int64_t>(std::span<int64_t>, int64_t);
-template Result<void> add_reference_on_device<uint8_t>(std::span<uint8_t>, uint8_t);
-template Result<void> add_reference_on_device<uint16_t>(std::span<uint16_t>, uint16_t);
-template Result<void> add_reference_on_device<uint32_t>(std::span<uint32_t>, uint32_t);
-template Result<void> add_reference_on_device<uint64_t>(std::span<uint64_t>, uint64_t);
+#define OC_INSTANTIATE(T) template Result<void> add_reference_on_device<T>(std::span<T>, T);
+OC_FOR_EACH_REFERENCE_TYPE(OC_INSTANTIATE)
+#undef OC_INSTANTIATE
 
 }  // namespace oc::kernels

@@ -21,10 +21,10 @@
 namespace oc::format::encodings {
 namespace {
 
-// Unpacks every block of @p packed (which holds `blocks` of them) into a fresh buffer.
+// Unpacks blocks [first, first + count) of @p packed into a fresh buffer.
 template <class T>
-Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t blocks) {
-  Buffer out = Buffer::allocate(blocks * kFastLanesBlock * sizeof(T));
+Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t first, uint64_t count) {
+  Buffer out = Buffer::allocate(count * kFastLanesBlock * sizeof(T));
   if (width == 0) return out;  // allocate() zero-fills
   const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
   // Segment buffers are normally aligned to T; copy the rare one that is not.
@@ -33,9 +33,27 @@ Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t blocks) {
                        : Buffer::copy_of(packed.span());
   const T* in = aligned.as<T>();
   T* dst = out.mutable_as<T>();
-  for (uint64_t b = 0; b < blocks; ++b) {
-    unpack_block<T>(in + b * words_per_block, width, dst + b * kFastLanesBlock);
+  for (uint64_t b = 0; b < count; ++b) {
+    unpack_block<T>(in + (first + b) * words_per_block, width, dst + b * kFastLanesBlock);
   }
+  return out;
+}
+
+// Keeps the patches that fall in @p rows, renumbered from the window's first row.
+Result<DecodedPatches> patches_in(const DecodedPatches& all, RowWindow rows) {
+  DecodedPatches out;
+  std::vector<uint64_t> keep;
+  for (size_t i = 0; i < all.positions.size(); ++i) {
+    if (all.positions[i] >= rows.begin && all.positions[i] < rows.end) {
+      out.positions.push_back(all.positions[i] - rows.begin);
+      keep.push_back(i);
+    }
+  }
+  if (keep.size() == all.positions.size()) {
+    out.values = all.values;
+    return out;
+  }
+  OC_ASSIGN_OR_RETURN(out.values, take(all.values, keep));
   return out;
 }
 
@@ -60,22 +78,31 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
             "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
             blocks, packed_block_bytes(width));
 
+  // A slice decode unpacks only the blocks that hold the window's rows.
+  const RowWindow rows = ctx.window().value_or(RowWindow{0, len});
+  const uint64_t first = (meta.offset() + rows.begin) / kFastLanesBlock;
+  const uint64_t count =
+      rows.size() == 0 ? 0 : (meta.offset() + rows.end - 1) / kFastLanesBlock + 1 - first;
   auto c = std::make_shared<Column>();
   c->dtype = t;
-  c->length = len;
-  c->offset = meta.offset();
+  c->length = rows.size();
+  c->offset = meta.offset() + rows.begin - first * kFastLanesBlock;
   switch (value_bytes) {
-    case 1: c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, blocks)); break;
-    case 2: c->buffers.push_back(unpack_blocks<uint16_t>(node.buffers[0], width, blocks)); break;
-    case 4: c->buffers.push_back(unpack_blocks<uint32_t>(node.buffers[0], width, blocks)); break;
-    default: c->buffers.push_back(unpack_blocks<uint64_t>(node.buffers[0], width, blocks)); break;
+    case 1: c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, first, count)); break;
+    case 2: c->buffers.push_back(unpack_blocks<uint16_t>(node.buffers[0], width, first, count)); break;
+    case 4: c->buffers.push_back(unpack_blocks<uint32_t>(node.buffers[0], width, first, count)); break;
+    default: c->buffers.push_back(unpack_blocks<uint64_t>(node.buffers[0], width, first, count)); break;
   }
 
   size_t validity_child = 0;
   DecodedPatches patches;
   if (meta.has_patches()) {
-    OC_ASSIGN_OR_RETURN(patches, decode_patches(node, 0, meta.patches(), t, len, ctx,
-                                                validity_child));
+    // Patch children live in their own row space: decode them whole, then keep the window's.
+    auto all = ctx.without_window([&] {
+      return decode_patches(node, 0, meta.patches(), t, len, ctx, validity_child);
+    });
+    OC_TRY(all);
+    OC_ASSIGN_OR_RETURN(patches, patches_in(*all, rows));
   }
   OC_EXPECT(node.children.size() <= validity_child + 1, corrupt,
             "fastlanes.bitpacked has {} children, expected at most {}", node.children.size(),
@@ -91,6 +118,6 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
 
 }  // namespace
 
-void register_bitpacked() { register_encoding("fastlanes.bitpacked", decode_bitpacked); }
+void register_bitpacked() { register_encoding("fastlanes.bitpacked", decode_bitpacked, /*window_aware=*/true); }
 
 }  // namespace oc::format::encodings

@@ -48,13 +48,15 @@ Result<ColumnPtr> decode_primitive(const ArrayView& node, const DTypePtr& t, uin
   const size_t w = ptype_width(st.ptype);
   OC_EXPECT(node.buffers[0].size() == len * w, corrupt,
             "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, w);
+  // A slice decode takes just the window's bytes, without a copy.
+  const RowWindow rows = ctx.window().value_or(RowWindow{0, len});
   auto c = std::make_shared<Column>();
   c->dtype = t;
-  c->length = len;
-  c->buffers.push_back(node.buffers[0]);
+  c->length = rows.size();
+  c->buffers.push_back(node.buffers[0].slice(rows.begin * w, rows.size() * w));
   // Values of unaligned segments (older writers) are copied so typed access stays aligned.
   if (reinterpret_cast<uintptr_t>(node.buffers[0].data()) % w != 0) {
-    c->buffers[0] = Buffer::copy_of(node.buffers[0].span());
+    c->buffers[0] = Buffer::copy_of(c->buffers[0].span());
   }
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(c->validity, decode_validity(node, 0, st.nullable, len, ctx, nulls));
@@ -87,7 +89,7 @@ Result<ColumnPtr> decode_struct(const ArrayView& node, const DTypePtr& t, uint64
 void register_canonical() {
   register_encoding("vortex.null", decode_null);
   register_encoding("vortex.bool", decode_bool);
-  register_encoding("vortex.primitive", decode_primitive);
+  register_encoding("vortex.primitive", decode_primitive, /*window_aware=*/true);
   register_encoding("vortex.struct", decode_struct);
 }
 

@@ -12,12 +12,13 @@ namespace {
 Result<ColumnPtr> decode_constant(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 1, 0, 0));
   OC_ASSIGN_OR_RETURN(Scalar s, parse_scalar(node.buffers[0].span()));
-  OC_TRY(ctx.check_alloc(len * std::max<size_t>(fixed_width_of(*t), 1), "constant"));
-  return scalar_to_column(s, t, len);
+  const uint64_t rows = ctx.window() ? ctx.window()->size() : len;
+  OC_TRY(ctx.check_alloc(rows * std::max<size_t>(fixed_width_of(*t), 1), "constant"));
+  return scalar_to_column(s, t, rows);
 }
 
 }  // namespace
 
-void register_constant() { register_encoding("vortex.constant", decode_constant); }
+void register_constant() { register_encoding("vortex.constant", decode_constant, /*window_aware=*/true); }
 
 }  // namespace oc::format::encodings

@@ -26,6 +26,6 @@ Result<ColumnPtr> decode_ext(const ArrayView& node, const DTypePtr& t, uint64_t 
 
 }  // namespace
 
-void register_ext() { register_encoding("vortex.ext", decode_ext); }
+void register_ext() { register_encoding("vortex.ext", decode_ext, /*window_aware=*/true); }
 
 }  // namespace oc::format::encodings

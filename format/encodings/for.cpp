@@ -36,7 +36,9 @@ Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t 
   OC_ASSIGN_OR_RETURN(uint64_t reference, scalar_to_bits(reference_scalar, storage.ptype));
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], t, len));
 
-  // The result keeps the child's offset and validity; only the values change.
+  // The result keeps the child's offset and validity; only the values change. Under a slice
+  // decode the child returned just the window's rows.
+  len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "fastlanes.for"));
   Buffer values = Buffer::allocate((encoded->offset + len) * width);
@@ -55,6 +57,6 @@ Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t 
 
 }  // namespace
 
-void register_for() { register_encoding("fastlanes.for", decode_for); }
+void register_for() { register_encoding("fastlanes.for", decode_for, /*window_aware=*/true); }
 
 }  // namespace oc::format::encodings

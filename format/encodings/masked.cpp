@@ -19,6 +19,6 @@ Result<ColumnPtr> decode_masked(const ArrayView& node, const DTypePtr& t, uint64
 
 }  // namespace
 
-void register_masked() { register_encoding("vortex.masked", decode_masked); }
+void register_masked() { register_encoding("vortex.masked", decode_masked, /*window_aware=*/true); }
 
 }  // namespace oc::format::encodings

@@ -34,7 +34,9 @@ Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64
                       ctx.decode(node.children[0],
                                  DType::make_primitive(unsigned_ptype, storage.nullable), len));
 
-  // The result keeps the child's offset and validity; only the values change.
+  // The result keeps the child's offset and validity; only the values change. Under a slice
+  // decode the child returned just the window's rows.
+  len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "vortex.zigzag"));
   Buffer values = Buffer::allocate((encoded->offset + len) * width);
@@ -53,6 +55,6 @@ Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64
 
 }  // namespace
 
-void register_zigzag() { register_encoding("vortex.zigzag", decode_zigzag); }
+void register_zigzag() { register_encoding("vortex.zigzag", decode_zigzag, /*window_aware=*/true); }
 
 }  // namespace oc::format::encodings

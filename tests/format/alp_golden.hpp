@@ -1,37 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden segments written by tests/format/golden/gen_alp.py (ALP, ALP-RD, run-end and sparse
-// cases) and the comparison of a decoded column with the oracle's values in `<name>.expected`.
+// Golden cases written by tests/format/golden/gen_alp.py and gen_fastlanes.py: their `.expected`
+// format (typed values, see golden_common.py) and the comparison of a decoded column with it.
 #pragma once
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "format/array_tree.hpp"
-#include "tests/format/fixtures.hpp"
+#include "tests/format/golden.hpp"
 
 namespace oc::test::alp_golden {
 
-/// tests/format/golden, found from this header's path: absolute, relative to the working
-/// directory, or relative to the build directory (the parent of the test executable's folder,
-/// from which Meson passes source paths).
-inline std::filesystem::path dir() {
-  namespace fs = std::filesystem;
-  const fs::path here = fs::path(__FILE__).parent_path() / "golden";
-  if (here.is_absolute() || fs::exists(here)) return here;
-  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / here;
-}
-
-inline std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// The oracle's decoded values (format in gen_alp.py).
+/// The oracle's decoded values (format in golden_common.py, typed_values).
 struct Expected {
   std::string type;                ///< a ptype name such as "f64", or "utf8"
   bool nullable = false;
@@ -47,16 +28,9 @@ struct Case {
 
 /// Loads and parses golden case @p name; fails the calling test if it is missing or malformed.
 inline Case load(const std::string& name) {
-  INFO("golden case " << name << " in " << dir().string());
-  const std::string segment = read_file(dir() / (name + ".segment"));
-  REQUIRE(!segment.empty());
-  std::vector<std::string> specs;
-  std::istringstream spec_lines(read_file(dir() / (name + ".specs")));
-  for (std::string line; std::getline(spec_lines, line);) specs.push_back(line);
-  auto root = format::parse_array_tree(bytes_of(segment), specs);
-  if (!root.ok()) FAIL(root.error().to_string());
-
-  const std::string expected = read_file(dir() / (name + ".expected"));
+  INFO("golden case " << name);
+  const ArrayView root = golden::load_tree(name);
+  const std::string expected = golden::read_file(golden::file(name, ".expected"));
   const size_t eol = expected.find('\n');
   REQUIRE(eol != std::string::npos);
   Expected e;
@@ -67,7 +41,7 @@ inline Case load(const std::string& name) {
   e.valid.assign(expected.begin() + static_cast<std::ptrdiff_t>(eol + 1),
                  expected.begin() + static_cast<std::ptrdiff_t>(eol + 1 + e.rows));
   e.values = expected.substr(eol + 1 + e.rows);
-  return Case{*root, std::move(e)};
+  return Case{root, std::move(e)};
 }
 
 /// The dtype the expected values describe.

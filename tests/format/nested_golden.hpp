@@ -5,60 +5,16 @@
 #pragma once
 
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
-#include "format/array_tree.hpp"
 #include "format/encodings/decimal.hpp"
-#include "tests/format/fixtures.hpp"
+#include "tests/format/golden.hpp"
 
 namespace oc::test::nested_golden {
 
 /// Arrow's decimal128 value type (GCC's extension type, named once so -Wpedantic stays quiet).
 __extension__ typedef __int128 Int128;
-
-/// tests/format/golden, found from this header's path: absolute, relative to the working
-/// directory, or relative to the build directory (the parent of the test executable's folder,
-/// from which Meson passes source paths).
-inline std::filesystem::path golden_dir() {
-  namespace fs = std::filesystem;
-  const fs::path here = fs::path(__FILE__).parent_path() / "golden";
-  if (here.is_absolute() || fs::exists(here)) return here;
-  const fs::path build = fs::read_symlink("/proc/self/exe").parent_path().parent_path();
-  return build / here;
-}
-
-inline std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline std::vector<std::string> read_lines(const std::filesystem::path& p) {
-  std::vector<std::string> lines;
-  std::ifstream in(p);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
-
-struct Golden {
-  ArrayView root;
-  std::vector<std::string> expected;  ///< one rendered row per line
-};
-
-/// Loads and parses golden case @p name; fails the calling test if it is missing or malformed.
-inline Golden load_golden(const std::string& name) {
-  const auto dir = golden_dir();
-  const std::string bytes = read_file(dir / (name + ".segment"));
-  INFO("golden case " << name << " in " << dir.string());
-  REQUIRE(!bytes.empty());
-  const auto specs = read_lines(dir / (name + ".specs"));
-  auto root = format::parse_array_tree(bytes_of(bytes), specs);
-  REQUIRE(root.ok());
-  return Golden{*root, read_lines(dir / (name + ".expected"))};
-}
 
 /// Renders row @p i of @p c as gen_nested.py does.
 inline std::string render_row(const format::Column& c, uint64_t i) {
@@ -126,11 +82,12 @@ inline std::vector<std::string> render_rows(const format::Column& c) {
 /// Decodes golden case @p name as @p t and checks every row against the oracle's values.
 /// @return the decoded column.
 inline ColumnPtr check_golden(const std::string& name, const DTypePtr& t) {
-  Golden g = load_golden(name);
   INFO("golden case " << name);
-  auto c = decode(g.root, t, g.expected.size());
+  const ArrayView root = golden::load_tree(name);
+  const auto expected = golden::read_lines(golden::file(name, ".expected"));
+  auto c = decode(root, t, expected.size());
   if (!c.ok()) FAIL(c.error().to_string());
-  CHECK(render_rows(**c) == g.expected);
+  CHECK(render_rows(**c) == expected);
   CHECK(*(*c)->dtype == *t);
   return *c;
 }

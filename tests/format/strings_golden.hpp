@@ -1,38 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
-// Golden segments written by tests/format/golden/gen_strings.py (varbinview, varbin, fsst, dict
-// and zstd cases), and the comparison of a decoded column with the oracle's rows.
+// Golden cases written by tests/format/golden/gen_strings.py and gen_onpair.py: their `.expected`
+// format (zstd-compressed row records, see gen_strings.py) and the comparison of a decoded column
+// with it.
 #pragma once
 
 #include <zstd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "format/array_tree.hpp"
-#include "tests/format/fixtures.hpp"
+#include "tests/format/golden.hpp"
 
 namespace oc::test::strings_golden {
-
-/// tests/format/golden, found from this header's path: absolute, relative to the working
-/// directory, or relative to the build directory (the parent of the test executable's folder,
-/// from which Meson passes source paths).
-inline std::filesystem::path dir() {
-  namespace fs = std::filesystem;
-  const fs::path here = fs::path(__FILE__).parent_path() / "golden";
-  if (here.is_absolute() || fs::exists(here)) return here;
-  return fs::read_symlink("/proc/self/exe").parent_path().parent_path() / here;
-}
-
-inline std::string read_file(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 /// One row as the oracle decoded it: valid or null, and its bytes (a string's UTF-8 or binary
 /// bytes, a primitive's little-endian bytes).
@@ -73,15 +54,9 @@ inline std::vector<Row> parse_expected(const std::string& compressed) {
 
 /// Loads and parses golden case @p name; fails the calling test if it is missing or malformed.
 inline Case load(const std::string& name) {
-  INFO("golden case " << name << " in " << dir().string());
-  const std::string segment = read_file(dir() / (name + ".segment"));
-  REQUIRE(!segment.empty());
-  std::vector<std::string> specs;
-  std::istringstream spec_lines(read_file(dir() / (name + ".specs")));
-  for (std::string line; std::getline(spec_lines, line);) specs.push_back(line);
-  auto root = format::parse_array_tree(bytes_of(segment), specs);
-  if (!root.ok()) FAIL(root.error().to_string());
-  return {std::move(*root), parse_expected(read_file(dir() / (name + ".expected")))};
+  INFO("golden case " << name);
+  ArrayView root = golden::load_tree(name);
+  return {std::move(root), parse_expected(golden::read_file(golden::file(name, ".expected")))};
 }
 
 /// Row @p i of a decoded column, in the form of the expected records.

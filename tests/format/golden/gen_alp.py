@@ -8,54 +8,22 @@ Run with the Python that has the reference writer (vortex-data 0.93, pyarrow):
 For each case <name> it writes, next to this script:
   <name>.segment   the flat segment bytes of vx.compress(data), as stored in a file;
   <name>.specs     the encoding IDs of the segment's array_specs, one per line;
-  <name>.expected  the oracle's decoded values (arr.to_arrow_array()):
-                   one text line "<type> <nullable 0|1> <rows>\n", where <type> is a ptype
-                   (i8..u64, f32, f64) or utf8, then one validity byte (0 or 1) per row, then
-                   for a ptype the raw little-endian values (rows x width, nulls zeroed), for
-                   utf8 (rows + 1) u32 little-endian offsets and the concatenated bytes.
+  <name>.expected  the oracle's decoded values (arr.to_arrow_array()), as
+                   golden_common.typed_values describes.
 The data are seeded, so reruns reproduce the files unless the writer changes.
 """
-import os
-import struct
-
 import numpy as np
 import pyarrow as pa
 import vortex as vx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-PTYPES = {pa.int8(): "i8", pa.int16(): "i16", pa.int32(): "i32", pa.int64(): "i64",
-          pa.uint8(): "u8", pa.uint16(): "u16", pa.uint32(): "u32", pa.uint64(): "u64",
-          pa.float32(): "f32", pa.float64(): "f64"}
-
-
-def expected_bytes(arrow, nullable):
-    arrow = arrow.combine_chunks() if isinstance(arrow, pa.ChunkedArray) else arrow
-    n = len(arrow)
-    valid = bytes(0 if v is None else 1 for v in arrow.to_pylist())
-    if arrow.type == pa.string() or arrow.type == pa.string_view():
-        head = f"utf8 {int(nullable)} {n}\n".encode()
-        offsets, data = [0], b""
-        for v in arrow.to_pylist():
-            data += (v or "").encode()
-            offsets.append(len(data))
-        return head + valid + struct.pack(f"<{n + 1}I", *offsets) + data
-    np_values = arrow.fill_null(0).to_numpy(zero_copy_only=False)
-    head = f"{PTYPES[arrow.type]} {int(nullable)} {n}\n".encode()
-    return head + valid + np_values.astype(np_values.dtype.newbyteorder("<")).tobytes()
+from golden_common import serialize, typed_values, write_case_files
 
 
 def write_case(name, data, must_contain):
     arr = vx.compress(vx.array(data))
-    ctx = vx.ArrayContext()
-    segment = b"".join(arr.serialize(ctx))
-    specs = str(ctx).split(", ")
+    segment, specs = serialize(arr)
     assert must_contain in specs, f"{name}: {must_contain} not in {specs}\n{arr.display_tree()}"
-    with open(os.path.join(HERE, f"{name}.segment"), "wb") as f:
-        f.write(segment)
-    with open(os.path.join(HERE, f"{name}.specs"), "w") as f:
-        f.write("\n".join(specs) + "\n")
-    with open(os.path.join(HERE, f"{name}.expected"), "wb") as f:
-        f.write(expected_bytes(arr.to_arrow_array(), arr.dtype.is_nullable()))
+    write_case_files(name, segment, specs, typed_values(arr))
     print(f"{name}: {len(segment)} bytes, {specs}")
 
 

@@ -8,34 +8,24 @@ Run with the Python that has the reference writer (vortex-data 0.93, pyarrow):
 
 For each case <name> it writes, next to this script, <name>.segment (the flat segment bytes),
 <name>.specs (the array_specs, one encoding ID per line) and <name>.expected (the oracle's
-decoded values), in the formats gen_alp.py describes. The data are seeded, so reruns reproduce
-the files unless the writer changes.
+decoded values, as golden_common.typed_values describes). The data are seeded, so reruns
+reproduce the files unless the writer changes.
 """
-import os
-
 import numpy as np
 import pyarrow as pa
 import vortex as vx
 
-from gen_alp import expected_bytes
+from golden_common import serialize, typed_values, write_case_files
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 rng = np.random.default_rng(20240611)
 
 
 def write_array(name, arr, must_contain):
-    ctx = vx.ArrayContext()
-    segment = b"".join(arr.serialize(ctx))
-    specs = str(ctx).split(", ")
+    segment, specs = serialize(arr)
     tree = arr.display_tree()
     for needle in must_contain:
         assert needle in tree, f"{name}: {needle} not in\n{tree}"
-    with open(os.path.join(HERE, f"{name}.segment"), "wb") as f:
-        f.write(segment)
-    with open(os.path.join(HERE, f"{name}.specs"), "w") as f:
-        f.write("\n".join(specs) + "\n")
-    with open(os.path.join(HERE, f"{name}.expected"), "wb") as f:
-        f.write(expected_bytes(arr.to_arrow_array(), arr.dtype.is_nullable()))
+    write_case_files(name, segment, specs, typed_values(arr))
     print(f"{name}: {len(segment)} bytes, {specs}")
 
 

@@ -13,20 +13,20 @@ For each case <name> it writes, next to this script:
                    decimals: the unscaled value as Arrow stores it (i128 up to precision 38,
                    else i256), little-endian two's complement, in hex |
                    dates, times, timestamps: their integer storage value.
-The C++ test (tests/format/test_nested_golden.cpp) builds the same dtype by hand, decodes the
-segment and renders each row the same way.
+The C++ tests (through tests/format/nested_golden.hpp) build the same dtype by hand, decode the
+segment and render each row the same way.
 
 Cases only use encodings that the nested unit and the canonical set decode, so they test this
 unit alone; the script refuses any other encoding.
 """
-import pathlib
 from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
 import vortex as vx
 
-OUT = pathlib.Path(__file__).resolve().parent
+from golden_common import serialize, write_case_files
+
 ALLOWED = {
     "vortex.primitive", "vortex.bool", "vortex.null", "vortex.struct", "vortex.constant",
     "vortex.list", "vortex.listview", "vortex.fixed_size_list", "vortex.decimal",
@@ -60,14 +60,11 @@ def write(name, arrow, compress):
     array = vx.array(arrow)
     if compress:
         array = vx.compress(array)
-    ctx = vx.ArrayContext()
-    segment = b"".join(array.serialize(ctx))
-    specs = str(ctx).split(", ")
+    segment, specs = serialize(array)
     extra = set(specs) - ALLOWED
     assert not extra, f"{name}: unexpected encodings {extra}\n{array.display_tree()}"
-    (OUT / f"{name}.segment").write_bytes(segment)
-    (OUT / f"{name}.specs").write_text("\n".join(specs) + "\n")
-    (OUT / f"{name}.expected").write_text("\n".join(render(array.to_arrow_array())) + "\n")
+    rows = "\n".join(render(array.to_arrow_array())) + "\n"
+    write_case_files(name, segment, specs, rows.encode())
     print(f"{name}: {len(segment)} bytes, {', '.join(specs)}")
 
 

@@ -5,8 +5,8 @@ the Python that has vortex-data (0.93) and pyarrow installed:
 
     /tmp/venvtest/bin/python tests/format/golden/gen_onpair.py
 
-For each case NAME it writes, next to this script, the same three files as gen_strings.py (and
-tests/format/strings_golden.hpp reads them):
+For each case NAME it writes, next to this script, the same three files as gen_strings.py
+(through golden_common.py; tests/format/strings_golden.hpp reads them):
 
   NAME.segment   the serialized array: exactly a flat segment as stored in a Vortex file
   NAME.specs     the encoding IDs that the segment's nodes index, one per line
@@ -18,44 +18,18 @@ a utf8 OnPair array and re-types it as binary through the IPC round trip; the or
 it as binary. Each case checks that the oracle chose vortex.onpair at the root.
 """
 
-import os
-import struct
-
 import numpy as np
 import pyarrow as pa
 import vortex as vx
 from vortex.serde import decode_ipc_array_buffers, encode_ipc_array_buffers
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from golden_common import write_row_records_case
+
 rng = np.random.default_rng(20250611)
 
 
-def expected_records(arrow):
-    out = bytearray()
-    for v in arrow.to_pylist():
-        if v is None:
-            out += struct.pack("<BI", 0, 0)
-        else:
-            b = v.encode("utf-8") if isinstance(v, str) else bytes(v)
-            out += struct.pack("<BI", 1, len(b)) + b
-    return bytes(out)
-
-
 def write_case(name, arr):
-    tree = arr.display_tree()
-    first = tree.splitlines()[0]
-    assert "root: vortex.onpair(" in first, f"{name}: wanted vortex.onpair, got {first}"
-    ctx = vx.ArrayContext()
-    segment = b"".join(arr.serialize(ctx))
-    specs = str(ctx).split(", ")
-    expected = expected_records(arr.to_arrow_array())
-    with open(os.path.join(HERE, name + ".segment"), "wb") as f:
-        f.write(segment)
-    with open(os.path.join(HERE, name + ".specs"), "w") as f:
-        f.write("\n".join(specs) + "\n")
-    with open(os.path.join(HERE, name + ".expected"), "wb") as f:
-        f.write(pa.Codec("zstd").compress(expected, asbytes=True))
-    print(f"{name}: {len(segment)} B segment, specs {specs}\n{tree}")
+    write_row_records_case(name, arr, "vortex.onpair")
 
 
 def words(n, alphabet, shortest, longest):

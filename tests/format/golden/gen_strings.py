@@ -5,7 +5,7 @@ writer as the oracle. Run with the Python that has vortex-data (0.93) and pyarro
 
     /tmp/venvtest/bin/python tests/format/golden/gen_strings.py
 
-For each case NAME it writes, next to this script:
+For each case NAME it writes, next to this script (through golden_common.py):
 
   NAME.segment   the serialized array: exactly a flat segment as stored in a Vortex file
   NAME.specs     the encoding IDs that the segment's nodes index, one per line
@@ -20,52 +20,15 @@ checks that it got the encoding it is meant to exercise.
 """
 
 import os
-import struct
 import tempfile
 
 import numpy as np
 import pyarrow as pa
 import vortex as vx
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from golden_common import write_row_records_case as write_case
+
 rng = np.random.default_rng(20240611)
-
-
-def expected_records(arrow):
-    out = bytearray()
-    if pa.types.is_primitive(arrow.type):
-        width = arrow.type.bit_width // 8
-        values = arrow.fill_null(0).to_numpy(zero_copy_only=False).tobytes()
-        for i in range(len(arrow)):
-            if arrow[i].is_valid:
-                out += struct.pack("<BI", 1, width) + values[i * width:(i + 1) * width]
-            else:
-                out += struct.pack("<BI", 0, 0)
-        return bytes(out)
-    for v in arrow.to_pylist():
-        if v is None:
-            out += struct.pack("<BI", 0, 0)
-        else:
-            b = v.encode("utf-8") if isinstance(v, str) else bytes(v)
-            out += struct.pack("<BI", 1, len(b)) + b
-    return bytes(out)
-
-
-def write_case(name, arr, root_encoding):
-    tree = arr.display_tree()
-    first = tree.splitlines()[0]
-    assert f"root: {root_encoding}(" in first, f"{name}: wanted {root_encoding}, got {first}"
-    ctx = vx.ArrayContext()
-    segment = b"".join(arr.serialize(ctx))
-    specs = str(ctx).split(", ")
-    expected = expected_records(arr.to_arrow_array())
-    with open(os.path.join(HERE, name + ".segment"), "wb") as f:
-        f.write(segment)
-    with open(os.path.join(HERE, name + ".specs"), "w") as f:
-        f.write("\n".join(specs) + "\n")
-    with open(os.path.join(HERE, name + ".expected"), "wb") as f:
-        f.write(pa.Codec("zstd").compress(expected, asbytes=True))
-    print(f"{name}: {len(segment)} B segment, specs {specs}\n{tree}")
 
 
 def compact_column(pa_array):
