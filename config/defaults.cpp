@@ -94,6 +94,9 @@ constexpr std::array kKnobs{
     Knob{"scan_readahead_splits", "ONECOPY_SCAN_READAHEAD_SPLITS", "4",
          "Splits whose segments a scan fetches ahead of decoding (Vortex: 4 per worker).",
          OC_NUMBER_KNOB(scan_readahead_splits, 1, 1024, false)},
+    Knob{"http_max_header_bytes", "ONECOPY_HTTP_MAX_HEADER_BYTES", "64KiB",
+         "Largest HTTP response head (status line and headers) accepted from a server.",
+         OC_NUMBER_KNOB(http_max_header_bytes, 1 * KiB, 16 * MiB, true)},
 };
 
 #undef OC_NUMBER_KNOB

@@ -36,6 +36,7 @@ struct Defaults {
   uint32_t max_array_depth;
   uint64_t scan_batch_rows;
   uint32_t scan_readahead_splits;
+  uint64_t http_max_header_bytes;
 };
 
 /// One row of the defaults table.
