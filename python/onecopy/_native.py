@@ -24,34 +24,14 @@ class OnecopyError(Exception):
         self.code = code
 
 
-# ---- Arrow C ABI structures (from the Arrow C Data / Stream interface specification) ----------
-
-
+# The Arrow C structs live on the C heap (onecopy_stream_new / onecopy_schema_new) and are only
+# passed through, so Python treats them as opaque.
 class ArrowSchema(ctypes.Structure):
     pass
 
 
-ArrowSchema._fields_ = [
-    ("format", ctypes.c_char_p),
-    ("name", ctypes.c_char_p),
-    ("metadata", ctypes.c_char_p),
-    ("flags", ctypes.c_int64),
-    ("n_children", ctypes.c_int64),
-    ("children", ctypes.POINTER(ctypes.POINTER(ArrowSchema))),
-    ("dictionary", ctypes.POINTER(ArrowSchema)),
-    ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))),
-    ("private_data", ctypes.c_void_p),
-]
-
-
 class ArrowArrayStream(ctypes.Structure):
-    _fields_ = [
-        ("get_schema", ctypes.c_void_p),
-        ("get_next", ctypes.c_void_p),
-        ("get_last_error", ctypes.c_void_p),
-        ("release", ctypes.CFUNCTYPE(None, ctypes.c_void_p)),
-        ("private_data", ctypes.c_void_p),
-    ]
+    pass
 
 
 def _find_library() -> str:
