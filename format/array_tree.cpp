@@ -60,6 +60,9 @@ Result<ArrayView> parse_array_tree(const Buffer& segment, std::span<const std::s
   std::vector<Buffer> buffers;
   size_t pos = 0;
   if (tree->buffers()) {
+    // The verifier checks the vector's length field, not that its structs are aligned.
+    OC_EXPECT(reinterpret_cast<uintptr_t>(tree->buffers()->Data()) % alignof(fb::BufferDesc) == 0,
+              corrupt, "misaligned buffer table in an array");
     buffers.reserve(tree->buffers()->size());
     for (const fb::BufferDesc* d : *tree->buffers()) {
       OC_EXPECT(d->compression() == fb::BufferCompression::None, unsupported,

@@ -108,6 +108,9 @@ Result<DTypePtr> dtype_from_flatbuffer(const fb::DType* node, uint32_t depth) {
   OC_EXPECT(depth < defaults().max_array_depth, corrupt, "dtype nested deeper than {}", depth);
   auto t = std::make_shared<DType>();
   using U = fb::TypeUnion;
+  // FlatBuffers verification accepts a union tag whose table is missing; reject it here.
+  OC_EXPECT(node->type_type() == U::NONE || node->type() != nullptr, corrupt,
+            "dtype tag {} without its table", static_cast<int>(node->type_type()));
   switch (node->type_type()) {
     case U::NullType: t->kind = TypeKind::null; t->nullable = true; break;
     case U::BoolType:

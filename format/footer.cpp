@@ -115,6 +115,9 @@ Result<Footer> read_footer(SegmentSource& source) {
   }
   const uint64_t data_end = fb_start;
   if (footer->segment_specs()) {
+    // The verifier checks the vector's length field, not that its 8-byte structs are aligned.
+    OC_EXPECT(reinterpret_cast<uintptr_t>(footer->segment_specs()->Data()) % alignof(fb::SegmentSpec) == 0,
+              corrupt, "misaligned segment map in the footer");
     for (const fb::SegmentSpec* s : *footer->segment_specs()) {
       OC_EXPECT(s->offset() <= data_end && s->length() <= data_end - s->offset(), corrupt,
                 "segment [{}, +{}) runs past the data region ending at {}", s->offset(),
