@@ -67,6 +67,17 @@ Result<std::string> arrow_format(const DType& t) {
   return OC_ERROR(Errc::unsupported, "no Arrow mapping for {}", t.to_string());
 }
 
+uint64_t unsigned_at(const Column& c, uint64_t i) noexcept {
+  const size_t width = fixed_width_of(*c.dtype);
+  const uint8_t* p = c.buffers[0].data() + (c.offset + i) * width;
+  switch (width) {
+    case 1: return *p;
+    case 2: return load_le<uint16_t>(p);
+    case 4: return load_le<uint32_t>(p);
+    default: return load_le<uint64_t>(p);
+  }
+}
+
 Buffer make_bitmap(uint64_t len, bool value) {
   Buffer b = Buffer::allocate((len + 7) / 8);
   if (value) std::memset(b.mutable_data(), 0xff, b.size());

@@ -58,6 +58,10 @@ struct Column {
   [[nodiscard]] const int32_t* offsets() const noexcept { return buffers[0].as<int32_t>() + offset; }
 };
 
+/// Logical row @p i of an unsigned integer column (u8 to u64), widened to 64 bits.
+/// @note The caller has checked the column's ptype; values of other widths read as u64.
+[[nodiscard]] uint64_t unsigned_at(const Column& c, uint64_t i) noexcept;
+
 /// Arrow C Data Interface format string for @p t ("l", "u", "+s", "tss:UTC", ...).
 [[nodiscard]] Result<std::string> arrow_format(const DType& t);
 

@@ -226,17 +226,9 @@ class DictReader final : public LayoutReader {
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
     // The predicate-on-dictionary path (scan with filters) evaluates on values_col_ first; a
     // plain read gathers values through the codes.
+    // Codes are unsigned: make_layout_reader checked codes_ptype.
     std::vector<uint64_t> idx(codes->length);
-    const PType p = codes->dtype->ptype;
-    for (uint64_t i = 0; i < codes->length; ++i) {
-      switch (p) {
-        case PType::u8: idx[i] = codes->values<uint8_t>()[i]; break;
-        case PType::u16: idx[i] = codes->values<uint16_t>()[i]; break;
-        case PType::u32: idx[i] = codes->values<uint32_t>()[i]; break;
-        case PType::u64: idx[i] = codes->values<uint64_t>()[i]; break;
-        default: return OC_ERROR(Errc::corrupt, "dict codes of type {}", ptype_name(p));
-      }
-    }
+    for (uint64_t i = 0; i < codes->length; ++i) idx[i] = unsigned_at(*codes, i);
     Buffer code_valid;
     if (codes->null_count > 0) {
       code_valid = make_bitmap(codes->length, false);

@@ -14,17 +14,6 @@
 namespace oc::format {
 namespace {
 
-// Reads the unsigned integer at logical row @p i of a fixed-width column of @p width bytes.
-uint64_t load_unsigned(const Column& c, size_t width, uint64_t i) {
-  const uint8_t* p = c.buffers[0].data() + (c.offset + i) * width;
-  switch (width) {
-    case 1: return *p;
-    case 2: return load_le<uint16_t>(p);
-    case 4: return load_le<uint32_t>(p);
-    default: return load_le<uint64_t>(p);
-  }
-}
-
 // Validity of the patched result: the base's, with each patched row taking its value's validity.
 // Empty when every row is valid.
 Buffer patched_validity(const Column& base, const DecodedPatches& patches) {
@@ -65,10 +54,9 @@ Result<DecodedPatches> decode_patches(const ArrayView& node, size_t first_child,
                                  DType::make_primitive(index_ptype, false), len));
   DecodedPatches out;
   out.positions.resize(len);
-  const size_t width = ptype_width(index_ptype);
   const uint64_t offset = meta.offset();
   for (uint64_t k = 0; k < len; ++k) {
-    const uint64_t index = load_unsigned(*indices, width, k);
+    const uint64_t index = unsigned_at(*indices, k);
     OC_EXPECT(index >= offset && index - offset < array_len, corrupt,
               "patch index {} with offset {} is outside an array of {} rows", index, offset,
               array_len);

@@ -25,18 +25,6 @@ namespace {
 
 constexpr uint64_t kBlock = 1024;
 
-// Reads row @p i of the unsigned integer column @p c.
-uint64_t unsigned_at(const Column& c, uint64_t i) {
-  const size_t width = fixed_width_of(*c.dtype);
-  const uint8_t* p = c.buffers[0].data() + (c.offset + i) * width;
-  switch (width) {
-    case 1: return *p;
-    case 2: return load_le<uint16_t>(p);
-    case 4: return load_le<uint32_t>(p);
-    default: return load_le<uint64_t>(p);
-  }
-}
-
 Result<PType> unsigned_ptype(uint32_t raw, const char* what) {
   OC_ASSIGN_OR_RETURN(PType p, ptype_from(raw));
   OC_EXPECT(!ptype_is_float(p) && !ptype_is_signed(p), corrupt,
