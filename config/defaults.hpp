@@ -37,6 +37,20 @@ struct Defaults {
   uint64_t scan_batch_rows;
   uint32_t scan_readahead_splits;
   uint64_t http_max_header_bytes;
+  uint32_t http_connect_timeout_ms;
+  uint32_t http_first_byte_timeout_ms;
+  uint32_t http_stall_timeout_ms;
+  uint32_t http_connections_per_endpoint;
+  uint64_t net_pool_bytes;
+  uint32_t s3_max_requests_in_flight;
+  uint32_t s3_max_attempts;
+  uint32_t s3_backoff_base_ms;
+  uint32_t s3_backoff_max_ms;
+  uint32_t s3_hedge_after_ms;
+  uint64_t s3_get_part_bytes;
+  uint64_t s3_multipart_threshold;
+  uint64_t s3_multipart_part_bytes;
+  uint32_t credentials_refresh_margin_s;
 };
 
 /// One row of the defaults table.
