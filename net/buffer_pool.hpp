@@ -9,6 +9,8 @@
 /// anonymous memory (counted, still correct, just not registered).
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
