@@ -140,6 +140,12 @@ constexpr std::array kKnobs{
     Knob{"credentials_refresh_margin_s", "ONECOPY_CREDENTIALS_REFRESH_MARGIN_S", "300",
          "Temporary credentials are refreshed this many seconds before they expire.",
          OC_NUMBER_KNOB(credentials_refresh_margin_s, 0, 86'400, false)},
+    Knob{"credentials_fetch_timeout_ms", "ONECOPY_CREDENTIALS_FETCH_TIMEOUT_MS", "1000",
+         "Deadline for each container-credentials or EC2 metadata request (AWS SDKs: 1 s).",
+         OC_NUMBER_KNOB(credentials_fetch_timeout_ms, 1, 600'000, false)},
+    Knob{"imds_token_ttl_s", "ONECOPY_IMDS_TOKEN_TTL_S", "21600",
+         "Lifetime requested for an IMDSv2 session token, in seconds (1..21600).",
+         OC_NUMBER_KNOB(imds_token_ttl_s, 1, 21'600, false)},
 };
 
 #undef OC_NUMBER_KNOB

@@ -51,6 +51,8 @@ struct Defaults {
   uint64_t s3_multipart_threshold;
   uint64_t s3_multipart_part_bytes;
   uint32_t credentials_refresh_margin_s;
+  uint32_t credentials_fetch_timeout_ms;
+  uint32_t imds_token_ttl_s;
 };
 
 /// One row of the defaults table.

@@ -73,6 +73,18 @@ std::string uri_encode(std::string_view s, bool keep_slash) {
   return out;
 }
 
+std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query) {
+  std::vector<std::pair<std::string, std::string>> encoded;
+  for (const auto& [k, v] : query) encoded.emplace_back(uri_encode(k, false), uri_encode(v, false));
+  std::sort(encoded.begin(), encoded.end());
+  std::string out;
+  for (const auto& [k, v] : encoded) {
+    if (!out.empty()) out += '&';
+    out += k + "=" + v;
+  }
+  return out;
+}
+
 Result<Signature> sign_v4(const SigningInput& in, const Credentials& creds) {
   OC_EXPECT(in.amz_date.size() == 16 && in.amz_date[8] == 'T' && in.amz_date[15] == 'Z', invalid,
             "x-amz-date must look like 20130524T000000Z, got '{}'", in.amz_date);
@@ -84,10 +96,6 @@ Result<Signature> sign_v4(const SigningInput& in, const Credentials& creds) {
   OC_EXPECT(std::any_of(headers.begin(), headers.end(), [](const auto& h) { return h.first == "host"; }),
             invalid, "a signed request needs a host header");
 
-  std::vector<std::pair<std::string, std::string>> query;
-  for (const auto& [k, v] : in.query) query.emplace_back(uri_encode(k, false), uri_encode(v, false));
-  std::sort(query.begin(), query.end());
-
   Signature s;
   std::string canonical_headers;
   for (const auto& [k, v] : headers) {
@@ -95,13 +103,9 @@ Result<Signature> sign_v4(const SigningInput& in, const Credentials& creds) {
     if (!s.signed_headers.empty()) s.signed_headers += ';';
     s.signed_headers += k;
   }
-  std::string canonical_query;
-  for (const auto& [k, v] : query) {
-    if (!canonical_query.empty()) canonical_query += '&';
-    canonical_query += k + "=" + v;
-  }
   s.canonical_request = fmt::format("{}\n{}\n{}\n{}\n{}\n{}", in.method, uri_encode(in.path, true),
-                                    canonical_query, canonical_headers, s.signed_headers, in.payload_hash);
+                                    canonical_query(in.query), canonical_headers, s.signed_headers,
+                                    in.payload_hash);
   const std::string scope = fmt::format("{}/{}/{}/aws4_request", date, in.region, in.service);
   s.string_to_sign = fmt::format(
       "{}\n{}\n{}\n{}", kAlgorithm, in.amz_date, scope,

@@ -55,4 +55,8 @@ struct Signature {
 /// @p keep_slash (paths) and encoded otherwise (query names and values).
 [[nodiscard]] std::string uri_encode(std::string_view s, bool keep_slash);
 
+/// The canonical query string: names and values URI-encoded ('/' too), pairs sorted, '&'-joined.
+/// It is also the query of a presigned URL.
+[[nodiscard]] std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query);
+
 }  // namespace oc::net

@@ -15,7 +15,7 @@ APT_PACKAGES=(
   meson ninja-build pkg-config g++ clang libclang-rt-14-dev
   liburing-dev libssl-dev openssl libspdlog-dev libfmt-dev
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
-  catch2 node-llhttp libzstd-dev libtomlplusplus-dev
+  catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
   python3 python3-venv python3-dev
 )
 
