@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "client/inspect.hpp"
+#include "client/open_uri.hpp"
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
@@ -55,7 +56,7 @@ OC_API int onecopy_init(char* err, size_t errlen) {
 
 OC_API int onecopy_open(const char* path, onecopy_file** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto f = oc::format::VortexFile::open_path(path);
+    auto f = oc::client::open_uri(path);
     if (!f.ok()) return report(f.error(), err, errlen);
     *out = new onecopy_file{std::move(f).value()};
     return 0;

@@ -4,6 +4,8 @@
 //   onecopy inspect FILE [--json]
 //   onecopy scan FILE [--columns a,b] [--limit N] [--rows BEGIN:END] [--batch-rows N]
 //                     [--format csv|jsonl]
+//   onecopy ls s3://bucket[/prefix] [--recursive]
+//   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
 //   onecopy defaults            every knob with its environment variable and default
 //   onecopy version
 #include <cstdio>
@@ -12,7 +14,9 @@
 #include <vector>
 
 #include "client/inspect.hpp"
+#include "client/open_uri.hpp"
 #include "client/row_format.hpp"
+#include "client/s3_commands.hpp"
 #include "config/defaults.hpp"
 #include "config/log.hpp"
 #include "format/reader.hpp"
@@ -26,9 +30,11 @@ constexpr int kExitUsage = 2;
 int usage(const std::string& why) {
   if (!why.empty()) std::cerr << "onecopy: " << why << "\n";
   std::cerr << "usage:\n"
-               "  onecopy inspect FILE [--json]\n"
+               "  onecopy inspect FILE|s3://bucket/key|URL [--json]\n"
                "  onecopy scan FILE [--columns a,b] [--limit N] [--rows BEGIN:END]\n"
                "                    [--batch-rows N] [--format csv|jsonl]\n"
+               "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
+               "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
                "  onecopy defaults\n"
                "  onecopy version\n";
   return kExitUsage;
@@ -91,7 +97,7 @@ int run_scan(const std::vector<std::string>& args) {
       return usage("unknown option " + a);
     }
   }
-  auto file = oc::format::VortexFile::open_path(args[0]);
+  auto file = oc::client::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   auto scan = (*file)->scan(opts);
   if (!scan.ok()) return fail(scan.error());
@@ -123,7 +129,7 @@ int run_inspect(const std::vector<std::string>& args) {
     if (args[i] == "--json") json = true;
     else return usage("unknown option " + args[i]);
   }
-  auto file = oc::format::VortexFile::open_path(args[0]);
+  auto file = oc::client::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   auto r = oc::client::inspect(**file, std::cout, json);
   if (!r.ok()) return fail(r.error());
@@ -150,6 +156,8 @@ int main(int argc, char** argv) {
     if (cmd == "scan") return run_scan(args);
     if (cmd == "inspect") return run_inspect(args);
     if (cmd == "defaults") return run_defaults();
+    if (cmd == "ls") return oc::client::run_ls(args);
+    if (cmd == "cp") return oc::client::run_cp(args);
     if (cmd == "version" || cmd == "--version") {
       std::cout << "onecopy " << OC_VERSION << "\n";
       return 0;

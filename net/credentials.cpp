@@ -131,11 +131,11 @@ Result<ResolvedCredentials> resolve_credentials(const CredentialsOptions& option
                   fmt::join(tried, "; "));
 }
 
-CredentialsProvider::CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, Clock clock)
+CredentialsProvider::CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, WallClock clock)
     : options_(std::move(options)),
       env_(std::move(env)),
       fetch_(std::move(fetch)),
-      clock_(clock ? std::move(clock) : Clock([] { return std::chrono::system_clock::now(); })) {}
+      clock_(clock ? std::move(clock) : WallClock([] { return std::chrono::system_clock::now(); })) {}
 
 Result<ResolvedCredentials> CredentialsProvider::get() {
   std::lock_guard lock(mu_);

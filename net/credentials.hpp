@@ -57,7 +57,7 @@ struct FetchResponse {
 using HttpFetch = std::function<Result<FetchResponse>(const FetchRequest&)>;
 
 /// The wall clock, injectable for tests.
-using Clock = std::function<std::chrono::system_clock::time_point()>;
+using WallClock = std::function<std::chrono::system_clock::time_point()>;
 
 /// Credentials and where they came from.
 struct ResolvedCredentials {
@@ -102,7 +102,7 @@ struct CredentialsOptions {
 /// have not yet expired, they are returned and a warning is logged.
 class CredentialsProvider {
  public:
-  CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, Clock clock = {});
+  CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, WallClock clock = {});
 
   /// @return current credentials, resolving or refreshing them when needed.
   [[nodiscard]] Result<ResolvedCredentials> get();
@@ -111,7 +111,7 @@ class CredentialsProvider {
   CredentialsOptions options_;
   GetEnv env_;
   HttpFetch fetch_;
-  Clock clock_;
+  WallClock clock_;
   std::mutex mu_;
   std::optional<ResolvedCredentials> cached_;
 };

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Vortex files in object storage: a `format::SegmentSource` over the S3 client.
+///
+/// Opening costs one HEAD (size and ETag); every later read is pinned to that ETag. A batch of
+/// segment ranges is coalesced with the object-store options (`object_coalesce_distance`,
+/// `object_coalesce_max`), each merged read lands in a lease of the pinned pool, and the segments
+/// handed to the decoder are slices of those leases: the bytes are never copied again.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "config/error.hpp"
+#include "format/segment_source.hpp"
+#include "net/s3_client.hpp"
+
+namespace oc::net {
+
+/// Opens @p obj through @p client.
+[[nodiscard]] Result<std::shared_ptr<format::SegmentSource>> open_object_source(
+    std::shared_ptr<S3Client> client, ObjectRef obj);
+
+/// Opens `s3://bucket/key` or an `http(s)://` URL with a client configured from the environment
+/// (shared by every call in the process), or a local path.
+[[nodiscard]] Result<std::shared_ptr<format::SegmentSource>> open_any_source(std::string_view uri);
+
+/// The process-wide client configured from the environment, created on first use.
+[[nodiscard]] Result<std::shared_ptr<S3Client>> environment_client();
+
+/// Parses "s3://bucket/key" or an http(s) URL into an `ObjectRef`.
+[[nodiscard]] Result<ObjectRef> object_ref_from_uri(std::string_view uri);
+
+}  // namespace oc::net
