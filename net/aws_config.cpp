@@ -56,7 +56,8 @@ struct IniParser {
 
   Result<void> section(std::string_view t, size_t line) {
     const size_t close = t.find(']');
-    OC_EXPECT(close != std::string_view::npos, invalid, "{}:{}: unterminated section header", origin, line);
+    OC_EXPECT(close != std::string_view::npos, invalid, "{}:{}: unterminated section header",
+              origin, line);
     const std::string_view after = trim(t.substr(close + 1));
     OC_EXPECT(after.empty() || after.front() == '#' || after.front() == ';', invalid,
               "{}:{}: unexpected text after the section header", origin, line);
@@ -97,7 +98,8 @@ struct IniParser {
       if (current) (*current)[last_key] += "\n" + std::string(strip_inline_comment(t));
       return {};
     }
-    OC_EXPECT(!indented, invalid, "{}:{}: an indented line with nothing to continue", origin, line_no);
+    OC_EXPECT(!indented, invalid, "{}:{}: an indented line with nothing to continue", origin,
+              line_no);
     return setting(t, line_no, false);
   }
 };
@@ -119,7 +121,8 @@ Result<std::string> read_optional_file(const std::string& path) {
   char buf[4096];
   size_t n = 0;
   while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) text.append(buf, n);
-  if (std::ferror(f.get())) return errno_error(-errno, fmt::format("reading {}", path), __FILE__, __LINE__);
+  if (std::ferror(f.get()))
+    return errno_error(-errno, fmt::format("reading {}", path), __FILE__, __LINE__);
   return text;
 }
 
@@ -130,6 +133,11 @@ GetEnv process_env() {
     const char* v = std::getenv(std::string(name).c_str());
     return v ? std::optional<std::string>(v) : std::nullopt;
   };
+}
+
+std::optional<std::string> env_value(const GetEnv& env, std::string_view name) {
+  auto v = env(name);
+  return v && !v->empty() ? v : std::nullopt;
 }
 
 Result<ProfileMap> parse_aws_ini(std::string_view text, AwsFileKind kind, std::string_view origin) {
@@ -153,15 +161,20 @@ const std::string* SharedConfig::get(std::string_view key) const {
 Result<SharedConfig> load_shared_config(const GetEnv& env, std::string_view profile) {
   const auto home = env("HOME");
   SharedConfig c;
-  if (!profile.empty()) c.profile = std::string(profile);
-  else c.profile = env("AWS_PROFILE").value_or("default");
-  c.config_path = expand_home(env("AWS_CONFIG_FILE").value_or(home ? *home + "/.aws/config" : ""), home);
-  c.credentials_path = expand_home(
-      env("AWS_SHARED_CREDENTIALS_FILE").value_or(home ? *home + "/.aws/credentials" : ""), home);
+  if (!profile.empty())
+    c.profile = std::string(profile);
+  else
+    c.profile = env_value(env, "AWS_PROFILE").value_or("default");
+  c.config_path = expand_home(
+      env_value(env, "AWS_CONFIG_FILE").value_or(home ? *home + "/.aws/config" : ""), home);
+  c.credentials_path = expand_home(env_value(env, "AWS_SHARED_CREDENTIALS_FILE")
+                                       .value_or(home ? *home + "/.aws/credentials" : ""),
+                                   home);
 
   OC_ASSIGN_OR_RETURN(const std::string config_text, read_optional_file(c.config_path));
   OC_ASSIGN_OR_RETURN(const std::string creds_text, read_optional_file(c.credentials_path));
-  OC_ASSIGN_OR_RETURN(const ProfileMap config, parse_aws_ini(config_text, AwsFileKind::config, c.config_path));
+  OC_ASSIGN_OR_RETURN(const ProfileMap config,
+                      parse_aws_ini(config_text, AwsFileKind::config, c.config_path));
   OC_ASSIGN_OR_RETURN(const ProfileMap creds,
                       parse_aws_ini(creds_text, AwsFileKind::credentials, c.credentials_path));
   for (const ProfileMap* m : {&config, &creds}) {

@@ -29,6 +29,10 @@ using GetEnv = std::function<std::optional<std::string>(std::string_view)>;
 /// @return a `GetEnv` over the process environment.
 [[nodiscard]] GetEnv process_env();
 
+/// @return @p name's value through @p env; nullopt when unset or empty, as the AWS SDKs treat
+///         an empty variable.
+[[nodiscard]] std::optional<std::string> env_value(const GetEnv& env, std::string_view name);
+
 /// Settings of one profile, key to value.
 using ProfileSettings = std::map<std::string, std::string, std::less<>>;
 /// Every profile of one file, by profile name.
@@ -58,7 +62,8 @@ struct SharedConfig {
 /// Reads both files (a missing file counts as empty) and selects @p profile (when non-empty),
 /// else $AWS_PROFILE, else "default". A leading "~/" in the path variables is expanded with $HOME.
 /// @return `Errc::io` for an unreadable file, `Errc::invalid` for a malformed one.
-[[nodiscard]] Result<SharedConfig> load_shared_config(const GetEnv& env, std::string_view profile = {});
+[[nodiscard]] Result<SharedConfig> load_shared_config(const GetEnv& env,
+                                                      std::string_view profile = {});
 
 /// Fuzzing entry point: parses @p bytes as both file kinds.
 void fuzz_parse_aws_config(std::span<const uint8_t> bytes);

@@ -12,25 +12,22 @@ namespace {
 
 // Settings that mean the profile gets credentials some other way (assume-role, SSO, a helper
 // process, web identity); onecopy does not implement those, and must not ignore them.
-constexpr std::string_view kUnsupportedProfileKeys[] = {"role_arn", "credential_process", "sso_session",
-                                                         "sso_start_url", "web_identity_token_file"};
-
-std::optional<std::string> non_empty(const GetEnv& env, std::string_view name) {
-  auto v = env(name);
-  return v && !v->empty() ? v : std::nullopt;
-}
+constexpr std::string_view kUnsupportedProfileKeys[] = {
+    "role_arn", "credential_process", "sso_session", "sso_start_url", "web_identity_token_file"};
 
 Result<ResolvedCredentials> from_env(const GetEnv& env) {
-  auto id = non_empty(env, "AWS_ACCESS_KEY_ID");
-  auto secret = non_empty(env, "AWS_SECRET_ACCESS_KEY");
+  auto id = env_value(env, "AWS_ACCESS_KEY_ID");
+  auto secret = env_value(env, "AWS_SECRET_ACCESS_KEY");
   if (!id && !secret) return OC_ERROR(Errc::not_found, "AWS_ACCESS_KEY_ID is not set");
-  OC_EXPECT(id && secret, invalid, "only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set");
-  return ResolvedCredentials{{*id, *secret, non_empty(env, "AWS_SESSION_TOKEN").value_or("")}, false, "env", {}};
+  OC_EXPECT(id && secret, invalid,
+            "only one of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY is set");
+  return ResolvedCredentials{
+      {*id, *secret, env_value(env, "AWS_SESSION_TOKEN").value_or("")}, false, "env", {}};
 }
 
 Result<ResolvedCredentials> from_profile(const CredentialsOptions& options, const GetEnv& env) {
   OC_ASSIGN_OR_RETURN(const SharedConfig c, load_shared_config(env, options.profile));
-  const bool chosen = !options.profile.empty() || non_empty(env, "AWS_PROFILE");
+  const bool chosen = !options.profile.empty() || env_value(env, "AWS_PROFILE");
   OC_EXPECT(c.profile_found || !chosen, invalid, "profile '{}' is in neither {} nor {}", c.profile,
             c.credentials_path, c.config_path);
   const std::string source = "profile " + c.profile;
@@ -40,10 +37,13 @@ Result<ResolvedCredentials> from_profile(const CredentialsOptions& options, cons
     const std::string* token = c.get("aws_session_token");
     return ResolvedCredentials{{*id, *secret, token ? *token : ""}, false, source, {}};
   }
-  OC_EXPECT(!id && !secret, invalid, "{} has only one of aws_access_key_id and aws_secret_access_key", source);
+  OC_EXPECT(!id && !secret, invalid,
+            "{} has only one of aws_access_key_id and aws_secret_access_key", source);
   for (std::string_view key : kUnsupportedProfileKeys) {
-    OC_EXPECT(!c.get(key), unsupported, "{} uses {}, which onecopy does not support; export the credentials "
-              "(e.g. `aws configure export-credentials --format env`)", source, key);
+    OC_EXPECT(!c.get(key), unsupported,
+              "{} uses {}, which onecopy does not support; export the credentials "
+              "(e.g. `aws configure export-credentials --format env`)",
+              source, key);
   }
   if (!c.profile_found) return OC_ERROR(Errc::not_found, "{}: no such profile", source);
   return OC_ERROR(Errc::not_found, "{} has no aws_access_key_id", source);
@@ -67,29 +67,32 @@ Result<std::chrono::system_clock::time_point> parse_iso8601(std::string_view t) 
     auto [p, ec] = std::from_chars(t.data(), t.data() + 4, year);
     if (ec != std::errc() || p != t.data() + 4) year = -1;
   }
-  const bool shape = year >= 0 && t[4] == '-' && t[7] == '-' && (t[10] == 'T' || t[10] == 't') && t[13] == ':' &&
-                     t[16] == ':';
+  const bool shape = year >= 0 && t[4] == '-' && t[7] == '-' && (t[10] == 'T' || t[10] == 't') &&
+                     t[13] == ':' && t[16] == ':';
   const int month = two_digits(t, 5), day = two_digits(t, 8), hour = two_digits(t, 11),
             minute = two_digits(t, 14), second = two_digits(t, 17);
-  const year_month_day ymd{std::chrono::year(year), std::chrono::month(static_cast<unsigned>(month)),
+  const year_month_day ymd{std::chrono::year(year),
+                           std::chrono::month(static_cast<unsigned>(month)),
                            std::chrono::day(static_cast<unsigned>(day))};
-  OC_EXPECT(shape && ymd.ok() && hour >= 0 && hour < 24 && minute >= 0 && minute < 60 && second >= 0 &&
-                second <= 60,
+  OC_EXPECT(shape && ymd.ok() && hour >= 0 && hour < 24 && minute >= 0 && minute < 60 &&
+                second >= 0 && second <= 60,
             invalid, "'{}' is not an ISO 8601 timestamp like 2026-11-29T12:00:00Z", t);
   std::string_view rest = t.substr(19);
   if (!rest.empty() && rest.front() == '.') {  // fractional seconds: dropped, expiry is coarse
     rest.remove_prefix(1);
-    while (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
+    while (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest.front())))
+      rest.remove_prefix(1);
   }
   minutes offset{0};
-  if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' && two_digits(rest, 1) >= 0 &&
-      two_digits(rest, 4) >= 0) {
+  if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':' &&
+      two_digits(rest, 1) >= 0 && two_digits(rest, 4) >= 0) {
     offset = hours(two_digits(rest, 1)) + minutes(two_digits(rest, 4));
     if (rest[0] == '-') offset = -offset;
   } else {
     OC_EXPECT(rest == "Z" || rest == "z", invalid, "'{}' must end in Z or a +hh:mm offset", t);
   }
-  return system_clock::time_point(sys_days(ymd) + hours(hour) + minutes(minute) + seconds(second) - offset);
+  return system_clock::time_point(sys_days(ymd) + hours(hour) + minutes(minute) + seconds(second) -
+                                  offset);
 }
 
 std::string redact(std::string_view secret) {
@@ -100,8 +103,8 @@ std::string redact(std::string_view secret) {
   return std::string(secret.substr(0, kShown)) + "…";
 }
 
-Result<ResolvedCredentials> resolve_credentials(const CredentialsOptions& options, const GetEnv& env,
-                                                const HttpFetch& fetch) {
+Result<ResolvedCredentials> resolve_credentials(const CredentialsOptions& options,
+                                                const GetEnv& env, const HttpFetch& fetch) {
   if (options.anonymous) return ResolvedCredentials{{}, true, "anonymous", {}};
   if (options.explicit_credentials) {
     const Credentials& c = *options.explicit_credentials;
@@ -126,12 +129,14 @@ Result<ResolvedCredentials> resolve_credentials(const CredentialsOptions& option
     }
     tried.push_back(fmt::format("{}: {}", name, r.error().message()));
   }
-  return OC_ERROR(Errc::not_found,
-                  "no AWS credentials found (tried {}); set some, or use anonymous access for public buckets",
-                  fmt::join(tried, "; "));
+  return OC_ERROR(
+      Errc::not_found,
+      "no AWS credentials found (tried {}); set some, or use anonymous access for public buckets",
+      fmt::join(tried, "; "));
 }
 
-CredentialsProvider::CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, WallClock clock)
+CredentialsProvider::CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch,
+                                         WallClock clock)
     : options_(std::move(options)),
       env_(std::move(env)),
       fetch_(std::move(fetch)),
@@ -149,8 +154,9 @@ Result<ResolvedCredentials> CredentialsProvider::get() {
     return fresh;
   }
   if (cached_ && now < *cached_->expiration) {
-    log::get().warn("refreshing AWS credentials failed, using the current ones until they expire: {}",
-                    fresh.error().to_string());
+    log::get().warn(
+        "refreshing AWS credentials failed, using the current ones until they expire: {}",
+        fresh.error().to_string());
     return *cached_;
   }
   return fresh;

@@ -22,6 +22,8 @@
 /// passes a fetch over its own HTTP stack.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <functional>
 #include <mutex>
@@ -30,8 +32,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "config/error.hpp"
 #include "net/aws_config.hpp"
@@ -80,13 +80,16 @@ struct CredentialsOptions {
 /// @return `Errc::not_found` listing every source and why it had nothing when none did;
 ///         otherwise the error of the configured source that failed.
 [[nodiscard]] Result<ResolvedCredentials> resolve_credentials(const CredentialsOptions& options,
-                                                              const GetEnv& env, const HttpFetch& fetch);
+                                                              const GetEnv& env,
+                                                              const HttpFetch& fetch);
 
 /// The container source alone. `Errc::not_found` when its variables are unset.
-[[nodiscard]] Result<ResolvedCredentials> container_credentials(const GetEnv& env, const HttpFetch& fetch);
+[[nodiscard]] Result<ResolvedCredentials> container_credentials(const GetEnv& env,
+                                                                const HttpFetch& fetch);
 
 /// The IMDSv2 source alone. `Errc::not_found` when disabled by AWS_EC2_METADATA_DISABLED.
-[[nodiscard]] Result<ResolvedCredentials> imds_credentials(const GetEnv& env, const HttpFetch& fetch);
+[[nodiscard]] Result<ResolvedCredentials> imds_credentials(const GetEnv& env,
+                                                           const HttpFetch& fetch);
 
 /// Parses an ISO 8601 UTC timestamp as AWS sends it: "2026-11-29T12:00:00Z", optionally with
 /// fractional seconds and a "+hh:mm"/"-hh:mm" offset in place of "Z".

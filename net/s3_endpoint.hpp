@@ -53,8 +53,8 @@ struct S3Endpoint {
 
 /// Where one request for an object (or, with an empty key, a bucket) goes.
 struct RequestTarget {
-  std::string scheme;       ///< "http" or "https"
-  std::string host;         ///< connect to this host (IPv6 keeps its brackets)
+  std::string scheme;  ///< "http" or "https"
+  std::string host;    ///< connect to this host (IPv6 keeps its brackets)
   uint16_t port = 0;
   std::string host_header;  ///< Host header value, with ":port" only when not the default
   std::string path;         ///< raw, unencoded: what SigV4 signs, e.g. "/bucket/a b.txt"

@@ -2,7 +2,6 @@
 #include "net/s3_xml.hpp"
 
 #include <charconv>
-
 #include <pugixml.hpp>
 
 #include "net/url.hpp"
@@ -32,19 +31,20 @@ std::string text_of(const pugi::xml_node& parent, std::string_view name) {
 
 // Parses @p xml and returns its root element, which must be <expected>. An <Error> root in its
 // place is reported with its code, since that is what a caller most needs to see.
-Result<pugi::xml_node> root_element(pugi::xml_document& doc, std::string_view xml, std::string_view expected) {
+Result<pugi::xml_node> root_element(pugi::xml_document& doc, std::string_view xml,
+                                    std::string_view expected) {
   // pugixml expands only the predefined and numeric entities and ignores DTDs, so hostile
   // documents cannot make it fetch anything or blow up memory.
   const pugi::xml_parse_result parsed =
       doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
-  OC_EXPECT(parsed, protocol, "expected an XML <{}> document, but it is malformed ({} at byte {})", expected,
-            parsed.description(), parsed.offset);
+  OC_EXPECT(parsed, protocol, "expected an XML <{}> document, but it is malformed ({} at byte {})",
+            expected, parsed.description(), parsed.offset);
   const pugi::xml_node root = doc.document_element();
   const std::string_view got = local_name(root);
   if (got == expected) return root;
   if (got == "Error") {
-    return OC_ERROR(Errc::protocol, "expected <{}>, got an S3 <Error>: {}: {}", expected, text_of(root, "Code"),
-                    text_of(root, "Message"));
+    return OC_ERROR(Errc::protocol, "expected <{}>, got an S3 <Error>: {}: {}", expected,
+                    text_of(root, "Code"), text_of(root, "Message"));
   }
   return OC_ERROR(Errc::protocol, "expected an XML <{}> document, got <{}>", expected, got);
 }
@@ -62,13 +62,16 @@ Result<std::string> maybe_decode(std::string text, bool url_encoded) {
   if (!url_encoded) return text;
   // S3's encoding-type=url is form encoding: a space arrives as '+', a plus as %2B.
   auto decoded = percent_decode(text, true);
-  if (!decoded.ok()) return OC_ERROR(Errc::protocol, "a listing key is not URL-encoded as announced");
+  if (!decoded.ok())
+    return OC_ERROR(Errc::protocol, "a listing key is not URL-encoded as announced");
   return decoded;
 }
 
 struct StringWriter : pugi::xml_writer {
   std::string out;
-  void write(const void* data, size_t size) override { out.append(static_cast<const char*>(data), size); }
+  void write(const void* data, size_t size) override {
+    out.append(static_cast<const char*>(data), size);
+  }
 };
 
 }  // namespace
@@ -111,7 +114,8 @@ Result<S3ErrorBody> parse_s3_error(std::string_view xml) {
   pugi::xml_document doc;
   const pugi::xml_parse_result parsed =
       doc.load_buffer(xml.data(), xml.size(), pugi::parse_default, pugi::encoding_utf8);
-  OC_EXPECT(parsed, protocol, "expected an XML <Error> document, but it is malformed ({} at byte {})",
+  OC_EXPECT(parsed, protocol,
+            "expected an XML <Error> document, but it is malformed ({} at byte {})",
             parsed.description(), parsed.offset);
   const pugi::xml_node root = doc.document_element();
   OC_EXPECT(local_name(root) == "Error", protocol, "expected an XML <Error> document, got <{}>",
@@ -122,7 +126,8 @@ Result<S3ErrorBody> parse_s3_error(std::string_view xml) {
 
 Result<std::string> parse_initiate_multipart(std::string_view xml) {
   pugi::xml_document doc;
-  OC_ASSIGN_OR_RETURN(const pugi::xml_node root, root_element(doc, xml, "InitiateMultipartUploadResult"));
+  OC_ASSIGN_OR_RETURN(const pugi::xml_node root,
+                      root_element(doc, xml, "InitiateMultipartUploadResult"));
   std::string id = text_of(root, "UploadId");
   OC_EXPECT(!id.empty(), protocol, "expected <UploadId> in <InitiateMultipartUploadResult>");
   return id;
@@ -151,8 +156,8 @@ Result<std::string> complete_multipart_body(std::span<const CompletedPart> parts
   uint32_t previous = 0;
   for (const CompletedPart& p : parts) {
     OC_EXPECT(p.number > previous && p.number <= kMaxPartNumber, invalid,
-              "part number {} must be in 1..{} and above the previous part's {}", p.number, kMaxPartNumber,
-              previous);
+              "part number {} must be in 1..{} and above the previous part's {}", p.number,
+              kMaxPartNumber, previous);
     previous = p.number;
     pugi::xml_node part = root.append_child("Part");
     part.append_child("PartNumber").text().set(p.number);

@@ -41,7 +41,8 @@ Result<void> parse_authority(std::string_view authority, std::string_view text, 
   std::string_view port_text;
   if (!authority.empty() && authority.front() == '[') {
     const size_t close = authority.find(']');
-    OC_EXPECT(close != std::string_view::npos, invalid, "URL '{}': unterminated IPv6 literal", text);
+    OC_EXPECT(close != std::string_view::npos, invalid, "URL '{}': unterminated IPv6 literal",
+              text);
     const std::string_view inner = authority.substr(1, close - 1);
     OC_EXPECT(!inner.empty() && inner.find(':') != std::string_view::npos &&
                   inner.find_first_not_of("0123456789abcdefABCDEF:.") == std::string_view::npos,
@@ -54,7 +55,8 @@ Result<void> parse_authority(std::string_view authority, std::string_view text, 
   } else {
     const size_t colon = authority.find(':');
     url.host = lower(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port_text = authority.substr(colon + 1), url.explicit_port = true;
+    if (colon != std::string_view::npos)
+      port_text = authority.substr(colon + 1), url.explicit_port = true;
     OC_EXPECT(!url.host.empty(), invalid, "URL '{}' has no host", text);
     for (char c : url.host) {
       OC_EXPECT(host_name_char(c), invalid, "URL '{}': invalid character in host", text);
@@ -80,9 +82,12 @@ Result<void> parse_query(std::string_view raw, std::string_view text, Url& url) 
     if (pair.empty()) continue;
     const size_t eq = pair.find('=');
     auto name = percent_decode(pair.substr(0, eq));
-    auto value = percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
-    if (!name.ok()) return std::move(name.error()).with_context(fmt::format("in the query of URL '{}'", text));
-    if (!value.ok()) return std::move(value.error()).with_context(fmt::format("in the query of URL '{}'", text));
+    auto value =
+        percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+    if (!name.ok())
+      return std::move(name.error()).with_context(fmt::format("in the query of URL '{}'", text));
+    if (!value.ok())
+      return std::move(value.error()).with_context(fmt::format("in the query of URL '{}'", text));
     url.query.emplace_back(std::move(*name), std::move(*value));
   }
   return {};
@@ -90,7 +95,9 @@ Result<void> parse_query(std::string_view raw, std::string_view text, Url& url) 
 
 }  // namespace
 
-std::string Url::request_target() const { return raw_query.empty() ? path : path + "?" + raw_query; }
+std::string Url::request_target() const {
+  return raw_query.empty() ? path : path + "?" + raw_query;
+}
 
 std::string Url::host_header() const {
   return explicit_port && port != (tls() ? 443 : 80) ? fmt::format("{}:{}", host, port) : host;
@@ -100,8 +107,8 @@ Result<Url> parse_url(std::string_view text) {
   Url url;
   url.original = std::string(text);
   const size_t sep = text.find("://");
-  OC_EXPECT(sep != std::string_view::npos, invalid, "'{}' is not a URL (expected http:// or https://)",
-            text);
+  OC_EXPECT(sep != std::string_view::npos, invalid,
+            "'{}' is not a URL (expected http:// or https://)", text);
   url.scheme = lower(text.substr(0, sep));
   OC_EXPECT(url.scheme == "http" || url.scheme == "https", invalid,
             "URL '{}': scheme must be http or https", text);
@@ -122,8 +129,8 @@ Result<Url> parse_url(std::string_view text) {
 
 Result<S3Uri> parse_s3_uri(std::string_view text) {
   constexpr std::string_view kScheme = "s3://";
-  OC_EXPECT(text.size() > kScheme.size() && lower(text.substr(0, kScheme.size())) == kScheme, invalid,
-            "'{}' is not an s3://bucket/key URI", text);
+  OC_EXPECT(text.size() > kScheme.size() && lower(text.substr(0, kScheme.size())) == kScheme,
+            invalid, "'{}' is not an s3://bucket/key URI", text);
   const std::string_view rest = text.substr(kScheme.size());
   const size_t slash = rest.find('/');
   S3Uri uri{std::string(rest.substr(0, slash)),
@@ -134,10 +141,11 @@ Result<S3Uri> parse_s3_uri(std::string_view text) {
 }
 
 Result<void> check_bucket_name(std::string_view b) {
-  OC_EXPECT(b.size() >= 3 && b.size() <= 63, invalid, "bucket name '{}' must be 3 to 63 characters", b);
+  OC_EXPECT(b.size() >= 3 && b.size() <= 63, invalid, "bucket name '{}' must be 3 to 63 characters",
+            b);
   for (char c : b) {
-    OC_EXPECT(std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
-                  c == '.' || c == '-',
+    OC_EXPECT(std::islower(static_cast<unsigned char>(c)) ||
+                  std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == '-',
               invalid, "bucket name '{}' may hold only a-z, 0-9, '.' and '-'", b);
   }
   OC_EXPECT(std::isalnum(static_cast<unsigned char>(b.front())) &&

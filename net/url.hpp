@@ -27,7 +27,7 @@ struct Url {
   std::string path;       ///< as written (still percent-encoded); "/" when the URL has none
   std::string raw_query;  ///< as written, without '?' and without any fragment
   std::vector<std::pair<std::string, std::string>> query;  ///< decoded, in order; '+' stays '+'
-  std::string original;   ///< the input
+  std::string original;                                    ///< the input
 
   [[nodiscard]] bool tls() const noexcept { return scheme == "https"; }
   /// @return the HTTP request-target exactly as written: path, then '?' and the raw query if any.

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The AWS shared files: INI dialect, profile selection, path overrides and hostile input.
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "net/aws_config.hpp"
 #include "tests/net/fake_env.hpp"
@@ -62,9 +62,10 @@ TEST_CASE("config file sections, comments and nesting", "[net][aws_config]") {
 }
 
 TEST_CASE("credentials file names profiles without a prefix", "[net][aws_config]") {
-  auto m = net::parse_aws_ini("[default]\naws_access_key_id=AKIA1\n[ci]\naws_access_key_id = AKIA2\n"
-                              "aws_session_token = abc\n  def\n",
-                              net::AwsFileKind::credentials, "creds");
+  auto m = net::parse_aws_ini(
+      "[default]\naws_access_key_id=AKIA1\n[ci]\naws_access_key_id = AKIA2\n"
+      "aws_session_token = abc\n  def\n",
+      net::AwsFileKind::credentials, "creds");
   REQUIRE(m.ok());
   CHECK(m->at("default").at("aws_access_key_id") == "AKIA1");
   CHECK(m->at("ci").at("aws_access_key_id") == "AKIA2");
@@ -72,8 +73,9 @@ TEST_CASE("credentials file names profiles without a prefix", "[net][aws_config]
 }
 
 TEST_CASE("malformed files name the file and line, never the text", "[net][aws_config]") {
-  for (const char* bad : {"key = before any section\n", "[default\nx=1\n", "[default]\njust-a-secret-value\n",
-                          "[]\n", "[default] junk\n", "[default]\n = value\n", "[default]\n  indented=1\n"}) {
+  for (const char* bad :
+       {"key = before any section\n", "[default\nx=1\n", "[default]\njust-a-secret-value\n", "[]\n",
+        "[default] junk\n", "[default]\n = value\n", "[default]\n  indented=1\n"}) {
     auto m = net::parse_aws_ini(bad, net::AwsFileKind::config, "/home/u/.aws/config");
     INFO(bad);
     REQUIRE_FALSE(m.ok());
@@ -88,9 +90,10 @@ TEST_CASE("malformed files name the file and line, never the text", "[net][aws_c
 TEST_CASE("hostile INI input does not crash", "[net][aws_config]") {
   std::string junk;
   for (int i = 0; i < 4096; ++i) junk += static_cast<char>((i * 131 + 7) % 256);
-  for (const std::string& text : {junk, std::string(10000, '['), std::string("[default]\n") + std::string(5000, '='),
-                                  std::string("[a]\nk=\n") + std::string(3000, ' ') + "x=y\n",
-                                  std::string("\0\0\0", 3), std::string("[profile ]\nx=1\n")}) {
+  for (const std::string& text :
+       {junk, std::string(10000, '['), std::string("[default]\n") + std::string(5000, '='),
+        std::string("[a]\nk=\n") + std::string(3000, ' ') + "x=y\n", std::string("\0\0\0", 3),
+        std::string("[profile ]\nx=1\n")}) {
     (void)net::parse_aws_ini(text, net::AwsFileKind::config, "f");
     (void)net::parse_aws_ini(text, net::AwsFileKind::credentials, "f");
   }
@@ -99,7 +102,9 @@ TEST_CASE("hostile INI input does not crash", "[net][aws_config]") {
 TEST_CASE("shared config: paths, profile selection and merging", "[net][aws_config]") {
   TempDir dir;
   std::filesystem::create_directories(dir.path / ".aws");
-  dir.write(".aws/config", "[default]\nregion=us-west-1\n[profile dev]\nregion=eu-west-1\naws_access_key_id=CFG\n");
+  dir.write(
+      ".aws/config",
+      "[default]\nregion=us-west-1\n[profile dev]\nregion=eu-west-1\naws_access_key_id=CFG\n");
   dir.write(".aws/credentials", "[dev]\naws_access_key_id=CRED\n");
   const std::string home = dir.path.string();
 
@@ -122,7 +127,8 @@ TEST_CASE("shared config: paths, profile selection and merging", "[net][aws_conf
   CHECK_FALSE(c->profile_found);
 
   const std::string other = dir.write("other", "[profile x]\nregion=ap-south-1\n");
-  c = net::load_shared_config(test::env_of({{"HOME", home}, {"AWS_CONFIG_FILE", "~/other"},
+  c = net::load_shared_config(test::env_of({{"HOME", home},
+                                            {"AWS_CONFIG_FILE", "~/other"},
                                             {"AWS_SHARED_CREDENTIALS_FILE", home + "/missing"}}),
                               "x");
   REQUIRE(c.ok());

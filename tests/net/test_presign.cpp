@@ -8,7 +8,8 @@ using namespace oc;
 
 namespace {
 
-const net::Credentials kExample{"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""};
+const net::Credentials kExample{"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                                ""};
 
 net::RequestTarget example_target() {
   net::RequestTarget t;
@@ -55,7 +56,8 @@ TEST_CASE("presigning with a session token, extra query and an encoded key", "[n
   CHECK(url->find("&X-Amz-Security-Token=tok%2Fen%2B%3D&") != std::string::npos);
   CHECK(url->find("response-content-type=text%2Fplain") != std::string::npos);
   // The token changes the signature: it is signed, not just appended.
-  CHECK(url->substr(url->size() - 64) != "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
+  CHECK(url->substr(url->size() - 64) !=
+        "aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404");
 }
 
 TEST_CASE("presigning rejects bad expiries and missing credentials", "[net][presign]") {

@@ -17,7 +17,8 @@ net::SharedConfig profile_with(net::ProfileSettings settings) {
   return c;
 }
 
-net::S3Endpoint resolve(const net::S3Options& o, test::EnvMap env, net::ProfileSettings profile = {}) {
+net::S3Endpoint resolve(const net::S3Options& o, test::EnvMap env,
+                        net::ProfileSettings profile = {}) {
   auto e = net::resolve_endpoint(o, test::env_of(std::move(env)), profile_with(std::move(profile)));
   REQUIRE(e.ok());
   return std::move(*e);
@@ -29,7 +30,8 @@ TEST_CASE("region precedence", "[net][s3_endpoint]") {
   const test::EnvMap all{{"AWS_REGION", "eu-west-1"}, {"AWS_DEFAULT_REGION", "eu-west-2"}};
   CHECK(resolve({.region = "ap-east-1"}, all).region == "ap-east-1");
   CHECK(resolve({}, all, {{"region", "sa-east-1"}}).region == "eu-west-1");
-  CHECK(resolve({}, {{"AWS_DEFAULT_REGION", "eu-west-2"}}, {{"region", "sa-east-1"}}).region == "eu-west-2");
+  CHECK(resolve({}, {{"AWS_DEFAULT_REGION", "eu-west-2"}}, {{"region", "sa-east-1"}}).region ==
+        "eu-west-2");
   auto e = resolve({}, {{"AWS_REGION", ""}}, {{"region", "sa-east-1"}});  // empty counts as unset
   CHECK(e.region == "sa-east-1");
   CHECK(e.region_source == "profile default");
@@ -45,7 +47,8 @@ TEST_CASE("region precedence", "[net][s3_endpoint]") {
 }
 
 TEST_CASE("endpoint precedence", "[net][s3_endpoint]") {
-  const test::EnvMap all{{"AWS_ENDPOINT_URL_S3", "http://s3only:9000"}, {"AWS_ENDPOINT_URL", "http://any:9000"}};
+  const test::EnvMap all{{"AWS_ENDPOINT_URL_S3", "http://s3only:9000"},
+                         {"AWS_ENDPOINT_URL", "http://any:9000"}};
   CHECK(resolve({.endpoint_url = "http://opt:1"}, all).endpoint.host == "opt");
   CHECK(resolve({}, all).endpoint.host == "s3only");
   CHECK(resolve({}, {{"AWS_ENDPOINT_URL", "http://any:9000"}}).endpoint.host == "any");
@@ -64,11 +67,13 @@ TEST_CASE("endpoint precedence", "[net][s3_endpoint]") {
 }
 
 TEST_CASE("addressing precedence", "[net][s3_endpoint]") {
-  CHECK(resolve({.addressing = net::Addressing::virtual_hosted}, {{"ONECOPY_S3_ADDRESSING", "path"}}).addressing ==
+  CHECK(
+      resolve({.addressing = net::Addressing::virtual_hosted}, {{"ONECOPY_S3_ADDRESSING", "path"}})
+          .addressing == net::Addressing::virtual_hosted);
+  CHECK(resolve({}, {{"ONECOPY_S3_ADDRESSING", "Path"}}, {{"s3.addressing_style", "virtual"}})
+            .addressing == net::Addressing::path);
+  CHECK(resolve({}, {}, {{"s3.addressing_style", "virtual"}}).addressing ==
         net::Addressing::virtual_hosted);
-  CHECK(resolve({}, {{"ONECOPY_S3_ADDRESSING", "Path"}}, {{"s3.addressing_style", "virtual"}}).addressing ==
-        net::Addressing::path);
-  CHECK(resolve({}, {}, {{"s3.addressing_style", "virtual"}}).addressing == net::Addressing::virtual_hosted);
   CHECK(resolve({}, {}).addressing == net::Addressing::automatic);
   auto r = net::resolve_endpoint({}, test::env_of({{"ONECOPY_S3_ADDRESSING", "sideways"}}), {});
   REQUIRE_FALSE(r.ok());
@@ -121,7 +126,8 @@ TEST_CASE("request targets: path-style on custom endpoints", "[net][s3_endpoint]
   CHECK(t->host_header == "[::1]:9000");
   CHECK(t->path == "/bkt/k");
 
-  e = resolve({.endpoint_url = "http://minio.local", .addressing = net::Addressing::virtual_hosted}, {});
+  e = resolve({.endpoint_url = "http://minio.local", .addressing = net::Addressing::virtual_hosted},
+              {});
   t = net::target_for(e, "bkt", "k");
   REQUIRE(t.ok());
   CHECK(t->host == "bkt.minio.local");
@@ -130,7 +136,8 @@ TEST_CASE("request targets: path-style on custom endpoints", "[net][s3_endpoint]
   e = resolve({.endpoint_url = "https://s3.eu-west-1.amazonaws.com"}, {});  // AWS's own: virtual
   CHECK(net::target_for(e, "bkt", "k")->host == "bkt.s3.eu-west-1.amazonaws.com");
 
-  e = resolve({.endpoint_url = "http://10.0.0.5:7480", .addressing = net::Addressing::virtual_hosted}, {});
+  e = resolve(
+      {.endpoint_url = "http://10.0.0.5:7480", .addressing = net::Addressing::virtual_hosted}, {});
   CHECK(net::target_for(e, "bkt", "k").error().code() == Errc::invalid);
   CHECK(net::target_for(e, "Bad_Bucket", "k").error().code() == Errc::invalid);
   CHECK(net::target_for(e, "bkt", std::string(1025, 'k')).error().code() == Errc::invalid);

@@ -40,7 +40,8 @@ TEST_CASE("ListObjectsV2, AWS-shaped, truncated", "[net][s3_xml]") {
 TEST_CASE("ListObjectsV2, last page, no namespace, url encoding", "[net][s3_xml]") {
   // Ceph RGW omits KeyCount on some versions; moto sends EncodingType when asked.
   auto page = net::parse_list_objects_v2(
-      "<ListBucketResult><Name>b</Name><EncodingType>url</EncodingType><IsTruncated>false</IsTruncated>"
+      "<ListBucketResult><Name>b</Name><EncodingType>url</EncodingType><IsTruncated>false</"
+      "IsTruncated>"
       "<Contents><Key>dir/a+b%2Bc%E2%82%AC</Key><Size>1</Size></Contents>"
       "<CommonPrefixes><Prefix>x%20y/</Prefix></CommonPrefixes></ListBucketResult>");
   REQUIRE(page.ok());
@@ -62,16 +63,20 @@ TEST_CASE("malformed listings are protocol errors naming what was expected", "[n
       {"", "<ListBucketResult>"},
       {"<ListBucketResult><Contents><Key>a</Key>", "malformed"},
       {"<Other/>", "got <Other>"},
-      {"<ListBucketResult><Contents><Key>a</Key><Size>-1</Size></Contents></ListBucketResult>", "<Size>"},
+      {"<ListBucketResult><Contents><Key>a</Key><Size>-1</Size></Contents></ListBucketResult>",
+       "<Size>"},
       {"<ListBucketResult><Contents><Key>a</Key></Contents></ListBucketResult>", "<Size>"},
       {"<ListBucketResult><Contents><Size>1</Size></Contents></ListBucketResult>", "<Key>"},
       {"<ListBucketResult><IsTruncated>yes</IsTruncated></ListBucketResult>", "<IsTruncated>"},
-      {"<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>", "<NextContinuationToken>"},
+      {"<ListBucketResult><IsTruncated>true</IsTruncated></ListBucketResult>",
+       "<NextContinuationToken>"},
       {"<ListBucketResult><KeyCount>x</KeyCount></ListBucketResult>", "<KeyCount>"},
-      {"<ListBucketResult><EncodingType>url</EncodingType><Contents><Key>%zz</Key><Size>1</Size></Contents>"
+      {"<ListBucketResult><EncodingType>url</EncodingType><Contents><Key>%zz</Key><Size>1</Size></"
+       "Contents>"
        "</ListBucketResult>",
        "URL-encoded"},
-      {"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>", "AccessDenied: Access Denied"},
+      {"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>",
+       "AccessDenied: Access Denied"},
   };
   for (const auto& [xml, needle] : cases) {
     auto page = net::parse_list_objects_v2(xml);
@@ -107,7 +112,8 @@ TEST_CASE("multipart results", "[net][s3_xml]") {
 </InitiateMultipartUploadResult>)");
   REQUIRE(id.ok());
   CHECK(*id == "VXBsb2FkIElEIGZvciA2aWWpbmcncyBteS1tb3ZpZS5tMnRzIHVwbG9hZA");
-  CHECK(net::parse_initiate_multipart("<InitiateMultipartUploadResult/>").error().code() == Errc::protocol);
+  CHECK(net::parse_initiate_multipart("<InitiateMultipartUploadResult/>").error().code() ==
+        Errc::protocol);
 
   auto done = net::parse_complete_multipart(R"(<?xml version="1.0" encoding="UTF-8"?>
 <CompleteMultipartUploadResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
@@ -121,22 +127,26 @@ TEST_CASE("multipart results", "[net][s3_xml]") {
 
   // S3 may report a failed completion with 200 and an <Error> body.
   auto failed = net::parse_complete_multipart(
-      "<Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>");
+      "<Error><Code>InternalError</Code><Message>We encountered an internal "
+      "error.</Message></Error>");
   REQUIRE_FALSE(failed.ok());
   CHECK(failed.error().code() == Errc::io);
   CHECK(failed.error().message().find("InternalError") != std::string::npos);
-  CHECK(net::parse_complete_multipart("<CompleteMultipartUploadResult/>").error().code() == Errc::protocol);
+  CHECK(net::parse_complete_multipart("<CompleteMultipartUploadResult/>").error().code() ==
+        Errc::protocol);
   CHECK(net::parse_complete_multipart("<<").error().code() == Errc::protocol);
 }
 
 TEST_CASE("CompleteMultipartUpload request body", "[net][s3_xml]") {
-  const std::vector<net::CompletedPart> parts = {{1, "\"a54357aff0632cce46d942af68356b38\""}, {2, "<&>"}};
+  const std::vector<net::CompletedPart> parts = {{1, "\"a54357aff0632cce46d942af68356b38\""},
+                                                 {2, "<&>"}};
   auto body = net::complete_multipart_body(parts);
   REQUIRE(body.ok());
   CHECK(*body ==
         "<CompleteMultipartUpload xmlns=\"http://s3.amazonaws.com/doc/2006-03-01/\">"
         "<Part><PartNumber>1</PartNumber><ETag>\"a54357aff0632cce46d942af68356b38\"</ETag></Part>"
-        "<Part><PartNumber>2</PartNumber><ETag>&lt;&amp;&gt;</ETag></Part></CompleteMultipartUpload>");
+        "<Part><PartNumber>2</PartNumber><ETag>&lt;&amp;&gt;</ETag></Part></"
+        "CompleteMultipartUpload>");
 
   CHECK(net::complete_multipart_body({}).error().code() == Errc::invalid);
   const std::vector<net::CompletedPart> zero = {{0, "x"}};

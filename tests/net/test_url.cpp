@@ -50,21 +50,24 @@ TEST_CASE("query pairs are decoded in order", "[net][url]") {
   auto u = net::parse_url("https://h/k?b=2&a=x%2Fy&flag&&c=%20+&b=1");
   REQUIRE(u.ok());
   using P = std::pair<std::string, std::string>;
-  CHECK(u->query == std::vector<P>{{"b", "2"}, {"a", "x/y"}, {"flag", ""}, {"c", " +"}, {"b", "1"}});
+  CHECK(u->query ==
+        std::vector<P>{{"b", "2"}, {"a", "x/y"}, {"flag", ""}, {"c", " +"}, {"b", "1"}});
   CHECK(u->raw_query == "b=2&a=x%2Fy&flag&&c=%20+&b=1");
 }
 
 TEST_CASE("malformed URLs are invalid and name the input", "[net][url]") {
-  for (const char* bad : {"s3.amazonaws.com", "ftp://h/", "https://", "https:///path", "http://h:0/",
-                          "http://h:65536/", "http://h:/", "http://h:12x/", "http://[::1/", "http://[zz]/",
-                          "http://[::1]x/", "http://user:pw@h/", "http://h/a b", "http://h/a\r\nX: y",
-                          "http://h/?a=%zz", "http://h/?a=%4", "http://ho st/"}) {
+  for (const char* bad :
+       {"s3.amazonaws.com", "ftp://h/", "https://", "https:///path", "http://h:0/",
+        "http://h:65536/", "http://h:/", "http://h:12x/", "http://[::1/", "http://[zz]/",
+        "http://[::1]x/", "http://user:pw@h/", "http://h/a b", "http://h/a\r\nX: y",
+        "http://h/?a=%zz", "http://h/?a=%4", "http://ho st/"}) {
     auto u = net::parse_url(bad);
     INFO(bad);
     REQUIRE_FALSE(u.ok());
     CHECK(u.error().code() == Errc::invalid);
   }
-  CHECK(net::parse_url("http://h:99999/").error().message().find("http://h:99999/") != std::string::npos);
+  CHECK(net::parse_url("http://h:99999/").error().message().find("http://h:99999/") !=
+        std::string::npos);
 }
 
 TEST_CASE("percent decoding", "[net][url]") {
@@ -91,14 +94,16 @@ TEST_CASE("s3 URIs", "[net][url]") {
   REQUIRE(s.ok());
   CHECK(s->key == "prefix/");
 
-  for (const char* bad : {"s3://", "s3:/x/y", "https://b/k", "s3://ab/k", "s3://Upper/k", "s3://under_score",
-                          "s3://-dash/k", "s3://dash-/k", "s3://a..b/k", "s3://192.168.1.1/k"}) {
+  for (const char* bad :
+       {"s3://", "s3:/x/y", "https://b/k", "s3://ab/k", "s3://Upper/k", "s3://under_score",
+        "s3://-dash/k", "s3://dash-/k", "s3://a..b/k", "s3://192.168.1.1/k"}) {
     auto r = net::parse_s3_uri(bad);
     INFO(bad);
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code() == Errc::invalid);
   }
-  CHECK(net::parse_s3_uri("s3://Upper/k").error().to_string().find("s3://Upper/k") != std::string::npos);
+  CHECK(net::parse_s3_uri("s3://Upper/k").error().to_string().find("s3://Upper/k") !=
+        std::string::npos);
   CHECK(net::check_bucket_name(std::string(63, 'a')).ok());
   CHECK_FALSE(net::check_bucket_name(std::string(64, 'a')).ok());
 }
