@@ -48,15 +48,35 @@ class ResponseReader {
  public:
   ResponseReader(Connection& conn, std::span<std::byte> dest, const HttpTimeouts& t,
                  ExchangeProgress& progress, const ExchangeOptions& o)
-      : conn_(conn), dest_(dest), t_(t), p_(progress), o_(o), parser_(o.head_only) {}
+      : conn_(conn), dest_(dest), t_(t), p_(progress), o_(o) {
+    parser_.emplace(o.head_only);
+  }
 
-  // Reads the head (and whatever body arrives with it) with the first-byte deadline.
-  Result<void> read_head(Deadline first_deadline) {
-    while (!parser_.head_complete()) {
+  // Reads the head (and whatever body arrives with it) with the first-byte deadline. Interim
+  // (1xx) responses are skipped unless @p stop_at_interim: a client must tolerate unexpected
+  // ones (RFC 9110 §15.2), and some servers send "100 Continue" twice.
+  Result<void> read_head(Deadline first_deadline, bool stop_at_interim = false) {
+    for (;;) {
+      OC_TRY(read_one_head(first_deadline));
+      if (stop_at_interim || !interim()) return {};
+      std::string rest = std::move(pending_);
+      pending_.clear();
+      parser_.emplace(o_.head_only);
+      p_.head_complete = false;
+      if (!rest.empty()) {
+        OC_TRY(feed(std::as_writable_bytes(std::span(rest.data(), rest.size())), false));
+      }
+    }
+  }
+
+  bool interim() const { return head().status >= 100 && head().status < 200; }
+
+  Result<void> read_one_head(Deadline first_deadline) {
+    while (!parser_->head_complete()) {
       const Deadline d = p_.first_byte ? Clock::now() + t_.stall : first_deadline;
       OC_ASSIGN_OR_RETURN(size_t n, receive(scratch(), d));
       if (n == 0) {
-        OC_TRY(parser_.finish());
+        OC_TRY(parser_->finish());
         return OC_ERROR(Errc::protocol, "connection closed before the response head");
       }
       OC_TRY(feed(scratch().first(n), /*in_dest=*/false));
@@ -66,10 +86,10 @@ class ResponseReader {
 
   // Reads the rest of the body after `read_head`.
   Result<void> read_body() {
-    const ResponseHead& h = parser_.head();
-    if (parser_.message_complete()) return {};
+    const ResponseHead& h = parser_->head();
+    if (parser_->message_complete()) return {};
     if (to_dest() && h.content_length && !h.chunked) return read_sized_body(*h.content_length);
-    while (!parser_.message_complete()) {
+    while (!parser_->message_complete()) {
       std::span<std::byte> into = scratch();
       bool in_dest = false;
       // Chunked framing lands in the free tail of the destination and is de-framed in place;
@@ -79,18 +99,18 @@ class ResponseReader {
         in_dest = true;
       }
       OC_ASSIGN_OR_RETURN(size_t n, receive(into, Clock::now() + t_.stall));
-      if (n == 0) return parser_.finish();
+      if (n == 0) return parser_->finish();
       OC_TRY(feed(into.first(n), in_dest));
     }
     return {};
   }
 
   bool leftover() const { return leftover_; }
-  const ResponseHead& head() const { return parser_.head(); }
+  const ResponseHead& head() const { return parser_->head(); }
   std::string& text() { return text_; }
 
  private:
-  bool to_dest() const { return !dest_.empty() && is_success(parser_.head().status); }
+  bool to_dest() const { return !dest_.empty() && is_success(parser_->head().status); }
 
   Result<size_t> receive(std::span<std::byte> into, Deadline d) {
     OC_ASSIGN_OR_RETURN(size_t n, conn_.recv(into, d));
@@ -118,20 +138,26 @@ class ResponseReader {
     auto bytes_u8 = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()),
                                              bytes.size());
     const bool head_was_complete = p_.head_complete;
-    OC_ASSIGN_OR_RETURN(size_t used, parser_.feed(bytes_u8, sink));
+    OC_ASSIGN_OR_RETURN(size_t used, parser_->feed(bytes_u8, sink));
     if (sink_error) return std::move(*sink_error);
-    if (!head_was_complete && parser_.head_complete()) {
+    if (!head_was_complete && parser_->head_complete()) {
       p_.head_complete = true;
       OC_TRY(vet_head());
       for (auto b : held) OC_TRY(place(b, in_dest));
     }
-    if (used < bytes.size()) leftover_ = true;
+    if (used < bytes.size()) {
+      if (interim()) {
+        pending_.append(reinterpret_cast<const char*>(bytes.data()) + used, bytes.size() - used);
+      } else {
+        leftover_ = true;
+      }
+    }
     return {};
   }
 
   Result<void> vet_head() {
     if (!to_dest()) return {};
-    const ResponseHead& h = parser_.head();
+    const ResponseHead& h = parser_->head();
     OC_EXPECT(!h.content_length || *h.content_length <= dest_.size(), protocol,
               "Content-Length {} exceeds the {}-byte destination", *h.content_length,
               dest_.size());
@@ -174,7 +200,8 @@ class ResponseReader {
   const HttpTimeouts& t_;
   ExchangeProgress& p_;
   const ExchangeOptions& o_;
-  ResponseParser parser_;
+  std::optional<ResponseParser> parser_;  // replaced after each interim response
+  std::string pending_;                   // bytes that followed an interim response
   std::string text_;
   bool leftover_ = false;
   Clock::time_point sent_at_ = Clock::now();  // readers are made right after the request is sent
@@ -219,7 +246,7 @@ Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
   if (body_withheld) {
     HttpTimeouts wait = timeouts;
     wait.first_byte = std::min(timeouts.first_byte, kContinueWait);
-    auto interim = reader->read_head(Clock::now() + wait.first_byte);
+    auto interim = reader->read_head(Clock::now() + wait.first_byte, /*stop_at_interim=*/true);
     const bool timed_out = !interim.ok() && interim.error().code() == Errc::timeout &&
                            !progress.first_byte;
     if (!interim.ok() && !timed_out) return std::move(interim).error();

@@ -325,7 +325,8 @@ Result<HttpResponse> S3Client::perform(Call& call) {
 
     if (r.ok()) {
       const S3ErrorBody e = error_body(r->text);
-      last_failure = fmt::format("HTTP {} {}", r->head.status, e.code);
+      last_failure = fmt::format("HTTP {} {}: {}", r->head.status,
+                                 e.code.empty() ? "(no S3 error code)" : e.code, e.message);
     } else {
       const Error& err = r.error();
       // Wrong ETag or a range past the end: retrying cannot help.
