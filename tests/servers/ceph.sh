@@ -103,7 +103,7 @@ start() {
   fi
   stop
   ensure_apt ceph-mon ceph-osd radosgw ceph-common uuid-runtime curl openssl
-  rm -rf "$STATE"/{mon,osd,run,log,keyring,rgw.keyring,monmap,env,ceph.conf}
+  rm -rf "${STATE:?}"/{mon,osd,run,log,keyring,rgw.keyring,monmap,env,ceph.conf}
   mkdir -p "$STATE"/{run,log,mon,osd/ceph-0}
   bash "$SERVERS_DIR/make_ca.sh" "$STATE/tls" >/dev/null
   MON_PORT=${CEPH_MON_PORT:-$(free_port)}
