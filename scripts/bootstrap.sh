@@ -17,6 +17,11 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
   python3 python3-venv python3-dev
+  # test servers (tests/servers/) and network benchmarks (scripts/bench_net.sh)
+  curl uuid-runtime nginx-light memcached
+  ceph-mon ceph-osd radosgw ceph-common
+  swift-proxy swift-object swift-container swift-account
+  libcurl4-openssl-dev rclone awscli
 )
 
 log() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
@@ -30,8 +35,17 @@ install_apt() {
   log "installing apt packages: ${missing[*]}"
   local sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # Packaged services (nginx, memcached, ceph, swift) must not start system-wide: deny every
+  # start with a policy-rc.d while installing, unless the machine already has one.
+  local policy=/usr/sbin/policy-rc.d created=0 rc=0
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\nexit 101\n' | $sudo tee "$policy" >/dev/null && $sudo chmod 755 "$policy" && created=1
+  fi
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq || rc=$?
+  [ $rc -ne 0 ] || DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null || rc=$?
+  [ $created -eq 0 ] || $sudo rm -f "$policy"
+  return $rc
 }
 
 install_venv() {
