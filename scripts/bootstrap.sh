@@ -4,6 +4,7 @@
 #
 #   BUILD_DIR   build directory (default: build)
 #   MESON_ARGS  extra arguments for the first `meson setup`
+#   BOOTSTRAP_TEST_SERVERS=1  also install the test servers and benchmark baselines
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,12 +18,17 @@ APT_PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
   python3 python3-venv python3-dev
-  # test servers (tests/servers/) and network benchmarks (scripts/bench_net.sh)
-  curl uuid-runtime nginx-light memcached
-  ceph-mon ceph-osd radosgw ceph-common
-  swift-proxy swift-object swift-container swift-account
-  libcurl4-openssl-dev rclone awscli
 )
+# The test servers (tests/servers/) and the network benchmark's baselines (scripts/bench_net.sh):
+# installed when the caller sets BOOTSTRAP_TEST_SERVERS=1, as scripts/test.sh does.
+if [ "${BOOTSTRAP_TEST_SERVERS:-0}" = 1 ]; then
+  APT_PACKAGES+=(
+    curl uuid-runtime nginx-light memcached
+    ceph-mon ceph-osd radosgw ceph-common
+    swift-proxy swift-object swift-container swift-account
+    libcurl4-openssl-dev rclone awscli
+  )
+fi
 
 log() { printf '\033[1m[bootstrap]\033[0m %s\n' "$*" >&2; }
 

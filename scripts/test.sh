@@ -13,7 +13,7 @@ set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
-MESON_ARGS="-Dwerror=true" BUILD_DIR=$ROOT/build source scripts/bootstrap.sh || exit 1
+BOOTSTRAP_TEST_SERVERS=1 MESON_ARGS="-Dwerror=true" BUILD_DIR=$ROOT/build source scripts/bootstrap.sh || exit 1
 set +e  # bootstrap runs with -e; from here on every failure is counted, not fatal
 
 passed=0 failed=0 skipped=0
