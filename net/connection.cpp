@@ -8,6 +8,7 @@
 
 #include <atomic>
 
+#include "config/defaults.hpp"
 #include "net/fd.hpp"
 #include "net/tls.hpp"
 
@@ -77,10 +78,14 @@ Result<std::unique_ptr<Connection>> Connection::open(const ConnectOptions& optio
   std::unique_ptr<Connection> c(new Connection());
   State& s = *c->state_;
   s.peer = fmt::format("{}:{}", options.host, options.port);
-  OC_ASSIGN_OR_RETURN(s.fd, connect_any(options, s.peer));
-  if (options.tls) {
-    OC_ASSIGN_OR_RETURN(s.tls, detail::TlsSession::handshake(s.fd.get(), options.host, s.peer, *options.tls,
-                                                             options.deadline, s.counters));
+  ConnectOptions o = options;
+  if (o.deadline == Deadline{}) {
+    o.deadline = Clock::now() + std::chrono::milliseconds(defaults().http_connect_timeout_ms);
+  }
+  OC_ASSIGN_OR_RETURN(s.fd, connect_any(o, s.peer));
+  if (o.tls) {
+    OC_ASSIGN_OR_RETURN(s.tls, detail::TlsSession::handshake(s.fd.get(), o.host, s.peer, *o.tls, o.deadline,
+                                                             s.counters));
   }
   return c;
 }

@@ -59,7 +59,9 @@ struct ConnectOptions {
   std::string host;  ///< DNS name or literal address; also the SNI and verified name for TLS
   uint16_t port = 0;
   std::shared_ptr<TlsContext> tls;  ///< null for plain TCP
-  Deadline deadline;                ///< for DNS, TCP connect and the TLS handshake together
+  /// For DNS, TCP connect and the TLS handshake together; left default-constructed, it is
+  /// now + the `http_connect_timeout_ms` knob.
+  Deadline deadline;
 };
 
 struct ConnectionCounters {
