@@ -358,9 +358,14 @@ Result<HttpResponse> S3Client::perform(Call& call) {
 // ---- operations ----------------------------------------------------------------------------------
 
 Result<ObjectInfo> S3Client::head_object(std::string_view bucket, std::string_view key) {
-  Call call{.method = "HEAD", .bucket = bucket, .key = key, .head_only = true};
+  Call call;
+  call.method = "HEAD";
+  call.bucket = bucket;
+  call.key = key;
+  call.head_only = true;
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
-  ObjectInfo info{std::string(key)};
+  ObjectInfo info;
+  info.key = std::string(key);
   OC_EXPECT(r.head.content_length, protocol, "{}: HEAD response without Content-Length",
             call.describe());
   info.size = *r.head.content_length;
@@ -373,7 +378,11 @@ Result<RangeRead> S3Client::get_range(std::string_view bucket, std::string_view 
                                       uint64_t offset, std::span<std::byte> dest,
                                       std::string_view if_match, CancelToken* cancel) {
   OC_EXPECT(!dest.empty(), invalid, "empty range of s3://{}/{}", bucket, key);
-  Call call{.method = "GET", .bucket = bucket, .key = key, .dest = dest};
+  Call call;
+  call.method = "GET";
+  call.bucket = bucket;
+  call.key = key;
+  call.dest = dest;
   call.offset = offset;
   call.etag = std::string(if_match);
   call.cancel = cancel;
@@ -384,7 +393,9 @@ Result<RangeRead> S3Client::get_range(std::string_view bucket, std::string_view 
 Result<RangeRead> S3Client::get_url_range(std::string_view url, uint64_t offset,
                                           std::span<std::byte> dest, std::string_view if_match) {
   OC_EXPECT(!dest.empty(), invalid, "empty range of {}", redact_url(url));
-  Call call{.method = "GET", .dest = dest};
+  Call call;
+  call.method = "GET";
+  call.dest = dest;
   OC_ASSIGN_OR_RETURN(call.presigned, parse_url(url));
   call.offset = offset;
   call.etag = std::string(if_match);
@@ -395,13 +406,19 @@ Result<RangeRead> S3Client::get_url_range(std::string_view url, uint64_t offset,
 Result<ObjectInfo> S3Client::stat_url(std::string_view url) {
   std::byte one[1];
   OC_ASSIGN_OR_RETURN(RangeRead r, get_url_range(url, 0, one));
-  return ObjectInfo{redact_url(url), r.object_size, r.etag, {}};
+  ObjectInfo info;
+  info.key = redact_url(url);
+  info.size = r.object_size;
+  info.etag = r.etag;
+  return info;
 }
 
 Result<ListObjectsPage> S3Client::list_page(std::string_view bucket, std::string_view prefix,
                                      std::string_view delimiter, std::string_view continuation,
                                      uint32_t max_keys) {
-  Call call{.method = "GET", .bucket = bucket};
+  Call call;
+  call.method = "GET";
+  call.bucket = bucket;
   call.query.emplace_back("list-type", "2");
   if (!continuation.empty()) call.query.emplace_back("continuation-token", continuation);
   if (!delimiter.empty()) call.query.emplace_back("delimiter", delimiter);
@@ -429,7 +446,11 @@ Result<ListObjectsPage> S3Client::list_all(std::string_view bucket, std::string_
 
 Result<std::string> S3Client::put_object(std::string_view bucket, std::string_view key,
                                          std::span<const std::byte> body) {
-  Call call{.method = "PUT", .bucket = bucket, .key = key, .body = body};
+  Call call;
+  call.method = "PUT";
+  call.bucket = bucket;
+  call.key = key;
+  call.body = body;
   // Large bodies wait for the server's go-ahead, so a refused upload (403, wrong region) does
   // not cost the whole body on the wire (RFC 9110 §10.1.1).
   call.expect_continue = body.size() >= defaults().s3_multipart_part_bytes;
@@ -439,7 +460,10 @@ Result<std::string> S3Client::put_object(std::string_view bucket, std::string_vi
 }
 
 Result<std::string> S3Client::create_multipart(std::string_view bucket, std::string_view key) {
-  Call call{.method = "POST", .bucket = bucket, .key = key};
+  Call call;
+  call.method = "POST";
+  call.bucket = bucket;
+  call.key = key;
   call.query.emplace_back("uploads", "");
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
   return parse_initiate_multipart(r.text);
@@ -448,7 +472,11 @@ Result<std::string> S3Client::create_multipart(std::string_view bucket, std::str
 Result<std::string> S3Client::upload_part(std::string_view bucket, std::string_view key,
                                           std::string_view upload_id, uint32_t part_number,
                                           std::span<const std::byte> body) {
-  Call call{.method = "PUT", .bucket = bucket, .key = key, .body = body};
+  Call call;
+  call.method = "PUT";
+  call.bucket = bucket;
+  call.key = key;
+  call.body = body;
   call.query.emplace_back("partNumber", std::to_string(part_number));
   call.query.emplace_back("uploadId", upload_id);
   call.expect_continue = true;
@@ -462,8 +490,11 @@ Result<std::string> S3Client::complete_multipart(std::string_view bucket, std::s
                                                  std::string_view upload_id,
                                                  std::span<const CompletedPart> parts) {
   OC_ASSIGN_OR_RETURN(const std::string xml, complete_multipart_body(parts));
-  Call call{.method = "POST", .bucket = bucket, .key = key,
-            .body = std::as_bytes(std::span(xml.data(), xml.size()))};
+  Call call;
+  call.method = "POST";
+  call.bucket = bucket;
+  call.key = key;
+  call.body = std::as_bytes(std::span(xml.data(), xml.size()));
   call.query.emplace_back("uploadId", upload_id);
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
   // S3 may answer 200 and still report an error in the body; the parser turns that into one.
@@ -474,7 +505,10 @@ Result<std::string> S3Client::complete_multipart(std::string_view bucket, std::s
 
 Result<void> S3Client::abort_multipart(std::string_view bucket, std::string_view key,
                                        std::string_view upload_id) {
-  Call call{.method = "DELETE", .bucket = bucket, .key = key};
+  Call call;
+  call.method = "DELETE";
+  call.bucket = bucket;
+  call.key = key;
   call.query.emplace_back("uploadId", upload_id);
   OC_TRY(perform(call));
   return {};

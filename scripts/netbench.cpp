@@ -62,7 +62,8 @@ int main(int argc, char** argv) {
   if (!ca_file.empty()) config.tls.ca_file = ca_file;
   auto client = oc::net::S3Client::create(std::move(config));
   if (!client.ok()) return fail(client.error());
-  const oc::net::ObjectRef obj{.url = url};
+  oc::net::ObjectRef obj;
+  obj.url = url;
   auto info = (*client)->stat(obj);
   if (!info.ok()) return fail(info.error());
 
