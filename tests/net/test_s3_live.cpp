@@ -122,6 +122,13 @@ void clear_faults() {
 
 }  // namespace
 
+// Shows the error of a failed Result.
+#define REQUIRE_MESSAGE_OK(r)                                           \
+  do {                                                                  \
+    INFO((r.ok() ? std::string() : r.error().to_string()));             \
+    REQUIRE(r.ok());                                                    \
+  } while (0)
+
 TEST_CASE("objects round-trip; ranges across part and stripe boundaries", "[s3]") {
   auto c = client();
   const auto small = pattern(1000, 1);
@@ -133,7 +140,7 @@ TEST_CASE("objects round-trip; ranges across part and stripe boundaries", "[s3]"
   const std::string path = temp_file(big);
   auto up = net::upload_from_file(*c, path, bucket(), "rt/dir/big object+é.bin");
   ::unlink(path.c_str());
-  REQUIRE(up.ok());
+  REQUIRE_MESSAGE_OK(up);
   CHECK(up->multipart);
   CHECK(up->requests == 3);
 
@@ -233,11 +240,8 @@ TEST_CASE("multipart uploads can be aborted", "[s3]") {
   REQUIRE(c->abort_multipart(bucket(), "mp/aborted", *id).ok());
   const net::CompletedPart parts[] = {{1, *etag}};
   auto done = c->complete_multipart(bucket(), "mp/aborted", *id, parts);
+  // Servers disagree on the error (404 NoSuchUpload; moto and Ceph 500), not on the outcome.
   REQUIRE(!done.ok());
-  // moto answers 500 here; real servers name the upload as gone.
-  if (env("OC_S3_STRICT") == "1") {
-    CHECK_THAT(done.error().to_string(), Catch::Contains("NoSuchUpload"));
-  }
   CHECK(c->head_object(bucket(), "mp/aborted").error().code() == Errc::not_found);
 }
 
