@@ -51,8 +51,11 @@ int main(int argc, char** argv) {
                          "--range-bytes SIZE] [--ca-file F]\n");
     return 2;
   }
-  // The connection count is the scheduler's cap on requests in flight.
+  // The connection count is the scheduler's cap on requests in flight. The pinned pool must hold
+  // the whole destination, or it would fall back to unregistered memory (1 GiB + slack unless
+  // the caller says otherwise).
   setenv("ONECOPY_S3_MAX_REQUESTS_IN_FLIGHT", connections.c_str(), 1);
+  setenv("ONECOPY_NET_POOL_BYTES", "1280MiB", /*overwrite=*/0);
   if (auto r = oc::load_defaults_from_env(); !r.ok()) return fail(r.error());
   const uint64_t n = oc::defaults().s3_max_requests_in_flight;
   auto piece = oc::parse_size(range_bytes);

@@ -4,8 +4,9 @@
 #      the capability: GPU, kTLS);
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and
 #   3. from that build, each libFuzzer target for FUZZ_SECONDS (default 20) over its seeds;
-#   4. pytest: the interop corpus written by vortex-data, the Python package, and the fault
-#      proxy of tests/servers/ (against nginx, which tests/servers/nginx.sh starts).
+#   4. pytest: the interop corpus written by vortex-data, the Python package, the fault proxy of
+#      tests/servers/, and the S3 client against Ceph RGW, Swift, moto and nginx, which
+#      tests/net/test_s3_servers.py starts with tests/servers/*.sh.
 # The last line sums up: "summary: N passed, N failed, N skipped".
 #
 #   FUZZ_SECONDS=0 skips fuzzing; ONECOPY_CORPUS_SMALL=1 skips the big corpus cases.
@@ -71,10 +72,10 @@ else
   failed=$((failed + 1))
 fi
 
-step "pytest (interop corpus, Python package, fault proxy)"
+step "pytest (interop corpus, Python package, S3 servers, fault proxy)"
 junit=$(mktemp)
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/python tests/interop \
-  tests/servers/test_fault_proxy.py
+  tests/servers/test_fault_proxy.py tests/net/test_s3_servers.py
 read -r p f s < <("$VENV/bin/python" - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET
 r = ET.parse(sys.argv[1]).getroot()
