@@ -2,6 +2,7 @@
 #include "net/scheduler.hpp"
 
 #include "config/defaults.hpp"
+#include "net/ring.hpp"
 
 namespace oc::net {
 
@@ -45,8 +46,19 @@ uint32_t Scheduler::peak_in_flight() const {
   return peak_;
 }
 
-void Scheduler::worker() {
+void Scheduler::prestart(uint32_t n) {
   std::unique_lock lock(mu_);
+  while (threads_.size() < std::min(n, cap_)) threads_.emplace_back([this] { worker(); });
+  ready_threads_.wait(lock, [&] { return rings_ready_ >= threads_.size(); });
+}
+
+void Scheduler::worker() {
+  // Each I/O thread owns a ring; making it first keeps its setup out of the first request. A
+  // failure here is not fatal: the request that needs the ring reports it.
+  (void)Ring::this_thread();
+  std::unique_lock lock(mu_);
+  ++rings_ready_;
+  ready_threads_.notify_all();
   for (;;) {
     if (ready_.empty()) {
       if (stopping_) return;

@@ -41,6 +41,11 @@ class Scheduler {
   /// Queues @p job on @p lane; it runs on an I/O thread.
   void submit(const std::shared_ptr<Lane>& lane, std::function<void()> job);
 
+  /// Starts I/O threads up to @p n (at most the cap) and waits until each has its ring, so the
+  /// ring setup and the registration (pinning) of the buffer pool happen now rather than inside
+  /// the first requests.
+  void prestart(uint32_t n);
+
   [[nodiscard]] uint32_t capacity() const noexcept { return cap_; }
   [[nodiscard]] uint32_t peak_in_flight() const;
 
@@ -49,6 +54,8 @@ class Scheduler {
   uint32_t cap_;
   mutable std::mutex mu_;
   std::condition_variable work_;
+  std::condition_variable ready_threads_;
+  uint32_t rings_ready_ = 0;
   std::list<std::shared_ptr<Lane>> ready_;  // lanes with queued jobs, in round-robin order
   std::vector<std::thread> threads_;
   uint32_t idle_ = 0, running_ = 0, peak_ = 0;

@@ -147,8 +147,9 @@ def test_faults_through_the_proxy(moto, tmp_path):
         assert "FAULT_PROXY_PORT=" in line, line
         url = f"http://127.0.0.1:{port_file.read_text().strip()}"
         env = s3_env(moto, url, bucket)
+        # The stall timeout must outlast the hedging delay, or retries would beat the hedge.
         env.update({"OC_FAULT_PROXY": url, "ONECOPY_S3_BACKOFF_BASE_MS": "10",
-                    "ONECOPY_HTTP_STALL_TIMEOUT_MS": "1000"})
+                    "ONECOPY_HTTP_STALL_TIMEOUT_MS": "3000", "ONECOPY_S3_HEDGE_AFTER_MS": "500"})
         run_suite("[faults]", env)
     finally:
         proxy.terminate()
