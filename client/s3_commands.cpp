@@ -80,6 +80,13 @@ int run_cp(const std::vector<std::string>& args) {
   std::cerr << fmt::format("{} -> {}: {} bytes in {} {}{}, {:.1f} MB/s\n", src, dst, r->bytes,
                            r->requests, r->multipart ? "parts" : "requests",
                            r->multipart ? " (multipart)" : "", r->bytes / 1e6 / std::max(s, 1e-9));
+  const auto& k = (*client)->counters();
+  const uint64_t attempts = std::max<uint64_t>(k.attempts.load(), 1);
+  std::cerr << fmt::format(
+      "  S3 requests {}, retries {}, hedges {}, body bytes copied in user space {}, "
+      "mean time to first byte {:.1f} ms, CPU in requests {:.3f} s\n",
+      k.requests.load(), k.retries.load(), k.hedges.load(), k.copied_bytes.load(),
+      k.ttfb_ns_total.load() / 1e6 / attempts, k.cpu_ns.load() / 1e9);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include <liburing.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <memory>
@@ -17,6 +18,11 @@
 namespace oc::net {
 
 namespace {
+
+// Process-wide sums of every ring's counters, read by benchmarks and status output.
+struct Totals {
+  std::atomic<uint64_t> submits{0}, operations{0}, fixed_reads{0};
+} g_totals;
 
 // Ring::State's contents, visible to the helpers below.
 struct RingCore {
@@ -75,6 +81,7 @@ Result<int> run_op(RingCore& s, const char* op, int fd, Deadline deadline, Prep&
   do {
     rc = io_uring_submit_and_wait(&s.ring, pending);
     ++s.counters.submits;
+    g_totals.submits.fetch_add(1, std::memory_order_relaxed);
   } while (rc == -EINTR);
   if (rc < 0) return errno_error(rc, fmt::format("io_uring_enter for {} on fd {}", op, fd), __FILE__, __LINE__);
   int res = 0;
@@ -82,6 +89,7 @@ Result<int> run_op(RingCore& s, const char* op, int fd, Deadline deadline, Prep&
     io_uring_cqe* cqe = nullptr;
     if (io_uring_peek_cqe(&s.ring, &cqe) != 0) {
       ++s.counters.submits;
+    g_totals.submits.fetch_add(1, std::memory_order_relaxed);
       rc = io_uring_wait_cqe(&s.ring, &cqe);
       if (rc == -EINTR) continue;
       if (rc < 0) return errno_error(rc, fmt::format("waiting for {} on fd {}", op, fd), __FILE__, __LINE__);
@@ -91,6 +99,7 @@ Result<int> run_op(RingCore& s, const char* op, int fd, Deadline deadline, Prep&
     --pending;
   }
   ++s.counters.operations;
+  g_totals.operations.fetch_add(1, std::memory_order_relaxed);
   // The link timeout cancels the operation, which then completes with -ECANCELED.
   OC_EXPECT(!(bounded && res == -ECANCELED), timeout, "{} on fd {} timed out", op, fd);
   if (res < 0) return errno_error(res, fmt::format("{} on fd {}", op, fd), __FILE__, __LINE__);
@@ -179,7 +188,10 @@ Result<size_t> Ring::recv(int fd, std::span<std::byte> dest, Deadline deadline) 
                                                 io_uring_prep_recv(sqe, fd, dest.data(), len, 0);
                                               }
                                             }));
-  if (fixed) ++state_->counters.fixed_reads;
+  if (fixed) {
+    ++state_->counters.fixed_reads;
+    g_totals.fixed_reads.fetch_add(1, std::memory_order_relaxed);
+  }
   return static_cast<size_t>(got);
 }
 
@@ -191,5 +203,17 @@ Result<size_t> Ring::recvmsg(int fd, msghdr* msg, Deadline deadline) {
 }
 
 const RingCounters& Ring::counters() const noexcept { return state_->counters; }
+
+}  // namespace oc::net
+
+namespace oc::net {
+
+RingCounters ring_totals() noexcept {
+  RingCounters c;
+  c.submits = g_totals.submits.load(std::memory_order_relaxed);
+  c.operations = g_totals.operations.load(std::memory_order_relaxed);
+  c.fixed_reads = g_totals.fixed_reads.load(std::memory_order_relaxed);
+  return c;
+}
 
 }  // namespace oc::net

@@ -46,6 +46,9 @@ struct RingCounters {
   uint64_t fixed_reads = 0;  ///< receives that landed in a registered buffer
 };
 
+/// @return the sums over every ring of the process (for benchmarks: syscalls per GiB).
+[[nodiscard]] RingCounters ring_totals() noexcept;
+
 /// The calling thread's ring. Not thread-safe: use only from the thread that obtained it.
 class Ring {
  public:

@@ -18,6 +18,7 @@
 
 #include "config/defaults.hpp"
 #include "net/buffer_pool.hpp"
+#include "net/ring.hpp"
 #include "net/s3_client.hpp"
 #include "net/scheduler.hpp"
 
@@ -92,20 +93,25 @@ int main(int argc, char** argv) {
   // rings and the pinned pool's registration are set up first.
   oc::net::Scheduler::global().prestart(static_cast<uint32_t>(n));
   rusage before{}, after{};
+  const auto ring0 = oc::net::ring_totals();
   getrusage(RUSAGE_SELF, &before);
   const auto t0 = std::chrono::steady_clock::now();
   if (auto r = (*client)->fetch_ranges(obj, info->etag, fetches); !r.ok()) return fail(r.error());
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   getrusage(RUSAGE_SELF, &after);
+  const auto ring1 = oc::net::ring_totals();
 
   const auto& c = (*client)->counters();
   std::printf("bytes=%llu wall_s=%.4f user_s=%.4f sys_s=%.4f requests=%llu copied=%llu "
-              "connections=%llu pinned=%d\n",
+              "connections=%llu pinned=%d ring_enters=%llu ring_ops=%llu fixed_reads=%llu\n",
               static_cast<unsigned long long>(total), wall,
               seconds(after.ru_utime) - seconds(before.ru_utime),
               seconds(after.ru_stime) - seconds(before.ru_stime),
               static_cast<unsigned long long>(c.requests.load()),
               static_cast<unsigned long long>(c.copied_bytes.load()),
-              static_cast<unsigned long long>(n), dest->pinned() ? 1 : 0);
+              static_cast<unsigned long long>(n), dest->pinned() ? 1 : 0,
+              static_cast<unsigned long long>(ring1.submits - ring0.submits),
+              static_cast<unsigned long long>(ring1.operations - ring0.operations),
+              static_cast<unsigned long long>(ring1.fixed_reads - ring0.fixed_reads));
   return 0;
 }
