@@ -90,8 +90,8 @@ bool same(std::span<const std::byte> a, std::span<const std::byte> b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size()) == 0;
 }
 
-// Adds a rule to the fault proxy with a POST through our own HTTP client.
-void add_fault(const std::string& json) {
+// Talks to the fault proxy's control endpoint through our own HTTP client.
+void fault_control(std::string_view method, std::string_view json = {}) {
   auto url = net::parse_url(env("OC_FAULT_PROXY") + "/__fault__");
   REQUIRE(url.ok());
   net::ConnectOptions o{url->host, url->port, nullptr,
@@ -100,25 +100,15 @@ void add_fault(const std::string& json) {
   REQUIRE(conn.ok());
   const std::string target = url->request_target(), host = url->host_header();
   const std::array<net::HeaderField, 1> fields{{{"Content-Type", "application/json"}}};
-  net::HttpRequest req{"POST", target, host, fields, std::as_bytes(std::span(json)), false};
+  net::HttpRequest req{method, target, host, fields, std::as_bytes(std::span(json)), false};
   net::ExchangeProgress progress;
   auto r = net::exchange(**conn, req, {}, net::HttpTimeouts::from_defaults(), progress);
   REQUIRE(r.ok());
   REQUIRE(r->head.status < 300);
 }
 
-void clear_faults() {
-  auto url = net::parse_url(env("OC_FAULT_PROXY") + "/__fault__");
-  REQUIRE(url.ok());
-  net::ConnectOptions o{url->host, url->port, nullptr,
-                        net::Clock::now() + std::chrono::seconds(5)};
-  auto conn = net::Connection::open(o);
-  REQUIRE(conn.ok());
-  const std::string target = url->request_target(), host = url->host_header();
-  net::HttpRequest req{"DELETE", target, host, {}, {}, false};
-  net::ExchangeProgress progress;
-  REQUIRE(net::exchange(**conn, req, {}, net::HttpTimeouts::from_defaults(), progress).ok());
-}
+void add_fault(std::string_view rule) { fault_control("POST", rule); }
+void clear_faults() { fault_control("DELETE"); }
 
 }  // namespace
 
