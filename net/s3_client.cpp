@@ -93,6 +93,9 @@ S3ErrorBody error_body(std::string_view text) {
 
 // One logical request: what to send, where the body goes, and what has been achieved so far.
 struct S3Client::Call {
+  explicit Call(std::string_view m, std::string_view b = {}, std::string_view k = {})
+      : method(m), bucket(b), key(k) {}
+
   std::string_view method;
   std::string_view bucket, key;
   std::vector<std::pair<std::string, std::string>> query;    // unencoded
@@ -358,10 +361,7 @@ Result<HttpResponse> S3Client::perform(Call& call) {
 // ---- operations ----------------------------------------------------------------------------------
 
 Result<ObjectInfo> S3Client::head_object(std::string_view bucket, std::string_view key) {
-  Call call;
-  call.method = "HEAD";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("HEAD", bucket, key);
   call.head_only = true;
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
   ObjectInfo info;
@@ -378,10 +378,7 @@ Result<RangeRead> S3Client::get_range(std::string_view bucket, std::string_view 
                                       uint64_t offset, std::span<std::byte> dest,
                                       std::string_view if_match, CancelToken* cancel) {
   OC_EXPECT(!dest.empty(), invalid, "empty range of s3://{}/{}", bucket, key);
-  Call call;
-  call.method = "GET";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("GET", bucket, key);
   call.dest = dest;
   call.offset = offset;
   call.etag = std::string(if_match);
@@ -393,8 +390,7 @@ Result<RangeRead> S3Client::get_range(std::string_view bucket, std::string_view 
 Result<RangeRead> S3Client::get_url_range(std::string_view url, uint64_t offset,
                                           std::span<std::byte> dest, std::string_view if_match) {
   OC_EXPECT(!dest.empty(), invalid, "empty range of {}", redact_url(url));
-  Call call;
-  call.method = "GET";
+  Call call("GET");
   call.dest = dest;
   OC_ASSIGN_OR_RETURN(call.presigned, parse_url(url));
   call.offset = offset;
@@ -416,9 +412,7 @@ Result<ObjectInfo> S3Client::stat_url(std::string_view url) {
 Result<ListObjectsPage> S3Client::list_page(std::string_view bucket, std::string_view prefix,
                                      std::string_view delimiter, std::string_view continuation,
                                      uint32_t max_keys) {
-  Call call;
-  call.method = "GET";
-  call.bucket = bucket;
+  Call call("GET", bucket);
   call.query.emplace_back("list-type", "2");
   if (!continuation.empty()) call.query.emplace_back("continuation-token", continuation);
   if (!delimiter.empty()) call.query.emplace_back("delimiter", delimiter);
@@ -446,10 +440,7 @@ Result<ListObjectsPage> S3Client::list_all(std::string_view bucket, std::string_
 
 Result<std::string> S3Client::put_object(std::string_view bucket, std::string_view key,
                                          std::span<const std::byte> body) {
-  Call call;
-  call.method = "PUT";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("PUT", bucket, key);
   call.body = body;
   // Large bodies wait for the server's go-ahead, so a refused upload (403, wrong region) does
   // not cost the whole body on the wire (RFC 9110 §10.1.1).
@@ -460,10 +451,7 @@ Result<std::string> S3Client::put_object(std::string_view bucket, std::string_vi
 }
 
 Result<std::string> S3Client::create_multipart(std::string_view bucket, std::string_view key) {
-  Call call;
-  call.method = "POST";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("POST", bucket, key);
   call.query.emplace_back("uploads", "");
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
   return parse_initiate_multipart(r.text);
@@ -472,10 +460,7 @@ Result<std::string> S3Client::create_multipart(std::string_view bucket, std::str
 Result<std::string> S3Client::upload_part(std::string_view bucket, std::string_view key,
                                           std::string_view upload_id, uint32_t part_number,
                                           std::span<const std::byte> body) {
-  Call call;
-  call.method = "PUT";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("PUT", bucket, key);
   call.body = body;
   call.query.emplace_back("partNumber", std::to_string(part_number));
   call.query.emplace_back("uploadId", upload_id);
@@ -490,10 +475,7 @@ Result<std::string> S3Client::complete_multipart(std::string_view bucket, std::s
                                                  std::string_view upload_id,
                                                  std::span<const CompletedPart> parts) {
   OC_ASSIGN_OR_RETURN(const std::string xml, complete_multipart_body(parts));
-  Call call;
-  call.method = "POST";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("POST", bucket, key);
   call.body = std::as_bytes(std::span(xml.data(), xml.size()));
   call.query.emplace_back("uploadId", upload_id);
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
@@ -505,10 +487,7 @@ Result<std::string> S3Client::complete_multipart(std::string_view bucket, std::s
 
 Result<void> S3Client::abort_multipart(std::string_view bucket, std::string_view key,
                                        std::string_view upload_id) {
-  Call call;
-  call.method = "DELETE";
-  call.bucket = bucket;
-  call.key = key;
+  Call call("DELETE", bucket, key);
   call.query.emplace_back("uploadId", upload_id);
   OC_TRY(perform(call));
   return {};
