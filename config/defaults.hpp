@@ -34,6 +34,7 @@ struct Defaults {
   uint64_t max_segment_bytes;
   uint64_t max_decoded_bytes;
   uint32_t max_array_depth;
+  uint32_t max_expr_depth;
   uint64_t scan_batch_rows;
   uint32_t scan_readahead_splits;
   uint64_t http_max_header_bytes;

@@ -34,6 +34,7 @@ TEST_CASE("built-in defaults carry the documented values", "[config]") {
   CHECK(d.file_coalesce_max == 4 * 1024 * 1024);
   CHECK(d.object_coalesce_max == 16 * 1024 * 1024);
   CHECK(d.max_array_depth == 64);
+  CHECK(d.max_expr_depth == 128);
 }
 
 TEST_CASE("environment overrides each knob and rejects bad values", "[config]") {
@@ -51,7 +52,8 @@ TEST_CASE("environment overrides each knob and rejects bad values", "[config]") 
            {"ONECOPY_IO_QUEUE_DEPTH", "-3"},
            {"ONECOPY_FILE_COALESCE_MAX", "12 parsecs"},
            {"ONECOPY_LOG_LEVEL", "chatty"},
-           {"ONECOPY_MAX_ARRAY_DEPTH", "99999999999999999999"}}) {
+           {"ONECOPY_MAX_ARRAY_DEPTH", "99999999999999999999"},
+           {"ONECOPY_MAX_EXPR_DEPTH", "2"}}) {
     INFO(var << "=" << bad);
     auto r = oc::defaults_from_env(env_of({{var, bad}}));
     REQUIRE_FALSE(r.ok());
