@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "format/expr_eval.hpp"
+
+#include <compare>
+#include <cstring>
+#include <string_view>
+
+namespace oc::format {
+namespace {
+
+constexpr uint8_t kFalse = static_cast<uint8_t>(Truth::false_);
+constexpr uint8_t kTrue = static_cast<uint8_t>(Truth::true_);
+constexpr uint8_t kNull = static_cast<uint8_t>(Truth::null);
+
+// A referenced field located in the batch: its logical row r is leaf's logical row base + r
+// (struct children are indexed through their parents' offsets), and `valid` folds in the
+// validity of every struct on the way down.
+struct Located {
+  const Column* leaf = nullptr;
+  uint64_t base = 0;
+  std::vector<uint8_t> valid;
+};
+
+Result<Located> locate(const BoundColumn& bc, const Column& batch) {
+  Located out;
+  const uint64_t n = batch.length;
+  out.valid.assign(n, 1);
+  const Column* c = &batch;
+  uint64_t base = 0;
+  for (size_t level = 0;; ++level) {
+    if (!c->validity.empty()) {
+      for (uint64_t r = 0; r < n; ++r) out.valid[r] &= c->is_valid(base + r) ? 1 : 0;
+    }
+    if (level == bc.indices.size()) break;
+    const uint32_t idx = bc.indices[level];
+    OC_EXPECT(c->dtype && c->dtype->kind == TypeKind::struct_ && idx < c->children.size() &&
+                  c->children[idx],
+              invalid, "batch has no field {} for column {}", idx, path_to_string(bc.path));
+    base += c->offset;
+    c = c->children[idx].get();
+    OC_EXPECT(c->length >= base + n, invalid, "field {} has {} rows, batch needs {}",
+              path_to_string(bc.path), c->length, base + n);
+  }
+  const DType& want = bc.type->storage();
+  OC_EXPECT(c->dtype && c->dtype->storage().kind == want.kind &&
+                (want.kind != TypeKind::primitive || c->dtype->storage().ptype == want.ptype),
+            invalid, "batch column {} is {}, bound as {}", path_to_string(bc.path),
+            c->dtype ? c->dtype->to_string() : "untyped", bc.type->to_string());
+  // The values buffer must cover the rows read; offsets are checked per row below.
+  const uint64_t rows = c->offset + base + n;
+  const size_t width = want.kind == TypeKind::primitive ? ptype_width(want.ptype) : 0;
+  const bool bytes = want.kind == TypeKind::utf8 || want.kind == TypeKind::binary;
+  const uint64_t need = want.kind == TypeKind::boolean ? (rows + 7) / 8
+                        : bytes                        ? (rows + 1) * sizeof(int32_t)
+                                                       : rows * width;
+  OC_EXPECT(c->buffers.size() >= (bytes ? 2u : 1u) && c->buffers[0].size() >= need, corrupt,
+            "batch column {} has buffers too short for {} rows", path_to_string(bc.path), rows);
+  out.leaf = c;
+  out.base = base;
+  return out;
+}
+
+bool holds(CmpOp op, std::partial_ordering o) {
+  // partial_ordering::unordered (a NaN) makes every relation but != false: IEEE 754.
+  switch (op) {
+    case CmpOp::eq: return o == 0;
+    case CmpOp::ne: return o != 0;
+    case CmpOp::lt: return o < 0;
+    case CmpOp::le: return o <= 0;
+    case CmpOp::gt: return o > 0;
+    case CmpOp::ge: return o >= 0;
+  }
+  return false;
+}
+
+std::partial_ordering cmp(int64_t v, const Literal& l) {
+  switch (l.kind) {
+    case Literal::Kind::int64: return v <=> l.i;
+    case Literal::Kind::uint64: return v < 0 ? std::partial_ordering::less : static_cast<uint64_t>(v) <=> l.u;
+    default: return static_cast<double>(v) <=> l.f;
+  }
+}
+std::partial_ordering cmp(uint64_t v, const Literal& l) {
+  switch (l.kind) {
+    case Literal::Kind::int64: return l.i < 0 ? std::partial_ordering::greater : v <=> static_cast<uint64_t>(l.i);
+    case Literal::Kind::uint64: return v <=> l.u;
+    default: return static_cast<double>(v) <=> l.f;
+  }
+}
+std::partial_ordering cmp(double v, const Literal& l) {
+  switch (l.kind) {
+    case Literal::Kind::int64: return v <=> static_cast<double>(l.i);
+    case Literal::Kind::uint64: return v <=> static_cast<double>(l.u);
+    default: return v <=> l.f;
+  }
+}
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+
+// Stored value v in `unit` against an instant in microseconds, exactly and without overflow:
+// the finer of the two is floor-divided into the coarser, and the remainder breaks a tie.
+std::partial_ordering cmp_temporal(int64_t v, TimeUnit unit, int64_t us) {
+  constexpr int64_t kPerUnit[] = {0, 1, 1'000, 1'000'000, 86'400'000'000};  // us per unit
+  if (unit == TimeUnit::ns) {
+    const int64_t q = floor_div(v, 1000);
+    if (q != us) return q <=> us;
+    return v - q * 1000 == 0 ? std::partial_ordering::equivalent : std::partial_ordering::greater;
+  }
+  const int64_t k = kPerUnit[static_cast<size_t>(unit)];
+  const int64_t q = floor_div(us, k);
+  if (v != q) return v <=> q;
+  return us - q * k == 0 ? std::partial_ordering::equivalent : std::partial_ordering::less;
+}
+
+template <class T, class Fn>
+void for_values(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& fn) {
+  const T* v = at.leaf->values<T>() + at.base;
+  for (uint64_t r = 0; r < n; ++r) out[r] = at.valid[r] ? (fn(v[r]) ? kTrue : kFalse) : kNull;
+}
+
+template <class Fn>
+void for_numeric(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& fn) {
+  switch (at.leaf->dtype->storage().ptype) {
+    case PType::u8: return for_values<uint8_t>(at, n, out, [&](uint8_t x) { return fn(uint64_t{x}); });
+    case PType::u16: return for_values<uint16_t>(at, n, out, [&](uint16_t x) { return fn(uint64_t{x}); });
+    case PType::u32: return for_values<uint32_t>(at, n, out, [&](uint32_t x) { return fn(uint64_t{x}); });
+    case PType::u64: return for_values<uint64_t>(at, n, out, fn);
+    case PType::i8: return for_values<int8_t>(at, n, out, [&](int8_t x) { return fn(int64_t{x}); });
+    case PType::i16: return for_values<int16_t>(at, n, out, [&](int16_t x) { return fn(int64_t{x}); });
+    case PType::i32: return for_values<int32_t>(at, n, out, [&](int32_t x) { return fn(int64_t{x}); });
+    case PType::i64: return for_values<int64_t>(at, n, out, fn);
+    case PType::f32: return for_values<float>(at, n, out, [&](float x) { return fn(double{x}); });
+    case PType::f64: return for_values<double>(at, n, out, fn);
+    case PType::f16: return;  // rejected by bind
+  }
+}
+
+class Evaluator {
+ public:
+  Evaluator(const Column& batch, std::vector<Located> cols) : n_(batch.length), cols_(std::move(cols)) {}
+
+  Result<std::vector<uint8_t>> eval(const BoundNode& node) {
+    std::vector<uint8_t> out(n_, kNull);
+    switch (node.kind) {
+      case BoundNode::Kind::constant: out.assign(n_, static_cast<uint8_t>(node.constant)); break;
+      case BoundNode::Kind::is_null: {
+        const auto& valid = cols_[node.column].valid;
+        for (uint64_t r = 0; r < n_; ++r) out[r] = (valid[r] != 0) == node.negated ? kTrue : kFalse;
+        break;
+      }
+      case BoundNode::Kind::column_bool: {
+        const Located& at = cols_[node.column];
+        const uint64_t first = at.leaf->offset + at.base;
+        for (uint64_t r = 0; r < n_; ++r) {
+          out[r] = !at.valid[r] ? kNull : bitmap_get(at.leaf->buffers[0].data(), first + r) ? kTrue : kFalse;
+        }
+        break;
+      }
+      case BoundNode::Kind::compare:
+      case BoundNode::Kind::starts_with: OC_TRY(compare(node, out)); break;
+      case BoundNode::Kind::not_: {
+        OC_ASSIGN_OR_RETURN(out, eval(node.children[0]));
+        for (auto& t : out) t = t == kNull ? kNull : t ^ 1;
+        break;
+      }
+      case BoundNode::Kind::and_:
+      case BoundNode::Kind::or_: {
+        // Kleene: the dominant value (FALSE for AND, TRUE for OR) wins over NULL.
+        const uint8_t dominant = node.kind == BoundNode::Kind::and_ ? kFalse : kTrue;
+        out.assign(n_, dominant ^ 1);
+        for (const auto& child : node.children) {
+          OC_ASSIGN_OR_RETURN(auto v, eval(child));
+          for (uint64_t r = 0; r < n_; ++r) {
+            if (out[r] == dominant || v[r] == dominant) out[r] = dominant;
+            else if (v[r] == kNull) out[r] = kNull;
+          }
+        }
+        break;
+      }
+    }
+    return out;
+  }
+
+ private:
+  Result<void> compare(const BoundNode& node, std::vector<uint8_t>& out) {
+    const Located& at = cols_[node.column];
+    const DType& t = *at.leaf->dtype;
+    const Literal& lit = node.literal;
+    switch (t.storage().kind) {
+      case TypeKind::boolean: {
+        const uint64_t first = at.leaf->offset + at.base;
+        for (uint64_t r = 0; r < n_; ++r) {
+          const bool v = bitmap_get(at.leaf->buffers[0].data(), first + r);
+          out[r] = !at.valid[r] ? kNull : holds(node.op, v <=> lit.b) ? kTrue : kFalse;
+        }
+        return {};
+      }
+      case TypeKind::utf8:
+      case TypeKind::binary: return compare_bytes(node, at, out);
+      default: break;
+    }
+    if (t.kind == TypeKind::extension) {
+      OC_ASSIGN_OR_RETURN(Temporal tm, temporal_of(t));
+      for_numeric(at, n_, out, [&](auto v) {
+        return holds(node.op, cmp_temporal(static_cast<int64_t>(v), tm.unit, lit.i));
+      });
+      return {};
+    }
+    for_numeric(at, n_, out, [&](auto v) { return holds(node.op, cmp(v, lit)); });
+    return {};
+  }
+
+  Result<void> compare_bytes(const BoundNode& node, const Located& at, std::vector<uint8_t>& out) {
+    const int32_t* offs = at.leaf->offsets() + at.base;
+    const Buffer& data = at.leaf->buffers[1];
+    const std::string_view lit = node.literal.s;
+    for (uint64_t r = 0; r < n_; ++r) {
+      if (!at.valid[r]) continue;  // already kNull
+      const int32_t b = offs[r], e = offs[r + 1];
+      OC_EXPECT(b >= 0 && b <= e && static_cast<uint64_t>(e) <= data.size(), corrupt,
+                "string offsets [{}, {}) outside {} bytes", b, e, data.size());
+      const std::string_view v(reinterpret_cast<const char*>(data.data()) + b,
+                               static_cast<size_t>(e - b));
+      // string_view compares as unsigned char (char_traits<char>::compare is memcmp-like).
+      const bool hit = node.kind == BoundNode::Kind::starts_with ? v.starts_with(lit)
+                                                                  : holds(node.op, v.compare(lit) <=> 0);
+      out[r] = hit ? kTrue : kFalse;
+    }
+    return {};
+  }
+
+  uint64_t n_;
+  std::vector<Located> cols_;
+};
+
+}  // namespace
+
+Result<std::vector<Truth>> evaluate_truth(const BoundExpr& e, const Column& batch) {
+  std::vector<Located> cols;
+  for (const auto& bc : e.columns) {
+    OC_ASSIGN_OR_RETURN(auto at, locate(bc, batch));
+    cols.push_back(std::move(at));
+  }
+  OC_ASSIGN_OR_RETURN(auto raw, Evaluator(batch, std::move(cols)).eval(e.root));
+  std::vector<Truth> out(raw.size());
+  for (size_t r = 0; r < raw.size(); ++r) out[r] = static_cast<Truth>(raw[r]);
+  return out;
+}
+
+Result<Mask> evaluate(const BoundExpr& e, const Column& batch) {
+  OC_ASSIGN_OR_RETURN(auto truth, evaluate_truth(e, batch));
+  Mask m;
+  m.keep.resize(truth.size());
+  for (size_t r = 0; r < truth.size(); ++r) {
+    m.keep[r] = truth[r] == Truth::true_;
+    m.count += m.keep[r];
+  }
+  return m;
+}
+
+Result<ColumnPtr> filter_rows(const ColumnPtr& c, const Mask& mask) {
+  OC_EXPECT(mask.keep.size() == c->length, invalid, "mask of {} rows for a column of {}",
+            mask.keep.size(), c->length);
+  std::vector<uint64_t> rows;
+  rows.reserve(mask.count);
+  for (uint64_t r = 0; r < mask.keep.size(); ++r) {
+    if (mask.keep[r]) rows.push_back(r);
+  }
+  return take(c, rows);
+}
+
+}  // namespace oc::format
