@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/expr.hpp"
 
+#include <fmt/format.h>
+
 #include <array>
 #include <cctype>
-
-#include <fmt/format.h>
 
 namespace oc::format {
 
@@ -83,7 +83,9 @@ Civil civil_from_days(int64_t z) noexcept {
 }
 
 // Floor division: timestamps before 1970 still land on the right day.
-int64_t floor_div(int64_t a, int64_t b) noexcept { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t floor_div(int64_t a, int64_t b) noexcept {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
 
 std::string date_text(int64_t days) {
   const Civil c = civil_from_days(days);
@@ -114,12 +116,17 @@ enum Prec : int { kOr = 1, kAnd = 2, kNot = 3, kPredicate = 4, kAtom = 5 };
 
 int precedence(const Expr& e) noexcept {
   switch (e.kind) {
-    case ExprKind::or_: return kOr;
-    case ExprKind::and_: return kAnd;
-    case ExprKind::not_: return kNot;
+    case ExprKind::or_:
+      return kOr;
+    case ExprKind::and_:
+      return kAnd;
+    case ExprKind::not_:
+      return kNot;
     case ExprKind::column:
-    case ExprKind::literal: return kAtom;
-    default: return kPredicate;
+    case ExprKind::literal:
+      return kAtom;
+    default:
+      return kPredicate;
   }
 }
 
@@ -135,8 +142,12 @@ void print_child(const Expr& e, int min_prec, std::string& out) {
 void print(const Expr& e, std::string& out) {
   const auto& c = e.children;
   switch (e.kind) {
-    case ExprKind::column: out += path_to_string(e.path); return;
-    case ExprKind::literal: out += literal_to_string(e.literal); return;
+    case ExprKind::column:
+      out += path_to_string(e.path);
+      return;
+    case ExprKind::literal:
+      out += literal_to_string(e.literal);
+      return;
     case ExprKind::compare:
       print_child(*c[0], kAtom, out);
       fmt::format_to(std::back_inserter(out), " {} ", cmp_op_name(e.op));
@@ -153,7 +164,10 @@ void print(const Expr& e, std::string& out) {
       }
       return;
     }
-    case ExprKind::not_: out += "NOT "; print_child(*c[0], kNot, out); return;
+    case ExprKind::not_:
+      out += "NOT ";
+      print_child(*c[0], kNot, out);
+      return;
     case ExprKind::is_null:
       print_child(*c[0], kAtom, out);
       out += e.negated ? " IS NOT NULL" : " IS NULL";
@@ -186,17 +200,23 @@ void print(const Expr& e, std::string& out) {
 
 std::string literal_to_string(const Literal& l) {
   switch (l.kind) {
-    case Literal::Kind::null: return "NULL";
-    case Literal::Kind::boolean: return l.b ? "TRUE" : "FALSE";
-    case Literal::Kind::int64: return fmt::format("{}", l.i);
-    case Literal::Kind::uint64: return fmt::format("{}", l.u);
+    case Literal::Kind::null:
+      return "NULL";
+    case Literal::Kind::boolean:
+      return l.b ? "TRUE" : "FALSE";
+    case Literal::Kind::int64:
+      return fmt::format("{}", l.i);
+    case Literal::Kind::uint64:
+      return fmt::format("{}", l.u);
     case Literal::Kind::float64: {
       std::string s = fmt::format("{}", l.f);
       if (s.find_first_of(".eEn") == std::string::npos) s += ".0";
       return s;
     }
-    case Literal::Kind::string: return quote(l.s, '\'');
-    case Literal::Kind::date: return "DATE '" + date_text(l.i) + "'";
+    case Literal::Kind::string:
+      return quote(l.s, '\'');
+    case Literal::Kind::date:
+      return "DATE '" + date_text(l.i) + "'";
     case Literal::Kind::timestamp: {
       constexpr int64_t kMicrosPerDay = 86'400'000'000;
       const int64_t days = floor_div(l.i, kMicrosPerDay);
@@ -277,9 +297,9 @@ std::string point_at(std::string_view source, uint32_t pos) {
 }
 
 bool is_keyword(std::string_view word) noexcept {
-  constexpr std::array<std::string_view, 12> kKeywords = {"AND",  "OR",    "NOT",  "IS",
+  constexpr std::array<std::string_view, 12> kKeywords = {"AND",  "OR",    "NOT",     "IS",
                                                           "NULL", "IN",    "BETWEEN", "LIKE",
-                                                          "TRUE", "FALSE", "DATE", "TIMESTAMP"};
+                                                          "TRUE", "FALSE", "DATE",    "TIMESTAMP"};
   auto upper_eq = [&](std::string_view k) {
     if (k.size() != word.size()) return false;
     for (size_t i = 0; i < k.size(); ++i) {

@@ -13,46 +13,60 @@ enum class Domain : uint8_t { boolean, numeric, bytes, temporal, none };
 
 Domain domain_of(const DType& t) {
   switch (t.kind) {
-    case TypeKind::boolean: return Domain::boolean;
-    case TypeKind::primitive: return t.ptype == PType::f16 ? Domain::none : Domain::numeric;
+    case TypeKind::boolean:
+      return Domain::boolean;
+    case TypeKind::primitive:
+      return t.ptype == PType::f16 ? Domain::none : Domain::numeric;
     case TypeKind::utf8:
-    case TypeKind::binary: return Domain::bytes;
+    case TypeKind::binary:
+      return Domain::bytes;
     case TypeKind::extension: {
       auto tm = temporal_of(t);
       const bool ok = tm.ok() && tm->kind != Temporal::Kind::time &&
                       t.storage().kind == TypeKind::primitive && !ptype_is_float(t.storage().ptype);
       return ok ? Domain::temporal : Domain::none;
     }
-    default: return Domain::none;
+    default:
+      return Domain::none;
   }
 }
 
 bool literal_fits(Domain d, Literal::Kind k) {
   using K = Literal::Kind;
   switch (d) {
-    case Domain::boolean: return k == K::boolean;
-    case Domain::numeric: return k == K::int64 || k == K::uint64 || k == K::float64;
-    case Domain::bytes: return k == K::string;
-    case Domain::temporal: return k == K::date || k == K::timestamp;
-    case Domain::none: return false;
+    case Domain::boolean:
+      return k == K::boolean;
+    case Domain::numeric:
+      return k == K::int64 || k == K::uint64 || k == K::float64;
+    case Domain::bytes:
+      return k == K::string;
+    case Domain::temporal:
+      return k == K::date || k == K::timestamp;
+    case Domain::none:
+      return false;
   }
   return false;
 }
 
 std::string_view literal_kind_name(Literal::Kind k) {
-  constexpr std::string_view kNames[] = {"NULL",   "boolean", "integer", "integer",
-                                         "float",  "string",  "DATE",    "TIMESTAMP"};
+  constexpr std::string_view kNames[] = {"NULL",  "boolean", "integer", "integer",
+                                         "float", "string",  "DATE",    "TIMESTAMP"};
   return kNames[static_cast<size_t>(k)];
 }
 
 // `lit op col` holds exactly when `col flip(op) lit` does.
 CmpOp flip(CmpOp op) {
   switch (op) {
-    case CmpOp::lt: return CmpOp::gt;
-    case CmpOp::le: return CmpOp::ge;
-    case CmpOp::gt: return CmpOp::lt;
-    case CmpOp::ge: return CmpOp::le;
-    default: return op;
+    case CmpOp::lt:
+      return CmpOp::gt;
+    case CmpOp::le:
+      return CmpOp::ge;
+    case CmpOp::gt:
+      return CmpOp::lt;
+    case CmpOp::ge:
+      return CmpOp::le;
+    default:
+      return op;
   }
 }
 
@@ -82,21 +96,23 @@ class Binder {
         if (e.literal.kind == Literal::Kind::boolean) {
           return constant(e.literal.b ? Truth::true_ : Truth::false_);
         }
-        return error(Errc::invalid, e, fmt::format("a {} literal is not a condition",
-                                                   literal_kind_name(e.literal.kind)));
+        return error(
+            Errc::invalid, e,
+            fmt::format("a {} literal is not a condition", literal_kind_name(e.literal.kind)));
       case ExprKind::column: {
         OC_ASSIGN_OR_RETURN(uint32_t c, column(e));
         if (domain_of(*columns_[c].type) != Domain::boolean) {
-          return error(Errc::invalid, e, fmt::format("column {} ({}) is not a boolean condition",
-                                                     path_to_string(e.path),
-                                                     columns_[c].type->to_string()));
+          return error(Errc::invalid, e,
+                       fmt::format("column {} ({}) is not a boolean condition",
+                                   path_to_string(e.path), columns_[c].type->to_string()));
         }
         BoundNode n;
         n.kind = BoundNode::Kind::column_bool;
         n.column = c;
         return n;
       }
-      case ExprKind::compare: return compare(e.op, *e.children[0], *e.children[1], e);
+      case ExprKind::compare:
+        return compare(e.op, *e.children[0], *e.children[1], e);
       case ExprKind::and_:
       case ExprKind::or_:
       case ExprKind::not_: {
@@ -114,7 +130,7 @@ class Binder {
         const Expr& x = *e.children[0];
         if (x.kind == ExprKind::literal) {
           return constant((x.literal.kind == Literal::Kind::null) != e.negated ? Truth::true_
-                                                                              : Truth::false_);
+                                                                               : Truth::false_);
         }
         OC_ASSIGN_OR_RETURN(uint32_t c, column(x));
         BoundNode n;
@@ -129,14 +145,16 @@ class Binder {
           OC_ASSIGN_OR_RETURN(auto k, compare(CmpOp::eq, *e.children[0], *e.children[i], e));
           kids.push_back(std::move(k));
         }
-        return kids.size() == 1 ? std::move(kids[0]) : logical(BoundNode::Kind::or_, std::move(kids));
+        return kids.size() == 1 ? std::move(kids[0])
+                                : logical(BoundNode::Kind::or_, std::move(kids));
       }
       case ExprKind::between: {
         OC_ASSIGN_OR_RETURN(auto lo, compare(CmpOp::ge, *e.children[0], *e.children[1], e));
         OC_ASSIGN_OR_RETURN(auto hi, compare(CmpOp::le, *e.children[0], *e.children[2], e));
         return logical(BoundNode::Kind::and_, {std::move(lo), std::move(hi)});
       }
-      case ExprKind::like: return like(e);
+      case ExprKind::like:
+        return like(e);
     }
     return error(Errc::invalid, e, "unknown expression node");
   }
@@ -162,17 +180,19 @@ class Binder {
       const std::vector<std::string> prefix(e.path.begin(), e.path.begin() + level);
       const std::string parent = level == 0 ? std::string("the schema") : path_to_string(prefix);
       if (t->kind != TypeKind::struct_) {
-        return error(Errc::invalid, e, fmt::format("{} is {}, not a struct", parent, t->to_string()));
+        return error(Errc::invalid, e,
+                     fmt::format("{} is {}, not a struct", parent, t->to_string()));
       }
       uint32_t idx = 0;
       while (idx < t->names.size() && t->names[idx] != e.path[level]) ++idx;
       if (idx == t->names.size()) {
         std::vector<std::string> names;
         for (const auto& n : t->names) names.push_back(path_to_string({n}));
-        return error(Errc::not_found, e,
-                     fmt::format("unknown column {}: {} has {}", path_to_string(e.path), parent,
-                                 names.empty() ? std::string("no fields")
-                                               : "fields " + fmt::format("{}", fmt::join(names, ", "))));
+        return error(
+            Errc::not_found, e,
+            fmt::format("unknown column {}: {} has {}", path_to_string(e.path), parent,
+                        names.empty() ? std::string("no fields")
+                                      : "fields " + fmt::format("{}", fmt::join(names, ", "))));
       }
       bc.indices.push_back(idx);
       bc.type = t->children[idx];
@@ -196,14 +216,16 @@ class Binder {
     const DType& t = *columns_[c].type;
     const Domain d = domain_of(t);
     if (d == Domain::none) {
-      return error(Errc::unsupported, col, fmt::format("cannot filter on column {} of type {}",
-                                                       path_to_string(col.path), t.to_string()));
+      return error(Errc::unsupported, col,
+                   fmt::format("cannot filter on column {} of type {}", path_to_string(col.path),
+                               t.to_string()));
     }
     if (!literal_fits(d, lit.literal.kind)) {
-      return error(Errc::invalid, lit,
-                   fmt::format("cannot compare column {} ({}) with {} literal {}",
-                               path_to_string(col.path), t.to_string(),
-                               literal_kind_name(lit.literal.kind), literal_to_string(lit.literal)));
+      return error(
+          Errc::invalid, lit,
+          fmt::format("cannot compare column {} ({}) with {} literal {}", path_to_string(col.path),
+                      t.to_string(), literal_kind_name(lit.literal.kind),
+                      literal_to_string(lit.literal)));
     }
     BoundNode n;
     n.kind = BoundNode::Kind::compare;
@@ -211,7 +233,8 @@ class Binder {
     n.op = col_left ? op : flip(op);
     n.literal = lit.literal;
     // Temporal literals all become microseconds; evaluation scales to the column's unit exactly.
-    if (lit.literal.kind == Literal::Kind::date) n.literal = Literal::timestamp(lit.literal.i * kMicrosPerDay);
+    if (lit.literal.kind == Literal::Kind::date)
+      n.literal = Literal::timestamp(lit.literal.i * kMicrosPerDay);
     return n;
   }
 

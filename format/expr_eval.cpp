@@ -63,35 +63,50 @@ Result<Located> locate(const BoundColumn& bc, const Column& batch) {
 bool holds(CmpOp op, std::partial_ordering o) {
   // partial_ordering::unordered (a NaN) makes every relation but != false: IEEE 754.
   switch (op) {
-    case CmpOp::eq: return o == 0;
-    case CmpOp::ne: return o != 0;
-    case CmpOp::lt: return o < 0;
-    case CmpOp::le: return o <= 0;
-    case CmpOp::gt: return o > 0;
-    case CmpOp::ge: return o >= 0;
+    case CmpOp::eq:
+      return o == 0;
+    case CmpOp::ne:
+      return o != 0;
+    case CmpOp::lt:
+      return o < 0;
+    case CmpOp::le:
+      return o <= 0;
+    case CmpOp::gt:
+      return o > 0;
+    case CmpOp::ge:
+      return o >= 0;
   }
   return false;
 }
 
 std::partial_ordering cmp(int64_t v, const Literal& l) {
   switch (l.kind) {
-    case Literal::Kind::int64: return v <=> l.i;
-    case Literal::Kind::uint64: return v < 0 ? std::partial_ordering::less : static_cast<uint64_t>(v) <=> l.u;
-    default: return static_cast<double>(v) <=> l.f;
+    case Literal::Kind::int64:
+      return v <=> l.i;
+    case Literal::Kind::uint64:
+      return v < 0 ? std::partial_ordering::less : static_cast<uint64_t>(v) <=> l.u;
+    default:
+      return static_cast<double>(v) <=> l.f;
   }
 }
 std::partial_ordering cmp(uint64_t v, const Literal& l) {
   switch (l.kind) {
-    case Literal::Kind::int64: return l.i < 0 ? std::partial_ordering::greater : v <=> static_cast<uint64_t>(l.i);
-    case Literal::Kind::uint64: return v <=> l.u;
-    default: return static_cast<double>(v) <=> l.f;
+    case Literal::Kind::int64:
+      return l.i < 0 ? std::partial_ordering::greater : v <=> static_cast<uint64_t>(l.i);
+    case Literal::Kind::uint64:
+      return v <=> l.u;
+    default:
+      return static_cast<double>(v) <=> l.f;
   }
 }
 std::partial_ordering cmp(double v, const Literal& l) {
   switch (l.kind) {
-    case Literal::Kind::int64: return v <=> static_cast<double>(l.i);
-    case Literal::Kind::uint64: return v <=> static_cast<double>(l.u);
-    default: return v <=> l.f;
+    case Literal::Kind::int64:
+      return v <=> static_cast<double>(l.i);
+    case Literal::Kind::uint64:
+      return v <=> static_cast<double>(l.u);
+    default:
+      return v <=> l.f;
   }
 }
 
@@ -121,28 +136,42 @@ void for_values(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& f
 template <class Fn>
 void for_numeric(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& fn) {
   switch (at.leaf->dtype->storage().ptype) {
-    case PType::u8: return for_values<uint8_t>(at, n, out, [&](uint8_t x) { return fn(uint64_t{x}); });
-    case PType::u16: return for_values<uint16_t>(at, n, out, [&](uint16_t x) { return fn(uint64_t{x}); });
-    case PType::u32: return for_values<uint32_t>(at, n, out, [&](uint32_t x) { return fn(uint64_t{x}); });
-    case PType::u64: return for_values<uint64_t>(at, n, out, fn);
-    case PType::i8: return for_values<int8_t>(at, n, out, [&](int8_t x) { return fn(int64_t{x}); });
-    case PType::i16: return for_values<int16_t>(at, n, out, [&](int16_t x) { return fn(int64_t{x}); });
-    case PType::i32: return for_values<int32_t>(at, n, out, [&](int32_t x) { return fn(int64_t{x}); });
-    case PType::i64: return for_values<int64_t>(at, n, out, fn);
-    case PType::f32: return for_values<float>(at, n, out, [&](float x) { return fn(double{x}); });
-    case PType::f64: return for_values<double>(at, n, out, fn);
-    case PType::f16: return;  // rejected by bind
+    case PType::u8:
+      return for_values<uint8_t>(at, n, out, [&](uint8_t x) { return fn(uint64_t{x}); });
+    case PType::u16:
+      return for_values<uint16_t>(at, n, out, [&](uint16_t x) { return fn(uint64_t{x}); });
+    case PType::u32:
+      return for_values<uint32_t>(at, n, out, [&](uint32_t x) { return fn(uint64_t{x}); });
+    case PType::u64:
+      return for_values<uint64_t>(at, n, out, fn);
+    case PType::i8:
+      return for_values<int8_t>(at, n, out, [&](int8_t x) { return fn(int64_t{x}); });
+    case PType::i16:
+      return for_values<int16_t>(at, n, out, [&](int16_t x) { return fn(int64_t{x}); });
+    case PType::i32:
+      return for_values<int32_t>(at, n, out, [&](int32_t x) { return fn(int64_t{x}); });
+    case PType::i64:
+      return for_values<int64_t>(at, n, out, fn);
+    case PType::f32:
+      return for_values<float>(at, n, out, [&](float x) { return fn(double{x}); });
+    case PType::f64:
+      return for_values<double>(at, n, out, fn);
+    case PType::f16:
+      return;  // rejected by bind
   }
 }
 
 class Evaluator {
  public:
-  Evaluator(const Column& batch, std::vector<Located> cols) : n_(batch.length), cols_(std::move(cols)) {}
+  Evaluator(const Column& batch, std::vector<Located> cols)
+      : n_(batch.length), cols_(std::move(cols)) {}
 
   Result<std::vector<uint8_t>> eval(const BoundNode& node) {
     std::vector<uint8_t> out(n_, kNull);
     switch (node.kind) {
-      case BoundNode::Kind::constant: out.assign(n_, static_cast<uint8_t>(node.constant)); break;
+      case BoundNode::Kind::constant:
+        out.assign(n_, static_cast<uint8_t>(node.constant));
+        break;
       case BoundNode::Kind::is_null: {
         const auto& valid = cols_[node.column].valid;
         for (uint64_t r = 0; r < n_; ++r) out[r] = (valid[r] != 0) == node.negated ? kTrue : kFalse;
@@ -152,12 +181,16 @@ class Evaluator {
         const Located& at = cols_[node.column];
         const uint64_t first = at.leaf->offset + at.base;
         for (uint64_t r = 0; r < n_; ++r) {
-          out[r] = !at.valid[r] ? kNull : bitmap_get(at.leaf->buffers[0].data(), first + r) ? kTrue : kFalse;
+          out[r] = !at.valid[r]                                        ? kNull
+                   : bitmap_get(at.leaf->buffers[0].data(), first + r) ? kTrue
+                                                                       : kFalse;
         }
         break;
       }
       case BoundNode::Kind::compare:
-      case BoundNode::Kind::starts_with: OC_TRY(compare(node, out)); break;
+      case BoundNode::Kind::starts_with:
+        OC_TRY(compare(node, out));
+        break;
       case BoundNode::Kind::not_: {
         OC_ASSIGN_OR_RETURN(out, eval(node.children[0]));
         for (auto& t : out) t = t == kNull ? kNull : t ^ 1;
@@ -171,8 +204,10 @@ class Evaluator {
         for (const auto& child : node.children) {
           OC_ASSIGN_OR_RETURN(auto v, eval(child));
           for (uint64_t r = 0; r < n_; ++r) {
-            if (out[r] == dominant || v[r] == dominant) out[r] = dominant;
-            else if (v[r] == kNull) out[r] = kNull;
+            if (out[r] == dominant || v[r] == dominant)
+              out[r] = dominant;
+            else if (v[r] == kNull)
+              out[r] = kNull;
           }
         }
         break;
@@ -196,8 +231,10 @@ class Evaluator {
         return {};
       }
       case TypeKind::utf8:
-      case TypeKind::binary: return compare_bytes(node, at, out);
-      default: break;
+      case TypeKind::binary:
+        return compare_bytes(node, at, out);
+      default:
+        break;
     }
     if (t.kind == TypeKind::extension) {
       OC_ASSIGN_OR_RETURN(Temporal tm, temporal_of(t));
@@ -222,8 +259,9 @@ class Evaluator {
       const std::string_view v(reinterpret_cast<const char*>(data.data()) + b,
                                static_cast<size_t>(e - b));
       // string_view compares as unsigned char (char_traits<char>::compare is memcmp-like).
-      const bool hit = node.kind == BoundNode::Kind::starts_with ? v.starts_with(lit)
-                                                                  : holds(node.op, v.compare(lit) <=> 0);
+      const bool hit = node.kind == BoundNode::Kind::starts_with
+                           ? v.starts_with(lit)
+                           : holds(node.op, v.compare(lit) <=> 0);
       out[r] = hit ? kTrue : kFalse;
     }
     return {};

@@ -12,8 +12,20 @@
 namespace oc::format {
 namespace {
 
-enum class Tok : uint8_t { end, name, quoted_name, integer, floating, string, lparen, rparen,
-                           comma, dot, minus, cmp };
+enum class Tok : uint8_t {
+  end,
+  name,
+  quoted_name,
+  integer,
+  floating,
+  string,
+  lparen,
+  rparen,
+  comma,
+  dot,
+  minus,
+  cmp
+};
 
 struct Token {
   Tok kind = Tok::end;
@@ -127,12 +139,23 @@ class Lexer {
       return Result<void>();
     };
     switch (c) {
-      case '(': t.kind = Tok::lparen; break;
-      case ')': t.kind = Tok::rparen; break;
-      case ',': t.kind = Tok::comma; break;
-      case '.': t.kind = Tok::dot; break;
-      case '-': t.kind = Tok::minus; break;
-      case '=': return cmp(CmpOp::eq, 1);
+      case '(':
+        t.kind = Tok::lparen;
+        break;
+      case ')':
+        t.kind = Tok::rparen;
+        break;
+      case ',':
+        t.kind = Tok::comma;
+        break;
+      case '.':
+        t.kind = Tok::dot;
+        break;
+      case '-':
+        t.kind = Tok::minus;
+        break;
+      case '=':
+        return cmp(CmpOp::eq, 1);
       case '!':
         if (n == '=') return cmp(CmpOp::ne, 2);
         return error(i_, "unexpected character '!'");
@@ -336,11 +359,11 @@ class Parser {
     if (s.find('_') != std::string::npos || (pct != std::string::npos && pct + 1 != s.size())) {
       return error_at(p,
                       fmt::format("unsupported LIKE pattern '{}': only exact matches and "
-                                  "'prefix%' (one trailing %, no _) are supported", s),
+                                  "'prefix%' (one trailing %, no _) are supported",
+                                  s),
                       Errc::unsupported);
     }
-    return Expr::make(ExprKind::like, {std::move(lhs), Expr::lit(Literal::string(s), p.pos)},
-                      pos);
+    return Expr::make(ExprKind::like, {std::move(lhs), Expr::lit(Literal::string(s), p.pos)}, pos);
   }
 
   Result<ExprPtr> parse_primary(uint32_t depth) {
@@ -353,13 +376,19 @@ class Parser {
         OC_TRY(expect(Tok::rparen));
         return e;
       }
-      case Tok::string: take(); return Expr::lit(Literal::string(t.text), t.pos);
+      case Tok::string:
+        take();
+        return Expr::lit(Literal::string(t.text), t.pos);
       case Tok::integer:
       case Tok::floating:
-      case Tok::minus: return parse_number();
-      case Tok::quoted_name: return parse_path();
-      case Tok::name: break;
-      default: return unexpected(t);
+      case Tok::minus:
+        return parse_number();
+      case Tok::quoted_name:
+        return parse_path();
+      case Tok::name:
+        break;
+      default:
+        return unexpected(t);
     }
     if (keyword_eq(t, "NULL")) return literal(Literal::null_value());
     if (keyword_eq(t, "TRUE")) return literal(Literal::boolean(true));
@@ -394,9 +423,9 @@ class Parser {
     int64_t v = 0;
     if (is_date ? !(s.text.size() == 10 && parse_date_prefix(s.text, v))
                 : !parse_timestamp(s.text, v)) {
-      return error_at(s, fmt::format("invalid {} '{}': expected {}", is_date ? "DATE" : "TIMESTAMP",
-                                     s.text,
-                                     is_date ? "'YYYY-MM-DD'" : "'YYYY-MM-DD HH:MM:SS[.ffffff]'"));
+      return error_at(
+          s, fmt::format("invalid {} '{}': expected {}", is_date ? "DATE" : "TIMESTAMP", s.text,
+                         is_date ? "'YYYY-MM-DD'" : "'YYYY-MM-DD HH:MM:SS[.ffffff]'"));
     }
     return Expr::lit(is_date ? Literal::date(v) : Literal::timestamp(v), kw.pos);
   }
@@ -423,9 +452,11 @@ class Parser {
       return error_at(t, "integer literal out of range");
     }
     Literal l;
-    if (neg) l = Literal::int64(u == kMaxI64 + 1 ? std::numeric_limits<int64_t>::min()
-                                                 : -static_cast<int64_t>(u));
-    else l = u <= kMaxI64 ? Literal::int64(static_cast<int64_t>(u)) : Literal::uint64(u);
+    if (neg)
+      l = Literal::int64(u == kMaxI64 + 1 ? std::numeric_limits<int64_t>::min()
+                                          : -static_cast<int64_t>(u));
+    else
+      l = u <= kMaxI64 ? Literal::int64(static_cast<int64_t>(u)) : Literal::uint64(u);
     return Expr::lit(std::move(l), first.pos);
   }
 

@@ -14,7 +14,8 @@
 ///                          | [NOT] LIKE string ]
 ///     primary   := '(' expr ')' | column | literal
 ///     cmp       := '=' | '!=' | '<>' | '<' | '<=' | '>' | '>='
-///     column    := name { '.' name }       name := [A-Za-z_][A-Za-z0-9_]* | '"' ( [^"] | '""' )+ '"'
+///     column    := name { '.' name }
+///     name      := [A-Za-z_][A-Za-z0-9_]* | '"' ( [^"] | '""' )+ '"'
 ///     literal   := NULL | TRUE | FALSE | ['-'] integer | ['-'] float | string
 ///                | DATE 'YYYY-MM-DD' | TIMESTAMP 'YYYY-MM-DD HH:MM:SS[.f{1,6}]'
 ///     float     := digits ( '.' digits [exp] | exp )      exp := ('e'|'E') ['+'|'-'] digits

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-
-#include <string>
-#include <vector>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "config/defaults.hpp"
 #include "format/expr_eval.hpp"
@@ -41,17 +39,43 @@ std::string parse_error(const std::string& sql, Errc code = Errc::invalid) {
 }  // namespace
 
 TEST_CASE("every construct prints back as the SQL it parsed from", "[expr]") {
-  for (const std::string sql : {
-           "a = 1", "a != 1", "a < 1", "a <= 1", "a > 1", "a >= 1", "a.b.c = 'x'",
-           "\"weird name\".x = 'it''s'", "\"a\"\"b\" = 1", "\"date\" = 1", "a IS NULL",
-           "a IS NOT NULL", "a IN (1, 2, 3)", "a BETWEEN 1 AND 10", "a LIKE 'pre%'",
-           "a LIKE 'exact'", "NOT a", "a = TRUE", "a = FALSE", "a = NULL", "a = -5",
-           "a = 18446744073709551615", "a = -9223372036854775808", "a = 1.5", "a = 1e+20",
-           "a = -0.25", "a = DATE '2024-01-31'", "a = DATE '1969-12-31'",
-           "a = TIMESTAMP '2024-01-31 12:34:56'", "a = TIMESTAMP '2024-01-31 12:34:56.000001'",
-           "a = TIMESTAMP '1969-12-31 23:59:59.5'", "a = 1 AND b = 2 AND c = 3",
-           "a = 1 OR b = 2 OR c = 3", "NOT a IN (1, 2)", "NOT a BETWEEN 1 AND 2",
-           "NOT a LIKE 'x%'", "(NOT a) = TRUE"}) {
+  for (const std::string sql : {"a = 1",
+                                "a != 1",
+                                "a < 1",
+                                "a <= 1",
+                                "a > 1",
+                                "a >= 1",
+                                "a.b.c = 'x'",
+                                "\"weird name\".x = 'it''s'",
+                                "\"a\"\"b\" = 1",
+                                "\"date\" = 1",
+                                "a IS NULL",
+                                "a IS NOT NULL",
+                                "a IN (1, 2, 3)",
+                                "a BETWEEN 1 AND 10",
+                                "a LIKE 'pre%'",
+                                "a LIKE 'exact'",
+                                "NOT a",
+                                "a = TRUE",
+                                "a = FALSE",
+                                "a = NULL",
+                                "a = -5",
+                                "a = 18446744073709551615",
+                                "a = -9223372036854775808",
+                                "a = 1.5",
+                                "a = 1e+20",
+                                "a = -0.25",
+                                "a = DATE '2024-01-31'",
+                                "a = DATE '1969-12-31'",
+                                "a = TIMESTAMP '2024-01-31 12:34:56'",
+                                "a = TIMESTAMP '2024-01-31 12:34:56.000001'",
+                                "a = TIMESTAMP '1969-12-31 23:59:59.5'",
+                                "a = 1 AND b = 2 AND c = 3",
+                                "a = 1 OR b = 2 OR c = 3",
+                                "NOT a IN (1, 2)",
+                                "NOT a BETWEEN 1 AND 2",
+                                "NOT a LIKE 'x%'",
+                                "(NOT a) = TRUE"}) {
     const std::string printed = round_trip(sql);
     if (sql == "a = TIMESTAMP '1969-12-31 23:59:59.5'") {
       CHECK(printed == "a = TIMESTAMP '1969-12-31 23:59:59.500000'");
@@ -63,8 +87,7 @@ TEST_CASE("every construct prints back as the SQL it parsed from", "[expr]") {
 
 TEST_CASE("the parser normalises spelling: keywords, <>, floats, NOT forms", "[expr]") {
   CHECK(round_trip("a <> 1") == "a != 1");
-  CHECK(round_trip("x is not null and y between 1 and 2") ==
-        "x IS NOT NULL AND y BETWEEN 1 AND 2");
+  CHECK(round_trip("x is not null and y between 1 and 2") == "x IS NOT NULL AND y BETWEEN 1 AND 2");
   CHECK(round_trip("a = 3.0") == "a = 3.0");
   CHECK(round_trip("a = 1E3") == "a = 1000.0");
   CHECK(round_trip("a NOT IN (1)") == "NOT a IN (1)");
@@ -102,16 +125,16 @@ TEST_CASE("parse errors name the token and point at its column", "[expr]") {
   CHECK(parse_error("a # 3") == "unexpected character '#' at column 3\n  a # 3\n    ^");
   CHECK(parse_error("a = 'abc") == "unterminated string at column 5\n  a = 'abc\n      ^");
   CHECK(parse_error("(a = 1") == "unexpected end of input at column 7\n  (a = 1\n        ^");
-  CHECK(parse_error("a = DATE '2023-02-29'").starts_with(
-      "invalid DATE '2023-02-29': expected 'YYYY-MM-DD' at column 10"));
+  CHECK(parse_error("a = DATE '2023-02-29'")
+            .starts_with("invalid DATE '2023-02-29': expected 'YYYY-MM-DD' at column 10"));
   CHECK(parse_error("a = TIMESTAMP '2024-01-31 24:00:00'").find("at column 15") !=
         std::string::npos);
   CHECK(parse_error("a LIKE '%x'", Errc::unsupported)
             .starts_with("unsupported LIKE pattern '%x': only exact matches and 'prefix%'"));
   CHECK(parse_error("a LIKE 'a_c'", Errc::unsupported).find("at column 8") != std::string::npos);
   CHECK(parse_error("a LIKE b").starts_with("unexpected 'b' at column 8"));
-  CHECK(parse_error("a = 99999999999999999999").starts_with(
-      "integer literal out of range at column 5"));
+  CHECK(parse_error("a = 99999999999999999999")
+            .starts_with("integer literal out of range at column 5"));
   CHECK(parse_error("a = -9223372036854775809").starts_with("integer literal out of range"));
   CHECK(parse_error("a = 1e999").starts_with("float literal out of range at column 5"));
   CHECK(parse_error("a = 12ab").starts_with("malformed number at column 7"));
@@ -235,9 +258,10 @@ Error bind_error(const std::string& sql, const DType& schema) {
 }  // namespace
 
 TEST_CASE("binding resolves nested columns and reports what it reads", "[expr]") {
-  auto batch = strukt({"a", "s", "n"}, {prim<int32_t>(PType::i32, {1}), strings({"x"}),
-                                        strukt({"b", "weird name"}, {prim<double>(PType::f64, {1.0}),
-                                                                     bools({true})})});
+  auto batch =
+      strukt({"a", "s", "n"},
+             {prim<int32_t>(PType::i32, {1}), strings({"x"}),
+              strukt({"b", "weird name"}, {prim<double>(PType::f64, {1.0}), bools({true})})});
   auto e = parse_expr("n.b > 1 AND (a = 2 OR n.\"weird name\") AND a IN (1, 2) AND s IS NULL");
   REQUIRE(e.ok());
   auto b = format::bind(**e, *batch->dtype);
@@ -270,7 +294,8 @@ TEST_CASE("binding errors name the problem and point at the token", "[expr]") {
   CHECK(err.message().starts_with(
       "cannot compare column a (i32) with string literal 'x' at column 15"));
   err = bind_error("s < 3", schema);
-  CHECK(err.message().starts_with("cannot compare column s (utf8) with integer literal 3 at column 5"));
+  CHECK(err.message().starts_with(
+      "cannot compare column s (utf8) with integer literal 3 at column 5"));
   CHECK(bind_error("s = TRUE", schema).code() == Errc::invalid);
   CHECK(bind_error("a = DATE '2024-01-01'", schema).code() == Errc::invalid);
   CHECK(bind_error("a IN (1, 'two')", schema).message().find("at column 10") != std::string::npos);
@@ -278,8 +303,9 @@ TEST_CASE("binding errors name the problem and point at the token", "[expr]") {
   CHECK(bind_error("a LIKE 'x%'", schema).code() == Errc::invalid);
   err = bind_error("a", schema);
   CHECK(err.message().starts_with("column a (i32) is not a boolean condition at column 1"));
-  CHECK(bind_error("3 OR a = 1", schema).message().starts_with(
-      "a integer literal is not a condition at column 1"));
+  CHECK(bind_error("3 OR a = 1", schema)
+            .message()
+            .starts_with("a integer literal is not a condition at column 1"));
   CHECK(bind_error("a = a", schema).code() == Errc::unsupported);
   CHECK(bind_error("1 = 1", schema).code() == Errc::unsupported);
   CHECK(bind_error("n = 1", schema).code() == Errc::unsupported);
@@ -290,16 +316,17 @@ TEST_CASE("binding errors name the problem and point at the token", "[expr]") {
         "cannot compare column a (i32) with string literal 'x' at column 5");
 }
 
-TEMPLATE_TEST_CASE("every integer width compares exactly with integer and float literals",
-                   "[expr]", int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-                   uint64_t) {
+TEMPLATE_TEST_CASE("every integer width compares exactly with integer and float literals", "[expr]",
+                   int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t) {
   constexpr PType kTypes[] = {PType::u8, PType::u16, PType::u32, PType::u64,
                               PType::i8, PType::i16, PType::i32, PType::i64};
-  const PType p = kTypes[(std::is_signed_v<TestType> ? 4 : 0) +
-                         (sizeof(TestType) == 1 ? 0 : sizeof(TestType) == 2 ? 1
-                                                  : sizeof(TestType) == 4 ? 2 : 3)];
+  const PType p = kTypes[(std::is_signed_v<TestType> ? 4 : 0) + (sizeof(TestType) == 1   ? 0
+                                                                 : sizeof(TestType) == 2 ? 1
+                                                                 : sizeof(TestType) == 4 ? 2
+                                                                                         : 3)];
   constexpr TestType kMax = std::numeric_limits<TestType>::max();
-  auto batch = strukt({"x"}, {prim<TestType>(p, {1, 2, 3, 0, kMax}, {true, true, true, false, true})});
+  auto batch =
+      strukt({"x"}, {prim<TestType>(p, {1, 2, 3, 0, kMax}, {true, true, true, false, true})});
   CHECK(truth("x > 1", batch) == std::vector<Truth>{F, T, T, N, T});
   CHECK(truth("x = 2", batch) == std::vector<Truth>{F, T, F, N, F});
   CHECK(truth("x != 2", batch) == std::vector<Truth>{T, F, T, N, T});
@@ -307,8 +334,9 @@ TEMPLATE_TEST_CASE("every integer width compares exactly with integer and float 
   CHECK(truth("2 >= x", batch) == std::vector<Truth>{T, T, F, N, F});
   CHECK(truth("x < 2.5", batch) == std::vector<Truth>{T, T, F, N, F});
   CHECK(truth("x > -1", batch) == std::vector<Truth>{T, T, T, N, T});
-  CHECK(truth("x < 18446744073709551615", batch) ==
-        std::vector<Truth>{T, T, T, N, sizeof(TestType) == 8 && !std::is_signed_v<TestType> ? F : T});
+  CHECK(
+      truth("x < 18446744073709551615", batch) ==
+      std::vector<Truth>{T, T, T, N, sizeof(TestType) == 8 && !std::is_signed_v<TestType> ? F : T});
   CHECK(truth(fmt::format("x = {}", uint64_t{kMax}), batch) == std::vector<Truth>{F, F, F, N, T});
   CHECK(truth("x IN (1, 3)", batch) == std::vector<Truth>{T, F, T, N, F});
   CHECK(truth("x BETWEEN 2 AND 3", batch) == std::vector<Truth>{F, T, T, N, F});
@@ -318,8 +346,9 @@ TEMPLATE_TEST_CASE("every integer width compares exactly with integer and float 
 }
 
 TEST_CASE("negative values and signed/unsigned mixes compare by value", "[expr]") {
-  auto batch = strukt({"i", "u"}, {prim<int64_t>(PType::i64, {-5, 0, std::numeric_limits<int64_t>::min()}),
-                                   prim<uint64_t>(PType::u64, {0, 9'223'372'036'854'775'808u, 7})});
+  auto batch =
+      strukt({"i", "u"}, {prim<int64_t>(PType::i64, {-5, 0, std::numeric_limits<int64_t>::min()}),
+                          prim<uint64_t>(PType::u64, {0, 9'223'372'036'854'775'808u, 7})});
   CHECK(truth("i < 0", batch) == std::vector<Truth>{T, F, T});
   CHECK(truth("i = -9223372036854775808", batch) == std::vector<Truth>{F, F, T});
   CHECK(truth("i < 18446744073709551615", batch) == std::vector<Truth>{T, T, T});
@@ -329,8 +358,9 @@ TEST_CASE("negative values and signed/unsigned mixes compare by value", "[expr]"
 
 TEST_CASE("floats follow IEEE 754: NaN is unequal and unordered, -0.0 equals 0.0", "[expr]") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  auto batch = strukt({"d", "f"}, {prim<double>(PType::f64, {1.0, nan, -0.0, 4.0}, {true, true, true, false}),
-                                   prim<float>(PType::f32, {1.0f, std::nanf(""), -0.0f, 2.5f})});
+  auto batch = strukt({"d", "f"},
+                      {prim<double>(PType::f64, {1.0, nan, -0.0, 4.0}, {true, true, true, false}),
+                       prim<float>(PType::f32, {1.0f, std::nanf(""), -0.0f, 2.5f})});
   CHECK(truth("d = 1", batch) == std::vector<Truth>{T, F, F, N});
   CHECK(truth("d != 1.0", batch) == std::vector<Truth>{F, T, T, N});
   CHECK(truth("d < 2", batch) == std::vector<Truth>{T, F, T, N});
@@ -360,8 +390,9 @@ TEST_CASE("strings and binary compare bytewise; LIKE matches prefixes and exact 
 
 TEST_CASE("Kleene logic: AND, OR and NOT over TRUE, FALSE and NULL", "[expr]") {
   // Rows: every (p, q) pair of {TRUE, FALSE, NULL}.
-  auto batch = strukt({"p", "q"}, {bools({1, 1, 1, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1, 0, 0, 0}),
-                                   bools({1, 0, 0, 1, 0, 0, 1, 0, 0}, {1, 1, 0, 1, 1, 0, 1, 1, 0})});
+  auto batch =
+      strukt({"p", "q"}, {bools({1, 1, 1, 0, 0, 0, 0, 0, 0}, {1, 1, 1, 1, 1, 1, 0, 0, 0}),
+                          bools({1, 0, 0, 1, 0, 0, 1, 0, 0}, {1, 1, 0, 1, 1, 0, 1, 1, 0})});
   CHECK(truth("p", batch) == std::vector<Truth>{T, T, T, F, F, F, N, N, N});
   CHECK(truth("q", batch) == std::vector<Truth>{T, F, N, T, F, N, T, F, N});
   CHECK(truth("p AND q", batch) == std::vector<Truth>{T, F, N, F, F, F, N, F, N});
@@ -388,8 +419,9 @@ TEST_CASE("Kleene logic: AND, OR and NOT over TRUE, FALSE and NULL", "[expr]") {
 }
 
 TEST_CASE("nested fields are null where any enclosing struct is null", "[expr]") {
-  auto inner = strukt({"b", "c"}, {prim<int32_t>(PType::i32, {5, 5, 6, 7}), strings({"x", "y", "z", "w"})},
-                      {true, false, true, true});
+  auto inner =
+      strukt({"b", "c"}, {prim<int32_t>(PType::i32, {5, 5, 6, 7}), strings({"x", "y", "z", "w"})},
+             {true, false, true, true});
   auto batch = strukt({"a", "k"}, {inner, prim<int32_t>(PType::i32, {1, 2, 3, 4})},
                       {true, true, true, false});
   CHECK(truth("a.b = 5", batch) == std::vector<Truth>{T, N, F, N});
@@ -411,8 +443,8 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
       {"d", "s", "ns", "ms"},
       {prim<int32_t>(PType::i32, {19752, 19753, 19754, 0}, {true, true, true, false}, date),
        prim<int64_t>(PType::i64, {1706659199, 1706659200, 1706659201, -1}, {}, ts_s),
-       prim<int64_t>(PType::i64, {1706659200'000'000'000, 1706659200'000'000'500,
-                                  1706659200'000'001'000, -1},
+       prim<int64_t>(PType::i64,
+                     {1706659200'000'000'000, 1706659200'000'000'500, 1706659200'000'001'000, -1},
                      {}, ts_ns),
        prim<int64_t>(PType::i64, {1706659200'000, 1706659200'500, 1706659201'000, -1}, {}, ts_ms)});
   CHECK(truth("d = DATE '2024-01-31'", batch) == std::vector<Truth>{F, T, F, N});
@@ -433,8 +465,9 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
 }
 
 TEST_CASE("filter_rows keeps the rows the mask selects", "[expr]") {
-  auto batch = strukt({"x", "s"}, {prim<int32_t>(PType::i32, {1, 2, 3, 4}, {true, false, true, true}),
-                                   strings({"a", "b", "c", "d"})});
+  auto batch =
+      strukt({"x", "s"}, {prim<int32_t>(PType::i32, {1, 2, 3, 4}, {true, false, true, true}),
+                          strings({"a", "b", "c", "d"})});
   auto e = parse_expr("x >= 3 OR s = 'a'");
   REQUIRE(e.ok());
   auto b = format::bind(**e, *batch->dtype);
