@@ -16,6 +16,7 @@ constexpr uint8_t kNull = static_cast<uint8_t>(Truth::null);
 // (struct children are indexed through their parents' offsets), and `valid` folds in the
 // validity of every struct on the way down.
 struct Located {
+  const DType* type = nullptr;  ///< the bound type, which decides how values compare
   const Column* leaf = nullptr;
   uint64_t base = 0;
   std::vector<uint8_t> valid;
@@ -46,15 +47,21 @@ Result<Located> locate(const BoundColumn& bc, const Column& batch) {
                 (want.kind != TypeKind::primitive || c->dtype->storage().ptype == want.ptype),
             invalid, "batch column {} is {}, bound as {}", path_to_string(bc.path),
             c->dtype ? c->dtype->to_string() : "untyped", bc.type->to_string());
-  // The values buffer must cover the rows read; offsets are checked per row below.
+  // Where values are read (types bind accepts in comparisons), the values buffer must cover
+  // the rows; string offsets are checked per row as they are read. IS NULL reads no values.
   const uint64_t rows = c->offset + base + n;
-  const size_t width = want.kind == TypeKind::primitive ? ptype_width(want.ptype) : 0;
   const bool bytes = want.kind == TypeKind::utf8 || want.kind == TypeKind::binary;
-  const uint64_t need = want.kind == TypeKind::boolean ? (rows + 7) / 8
-                        : bytes                        ? (rows + 1) * sizeof(int32_t)
-                                                       : rows * width;
-  OC_EXPECT(c->buffers.size() >= (bytes ? 2u : 1u) && c->buffers[0].size() >= need, corrupt,
-            "batch column {} has buffers too short for {} rows", path_to_string(bc.path), rows);
+  uint64_t need = 0;
+  if (want.kind == TypeKind::boolean)
+    need = (rows + 7) / 8;
+  else if (bytes)
+    need = (rows + 1) * sizeof(int32_t);
+  else if (want.kind == TypeKind::primitive)
+    need = rows * ptype_width(want.ptype);
+  OC_EXPECT(need == 0 || (c->buffers.size() >= (bytes ? 2u : 1u) && c->buffers[0].size() >= need),
+            corrupt, "batch column {} has buffers too short for {} rows", path_to_string(bc.path),
+            rows);
+  out.type = bc.type.get();
   out.leaf = c;
   out.base = base;
   return out;
@@ -219,7 +226,7 @@ class Evaluator {
  private:
   Result<void> compare(const BoundNode& node, std::vector<uint8_t>& out) {
     const Located& at = cols_[node.column];
-    const DType& t = *at.leaf->dtype;
+    const DType& t = *at.type;
     const Literal& lit = node.literal;
     switch (t.storage().kind) {
       case TypeKind::boolean: {

@@ -339,6 +339,7 @@ TEMPLATE_TEST_CASE("every integer width compares exactly with integer and float 
       std::vector<Truth>{T, T, T, N, sizeof(TestType) == 8 && !std::is_signed_v<TestType> ? F : T});
   CHECK(truth(fmt::format("x = {}", uint64_t{kMax}), batch) == std::vector<Truth>{F, F, F, N, T});
   CHECK(truth("x IN (1, 3)", batch) == std::vector<Truth>{T, F, T, N, F});
+  CHECK(truth("x IN (1, NULL)", batch) == std::vector<Truth>{T, N, N, N, N});
   CHECK(truth("x BETWEEN 2 AND 3", batch) == std::vector<Truth>{F, T, T, N, F});
   CHECK(truth("x IS NULL", batch) == std::vector<Truth>{F, F, F, T, F});
   CHECK(truth("x IS NOT NULL", batch) == std::vector<Truth>{T, T, T, F, T});
@@ -426,6 +427,7 @@ TEST_CASE("nested fields are null where any enclosing struct is null", "[expr]")
                       {true, true, true, false});
   CHECK(truth("a.b = 5", batch) == std::vector<Truth>{T, N, F, N});
   CHECK(truth("a.b IS NULL", batch) == std::vector<Truth>{F, T, F, T});
+  CHECK(truth("a IS NOT NULL", batch) == std::vector<Truth>{T, F, T, F});
   CHECK(truth("a.c LIKE 'z%' OR k = 1", batch) == std::vector<Truth>{T, N, T, N});
   // A sliced batch reads its children through its offset.
   auto sliced = slice(batch, 1, 3);
@@ -462,6 +464,16 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
         std::vector<Truth>{T, T, T, T});
   CHECK(truth("ms IN (TIMESTAMP '2024-01-31 00:00:00.5', DATE '1970-01-01')", batch) ==
         std::vector<Truth>{F, T, F, F});
+  // A batch carrying only the storage type still compares as the bound timestamp.
+  auto schema = strukt({"s"}, {prim<int64_t>(PType::i64, {0}, {}, ts_s)});
+  auto e = parse_expr("s = DATE '2024-01-31'");
+  REQUIRE(e.ok());
+  auto b = format::bind(**e, *schema->dtype);
+  REQUIRE(b.ok());
+  auto plain = strukt({"s"}, {prim<int64_t>(PType::i64, {1706659200, 19753})});
+  auto t = evaluate_truth(*b, *plain);
+  REQUIRE(t.ok());
+  CHECK(*t == std::vector<Truth>{T, F});
 }
 
 TEST_CASE("filter_rows keeps the rows the mask selects", "[expr]") {
