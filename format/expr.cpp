@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 
@@ -302,10 +303,9 @@ bool is_keyword(std::string_view word) noexcept {
                                                           "TRUE", "FALSE", "DATE",    "TIMESTAMP"};
   auto upper_eq = [&](std::string_view k) {
     if (k.size() != word.size()) return false;
-    for (size_t i = 0; i < k.size(); ++i) {
-      if (std::toupper(static_cast<unsigned char>(word[i])) != k[i]) return false;
-    }
-    return true;
+    return std::equal(k.begin(), k.end(), word.begin(), [](char a, char w) {
+      return std::toupper(static_cast<unsigned char>(w)) == a;
+    });
   };
   for (auto k : kKeywords) {
     if (upper_eq(k)) return true;

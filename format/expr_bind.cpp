@@ -3,6 +3,9 @@
 
 #include <fmt/ranges.h>
 
+#include <array>
+#include <cstddef>
+
 namespace oc::format {
 namespace {
 
@@ -49,8 +52,8 @@ bool literal_fits(Domain d, Literal::Kind k) {
 }
 
 std::string_view literal_kind_name(Literal::Kind k) {
-  constexpr std::string_view kNames[] = {"NULL",  "boolean", "integer", "integer",
-                                         "float", "string",  "DATE",    "TIMESTAMP"};
+  constexpr std::array<std::string_view, 8> kNames = {"NULL",  "boolean", "integer", "integer",
+                                                      "float", "string",  "DATE",    "TIMESTAMP"};
   return kNames[static_cast<size_t>(k)];
 }
 
@@ -160,7 +163,7 @@ class Binder {
   }
 
  private:
-  Error error(Errc code, const Expr& at, std::string msg) const {
+  [[nodiscard]] Error error(Errc code, const Expr& at, std::string msg) const {
     const std::string where =
         source_.empty() ? fmt::format(" at column {}", at.pos + 1) : point_at(source_, at.pos);
     return OC_ERROR(code, "{}{}", msg, where);
@@ -177,7 +180,8 @@ class Binder {
     BoundColumn bc;
     const DType* t = &schema_;
     for (size_t level = 0; level < e.path.size(); ++level) {
-      const std::vector<std::string> prefix(e.path.begin(), e.path.begin() + level);
+      const std::vector<std::string> prefix(e.path.begin(),
+                                            e.path.begin() + static_cast<std::ptrdiff_t>(level));
       const std::string parent = level == 0 ? std::string("the schema") : path_to_string(prefix);
       if (t->kind != TypeKind::struct_) {
         return error(Errc::invalid, e,

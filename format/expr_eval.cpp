@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/expr_eval.hpp"
 
+#include <array>
 #include <compare>
 #include <cstring>
 #include <string_view>
@@ -71,17 +72,17 @@ bool holds(CmpOp op, std::partial_ordering o) {
   // partial_ordering::unordered (a NaN) makes every relation but != false: IEEE 754.
   switch (op) {
     case CmpOp::eq:
-      return o == 0;
+      return std::is_eq(o);
     case CmpOp::ne:
-      return o != 0;
+      return std::is_neq(o);
     case CmpOp::lt:
-      return o < 0;
+      return std::is_lt(o);
     case CmpOp::le:
-      return o <= 0;
+      return std::is_lteq(o);
     case CmpOp::gt:
-      return o > 0;
+      return std::is_gt(o);
     case CmpOp::ge:
-      return o >= 0;
+      return std::is_gteq(o);
   }
   return false;
 }
@@ -122,7 +123,8 @@ int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 
 // Stored value v in `unit` against an instant in microseconds, exactly and without overflow:
 // the finer of the two is floor-divided into the coarser, and the remainder breaks a tie.
 std::partial_ordering cmp_temporal(int64_t v, TimeUnit unit, int64_t us) {
-  constexpr int64_t kPerUnit[] = {0, 1, 1'000, 1'000'000, 86'400'000'000};  // us per unit
+  constexpr std::array<int64_t, 5> kPerUnit = {0, 1, 1'000, 1'000'000,
+                                               86'400'000'000};  // us per unit
   if (unit == TimeUnit::ns) {
     const int64_t q = floor_div(v, 1000);
     if (q != us) return q <=> us;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/expr_parser.hpp"
 
+#include <array>
 #include <cctype>
 #include <charconv>
 #include <limits>
@@ -69,7 +70,7 @@ class Lexer {
   }
 
  private:
-  Error error(size_t pos, std::string msg) const {
+  [[nodiscard]] Error error(size_t pos, std::string msg) const {
     return OC_ERROR(Errc::invalid, "{}{}", msg, point_at(src_, static_cast<uint32_t>(pos)));
   }
 
@@ -198,7 +199,7 @@ bool parse_date_prefix(std::string_view s, int64_t& days) {
       !digits(s, 8, 2, d)) {
     return false;
   }
-  constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  constexpr std::array<unsigned, 12> kDays = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   if (m < 1 || m > 12 || d < 1 || d > kDays[m - 1] + (m == 2 && leap)) return false;
   days = days_from_civil(y, m, d);
@@ -239,13 +240,13 @@ class Parser {
   static constexpr int kOrPrec = 1;
   static constexpr int kAndPrec = 2;
 
-  const Token& peek() const { return toks_[i_]; }
+  [[nodiscard]] const Token& peek() const { return toks_[i_]; }
   const Token& take() { return toks_[i_ < toks_.size() - 1 ? i_++ : i_]; }
 
-  Error error_at(const Token& t, std::string msg, Errc code = Errc::invalid) const {
+  [[nodiscard]] Error error_at(const Token& t, std::string msg, Errc code = Errc::invalid) const {
     return OC_ERROR(code, "{}{}", msg, point_at(src_, t.pos));
   }
-  Error unexpected(const Token& t) const {
+  [[nodiscard]] Error unexpected(const Token& t) const {
     if (t.kind == Tok::end) return error_at(t, "unexpected end of input");
     return error_at(t, fmt::format("unexpected '{}'", src_.substr(t.pos, t.end - t.pos)));
   }
