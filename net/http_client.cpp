@@ -261,7 +261,6 @@ Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
     } else {
       // A final answer before the body (say 403): the body was never sent, so the server may
       // still be waiting for it; this connection cannot carry another request.
-      body_withheld = true;
       OC_TRY(reader->read_body());
       HttpResponse out{reader->head(), std::move(reader->text()), false};
       return out;
