@@ -22,7 +22,11 @@ Result<void> SegmentCache::prefetch(std::span<const uint32_t> ids) {
   }
   if (missing.empty()) return {};
   std::vector<ByteRange> ranges;
-  for (uint32_t id : missing) ranges.push_back(footer_.segments[id].range());
+  for (uint32_t id : missing) {
+    ranges.push_back(footer_.segments[id].range());
+    bytes_fetched_ += ranges.back().length;
+  }
+  segments_fetched_ += missing.size();
   OC_ASSIGN_OR_RETURN(auto bufs, source_->read(ranges));
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < missing.size(); ++i) cached_.emplace(missing[i], std::move(bufs[i]));
@@ -44,8 +48,18 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
   if (r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end()) {
     return Buffer::copy_of(footer_.tail.span().subspan(r.offset - footer_.tail_range.offset, r.length));
   }
+  ++segments_fetched_;
+  bytes_fetched_ += r.length;
   OC_ASSIGN_OR_RETURN(auto bufs, source_->read(std::span(&r, 1)));
   return bufs[0];
+}
+
+Result<ColumnPtr> LayoutReader::take(std::span<const uint64_t> rows) {
+  if (rows.empty()) return read(0, 0);
+  OC_ASSIGN_OR_RETURN(ColumnPtr window, read(rows.front(), rows.back() + 1));
+  std::vector<uint64_t> local(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) local[i] = rows[i] - rows.front();
+  return format::take(window, local);
 }
 
 namespace {
@@ -242,7 +256,7 @@ class DictReader final : public LayoutReader {
                 "dict code {} at row {} is past the {} dictionary values", idx[i], begin + i,
                 values_col_->length);
     }
-    OC_ASSIGN_OR_RETURN(ColumnPtr out, take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
+    OC_ASSIGN_OR_RETURN(ColumnPtr out, format::take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
     if (out->dtype != dtype_) {
       auto fixed = std::make_shared<Column>(*out);
       fixed->dtype = dtype_;

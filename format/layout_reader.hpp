@@ -17,6 +17,7 @@
 /// while successive reads slice it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -41,12 +42,17 @@ class SegmentCache {
   [[nodiscard]] Result<Buffer> take(uint32_t id);
   [[nodiscard]] const Footer& footer() const { return footer_; }
   [[nodiscard]] SegmentSource& source() { return *source_; }
+  /// Segments and bytes read from the source so far (those served from the footer's tail read
+  /// cost nothing and are not counted).
+  [[nodiscard]] uint64_t segments_fetched() const { return segments_fetched_; }
+  [[nodiscard]] uint64_t bytes_fetched() const { return bytes_fetched_; }
 
  private:
   std::shared_ptr<SegmentSource> source_;
   const Footer& footer_;
   std::mutex mu_;
   std::map<uint32_t, Buffer> cached_;
+  std::atomic<uint64_t> segments_fetched_{0}, bytes_fetched_{0};
 };
 
 /// Zone-map statistics of a zoned/stats layout: the decoded zones table and its geometry.
@@ -71,6 +77,10 @@ class LayoutReader {
   /// Tells the reader that only rows [begin, end) will be read, so that a chunk cut by the range
   /// decodes just its part (a slice decode). Without a plan every chunk decodes whole.
   virtual void plan_rows(uint64_t begin, uint64_t end) = 0;
+  /// Decodes rows @p rows (sorted, unique, each < row_count()) into a column of rows.size()
+  /// rows. Reads only the chunks that hold them; the base version decodes the window from the
+  /// first to the last row and gathers, readers that can do better override it.
+  [[nodiscard]] virtual Result<ColumnPtr> take(std::span<const uint64_t> rows);
   /// Drops decoded data held for reuse; the next read decodes again.
   virtual void release() {}
   /// Zone maps found at or below this reader, outermost first (for inspect and pruning).

@@ -34,13 +34,26 @@ struct ScanOptions {
   std::optional<std::pair<uint64_t, uint64_t>> row_range;
   /// Largest batch in rows; 0 yields the file's natural splits (chunk boundaries).
   uint64_t batch_rows = 0;
+  /// A SQL WHERE predicate (grammar in format/expr.hpp); empty keeps every row. Rows are kept
+  /// where it is TRUE. Columns it reads that are not in `columns` are not in the output.
+  std::string filter;
 };
 
-/// Scan progress counters (for `--explain` and tests).
+/// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.
 struct ScanStats {
   uint64_t batches = 0;
-  uint64_t rows = 0;
+  uint64_t rows = 0;              ///< rows delivered
+  uint64_t rows_scanned = 0;      ///< rows in the row range
+  uint64_t rows_pruned = 0;       ///< rows skipped by file statistics or zone maps, never read
+  uint64_t zones_total = 0;       ///< zones of the filter's columns that overlap the row range
+  uint64_t zones_pruned = 0;      ///< of those, zones statistics proved empty of matches
+  bool file_pruned = false;       ///< file statistics proved that no row matches
   uint64_t segments_read = 0;
+  uint64_t bytes_read = 0;        ///< segment bytes fetched from the source
+  uint64_t plan_ns = 0;           ///< binding the filter and pruning
+  uint64_t fetch_ns = 0;          ///< waiting for segment reads
+  uint64_t filter_ns = 0;         ///< decoding and evaluating the filter's columns
+  uint64_t decode_ns = 0;         ///< decoding the projected columns
 };
 
 class Scan {
@@ -69,6 +82,12 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
 
   /// Starts a scan; fails for unknown columns or a row range past the end.
   [[nodiscard]] Result<std::unique_ptr<Scan>> scan(const ScanOptions& options) const;
+
+  /// Decodes rows @p rows of @p columns (empty: all) into one batch, in the order given.
+  /// Indices may be unsorted and repeat. Only the chunks that hold them are read, and within a
+  /// chunk only those rows where the encoding allows. `Errc::invalid` for an index past the end.
+  [[nodiscard]] Result<ColumnPtr> take(std::span<const uint64_t> rows,
+                                       const std::vector<std::string>& columns = {}) const;
 
   /// Opens a reader over the whole layout tree (inspect, zone maps).
   [[nodiscard]] Result<std::unique_ptr<LayoutReader>> open_reader(SegmentCache& cache) const;
