@@ -116,10 +116,10 @@ Result<void> inspect(const VortexFile& file, std::ostream& os, bool json) {
   // is reported, not fatal, since pruning treats it as absent.
   SegmentCache cache(file.source_ptr(), f);
   OC_ASSIGN_OR_RETURN(auto reader, file.open_reader(cache));
-  std::vector<LayoutReader*> zoned;
-  reader->collect_zone_readers(zoned);
+  std::vector<ZoneMapRef> zoned;
+  reader->collect_zone_readers(0, zoned);
   std::vector<std::string> zone_errors;
-  for (LayoutReader* z : zoned) {
+  for (const auto& [first_row, z] : zoned) {
     auto t = z->zones();
     if (t.ok()) in.zones[&z->layout()] = *t;
     else zone_errors.push_back(t.error().to_string());

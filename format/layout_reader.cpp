@@ -6,6 +6,7 @@
 #include "config/defaults.hpp"
 #include "format/array_tree.hpp"
 #include "format/decode.hpp"
+#include "format/expr_eval.hpp"
 #include "format/proto/layouts.pb.h"
 
 namespace oc::format {
@@ -54,6 +55,18 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
   return bufs[0];
 }
 
+Result<std::vector<uint8_t>> LayoutReader::evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) {
+  OC_ASSIGN_OR_RETURN(ColumnPtr col, read(begin, end));
+  Column batch;
+  batch.dtype = DType::make_struct({"value"}, {dtype_}, false);
+  batch.length = col->length;
+  batch.children.push_back(std::move(col));
+  OC_ASSIGN_OR_RETURN(auto truth, evaluate_truth(pred, batch));
+  std::vector<uint8_t> out(truth.size());
+  for (size_t i = 0; i < truth.size(); ++i) out[i] = static_cast<uint8_t>(truth[i]);
+  return out;
+}
+
 Result<ColumnPtr> LayoutReader::take(std::span<const uint64_t> rows) {
   if (rows.empty()) return read(0, 0);
   OC_ASSIGN_OR_RETURN(ColumnPtr window, read(rows.front(), rows.back() + 1));
@@ -69,19 +82,22 @@ namespace {
 class FlatReader final : public LayoutReader {
  public:
   FlatReader(LayoutPtr l, DTypePtr t, SegmentCache& c)
-      : LayoutReader(std::move(l), std::move(t), c), wanted_{0, row_count()} {}
+      : LayoutReader(std::move(l), std::move(t), c), wanted_{{0, row_count()}} {}
 
   void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override { out.push_back(base); }
   void collect_segments(uint64_t, uint64_t, std::vector<uint32_t>& out) const override {
     if (!decoded_) out.push_back(layout_->segments[0]);
   }
-  void plan_rows(uint64_t begin, uint64_t end) override { wanted_ = {begin, end}; }
+  void plan_rows(std::span<const RowWindow> ranges) override { wanted_.assign(ranges.begin(), ranges.end()); }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
     const bool covered = decoded_ && begin >= decoded_from_ && end <= decoded_from_ + decoded_->length;
     if (!covered) {
-      // Decode only the planned part of the chunk when the plan cuts it; the whole otherwise.
-      RowWindow rows = wanted_;
-      if (begin < rows.begin || end > rows.end) rows = {0, row_count()};
+      // Decode only the planned run that holds the read when the plan cuts the chunk; the whole
+      // chunk otherwise.
+      RowWindow rows{0, row_count()};
+      for (const RowWindow& w : wanted_) {
+        if (begin >= w.begin && end <= w.end) rows = w;
+      }
       OC_ASSIGN_OR_RETURN(Buffer seg, cache_.take(layout_->segments[0]));
       OC_ASSIGN_OR_RETURN(ArrayView tree, parse_array_tree(seg, cache_.footer().array_specs));
       DecodeContext ctx;
@@ -98,7 +114,7 @@ class FlatReader final : public LayoutReader {
   void release() override { decoded_.reset(); }
 
  private:
-  RowWindow wanted_;
+  std::vector<RowWindow> wanted_;
   ColumnPtr decoded_;
   uint64_t decoded_from_ = 0;  // row of this chunk at which decoded_ starts
 };
@@ -136,14 +152,30 @@ class ChunkedReader final : public LayoutReader {
     if (parts.empty()) return make_all_null(dtype_, 0);
     return concat(parts);
   }
-  void collect_zone_readers(std::vector<LayoutReader*>& out) override {
-    for (auto& c : chunks_) c->collect_zone_readers(out);
+  Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
+    std::vector<uint8_t> out;
+    out.reserve(end - begin);
+    Result<void> status;
+    for_each_overlap(begin, end, [&](size_t i, uint64_t b, uint64_t e) {
+      if (!status.ok()) return;
+      auto r = chunks_[i]->evaluate(pred, b, e);
+      if (!r.ok()) status = std::move(r.error()).with_context(fmt::format("chunk {}", i));
+      else out.insert(out.end(), r->begin(), r->end());
+    });
+    OC_TRY(status);
+    return out;
   }
-  void plan_rows(uint64_t begin, uint64_t end) override {
+  void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {
+    for (size_t i = 0; i < chunks_.size(); ++i) chunks_[i]->collect_zone_readers(base + starts_[i], out);
+  }
+  void plan_rows(std::span<const RowWindow> ranges) override {
     for (size_t i = 0; i < chunks_.size(); ++i) {
-      const uint64_t b = std::clamp(begin, starts_[i], starts_[i + 1]) - starts_[i];
-      const uint64_t e = std::clamp(end, starts_[i], starts_[i + 1]) - starts_[i];
-      chunks_[i]->plan_rows(b, std::max(b, e));
+      std::vector<RowWindow> mine;
+      for (const RowWindow& w : ranges) {
+        const uint64_t b = std::max(w.begin, starts_[i]), e = std::min(w.end, starts_[i + 1]);
+        if (b < e) mine.push_back({b - starts_[i], e - starts_[i]});
+      }
+      chunks_[i]->plan_rows(mine);
     }
   }
   void release() override {
@@ -201,16 +233,16 @@ class StructReader final : public LayoutReader {
     }
     return ColumnPtr(std::move(c));
   }
-  void collect_zone_readers(std::vector<LayoutReader*>& out) override {
-    for (auto& f : fields_) f->collect_zone_readers(out);
+  void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {
+    for (auto& f : fields_) f->collect_zone_readers(base, out);
   }
   void release() override {
     if (validity_) validity_->release();
     for (auto& f : fields_) f->release();
   }
-  void plan_rows(uint64_t begin, uint64_t end) override {
-    if (validity_) validity_->plan_rows(begin, end);
-    for (auto& f : fields_) f->plan_rows(begin, end);
+  void plan_rows(std::span<const RowWindow> ranges) override {
+    if (validity_) validity_->plan_rows(ranges);
+    for (auto& f : fields_) f->plan_rows(ranges);
   }
 
  private:
@@ -265,12 +297,54 @@ class DictReader final : public LayoutReader {
     return out;
   }
   void release() override { codes_->release(); }
-  void plan_rows(uint64_t begin, uint64_t end) override { codes_->plan_rows(begin, end); }
+  void plan_rows(std::span<const RowWindow> ranges) override { codes_->plan_rows(ranges); }
+
+  // The predicate runs once per dictionary value (kept for the next call with the same
+  // predicate), then each row takes its code's verdict; a null code takes the verdict on null.
+  Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
+    if (!values_col_) {
+      OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
+    }
+    if (verdict_for_ != &pred) {
+      OC_ASSIGN_OR_RETURN(value_truth_, truth_per_value(pred));
+      verdict_for_ = &pred;
+    }
+    OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
+    std::vector<uint8_t> out(codes->length, null_truth_);
+    for (uint64_t i = 0; i < codes->length; ++i) {
+      if (!codes->is_valid(i)) continue;
+      const uint64_t code = unsigned_at(*codes, i);
+      OC_EXPECT(code < value_truth_.size(), corrupt, "dict code {} at row {} is past the {} dictionary values",
+                code, begin + i, value_truth_.size());
+      out[i] = value_truth_[code];
+    }
+    return out;
+  }
 
  private:
+  Result<std::vector<uint8_t>> truth_per_value(const BoundExpr& pred) {
+    auto batch_of = [](ColumnPtr c) {
+      Column b;
+      b.dtype = DType::make_struct({"value"}, {c->dtype}, false);
+      b.length = c->length;
+      b.children.push_back(std::move(c));
+      return b;
+    };
+    OC_ASSIGN_OR_RETURN(auto truth, evaluate_truth(pred, batch_of(values_col_)));
+    OC_ASSIGN_OR_RETURN(ColumnPtr null_row, make_all_null(dtype_->with_nullable(true), 1));
+    OC_ASSIGN_OR_RETURN(auto on_null, evaluate_truth(pred, batch_of(null_row)));
+    null_truth_ = static_cast<uint8_t>(on_null[0]);
+    std::vector<uint8_t> out(truth.size());
+    for (size_t i = 0; i < truth.size(); ++i) out[i] = static_cast<uint8_t>(truth[i]);
+    return out;
+  }
+
   std::unique_ptr<LayoutReader> values_;
   std::unique_ptr<LayoutReader> codes_;
   ColumnPtr values_col_;
+  const BoundExpr* verdict_for_ = nullptr;  // the predicate value_truth_ holds verdicts of
+  std::vector<uint8_t> value_truth_;
+  uint8_t null_truth_ = static_cast<uint8_t>(Truth::null);
 };
 
 // ---- vortex.zoned and vortex.stats ---------------------------------------------------------------
@@ -302,12 +376,12 @@ DTypePtr zone_stat_dtype(std::string_view stat, const DType& t) {
     }
     return nullptr;
   }
+  // Counts are read as nullable: writers encode them with nullable codes when a dictionary
+  // compresses them, and a non-nullable read type would reject that.
   if (stat == "nan_count" || stat == "vortex.nan_count") {
-    return (s.kind == TypeKind::primitive && ptype_is_float(s.ptype)) ? DType::make_primitive(PType::u64, stat == "nan_count") : nullptr;
+    return (s.kind == TypeKind::primitive && ptype_is_float(s.ptype)) ? DType::make_primitive(PType::u64, true) : nullptr;
   }
-  if (stat == "null_count" || stat == "vortex.null_count") {
-    return DType::make_primitive(PType::u64, stat == "null_count");
-  }
+  if (stat == "null_count" || stat == "vortex.null_count") return DType::make_primitive(PType::u64, true);
   if (stat == "is_constant" || stat == "is_sorted" || stat == "is_strict_sorted") return DType::make_bool(true);
   if (stat == "uncompressed_size_in_bytes") return DType::make_primitive(PType::u64, true);
   return nullptr;
@@ -324,10 +398,13 @@ class ZonedReader final : public LayoutReader {
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override { return data_->read(begin, end); }
   void release() override { data_->release(); }
-  void plan_rows(uint64_t begin, uint64_t end) override { data_->plan_rows(begin, end); }
-  void collect_zone_readers(std::vector<LayoutReader*>& out) override {
-    out.push_back(this);
-    data_->collect_zone_readers(out);
+  void plan_rows(std::span<const RowWindow> ranges) override { data_->plan_rows(ranges); }
+  Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
+    return data_->evaluate(pred, begin, end);
+  }
+  void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {
+    out.push_back({base, this});
+    data_->collect_zone_readers(base, out);
   }
 
   Result<ZoneTable> zones() override {

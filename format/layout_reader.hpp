@@ -26,6 +26,8 @@
 
 #include "config/error.hpp"
 #include "format/column.hpp"
+#include "format/decode.hpp"
+#include "format/expr_bind.hpp"
 #include "format/footer.hpp"
 #include "format/segment_source.hpp"
 
@@ -61,6 +63,14 @@ struct ZoneTable {
   ColumnPtr table;            ///< struct column, one row per zone, fields named by statistic
 };
 
+class LayoutReader;
+
+/// A zoned/stats reader and the row at which its zones start.
+struct ZoneMapRef {
+  uint64_t first_row = 0;
+  LayoutReader* reader = nullptr;
+};
+
 class LayoutReader {
  public:
   virtual ~LayoutReader() = default;
@@ -74,17 +84,27 @@ class LayoutReader {
   virtual void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const = 0;
   /// Decodes rows [begin, end) (0 <= begin <= end <= row_count()).
   [[nodiscard]] virtual Result<ColumnPtr> read(uint64_t begin, uint64_t end) = 0;
-  /// Tells the reader that only rows [begin, end) will be read, so that a chunk cut by the range
-  /// decodes just its part (a slice decode). Without a plan every chunk decodes whole.
-  virtual void plan_rows(uint64_t begin, uint64_t end) = 0;
+  /// Tells the reader that only @p ranges (sorted, disjoint, within [0, row_count())) will be
+  /// read, so that a chunk cut by them decodes just the planned run that a read falls in (a
+  /// slice decode). Without a plan every chunk decodes whole.
+  virtual void plan_rows(std::span<const RowWindow> ranges) = 0;
+  /// Evaluates @p pred, a filter bound against the one-field struct {value: dtype()}, on rows
+  /// [begin, end): one Truth byte per row. Readers that can evaluate without decoding every
+  /// row (dictionaries, compressed segments) override it; the base reads and evaluates.
+  [[nodiscard]] virtual Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin,
+                                                              uint64_t end);
   /// Decodes rows @p rows (sorted, unique, each < row_count()) into a column of rows.size()
   /// rows. Reads only the chunks that hold them; the base version decodes the window from the
   /// first to the last row and gathers, readers that can do better override it.
   [[nodiscard]] virtual Result<ColumnPtr> take(std::span<const uint64_t> rows);
   /// Drops decoded data held for reuse; the next read decodes again.
   virtual void release() {}
-  /// Zone maps found at or below this reader, outermost first (for inspect and pruning).
-  virtual void collect_zone_readers(std::vector<LayoutReader*>& out) { (void)out; }
+  /// Zone maps found at or below this reader, outermost first (for inspect and pruning), each
+  /// with the row (relative to this reader, plus @p base) where its data starts.
+  virtual void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) {
+    (void)base;
+    (void)out;
+  }
   /// For zoned/stats readers: the zones table (read on first call, then cached).
   [[nodiscard]] virtual Result<ZoneTable> zones() {
     return OC_ERROR(Errc::invalid, "{} has no zone map", layout_->encoding);

@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <tuple>
 
 #include "config/defaults.hpp"
 #include "format/expr_bind.hpp"
 #include "format/expr_eval.hpp"
 #include "format/expr_parser.hpp"
+#include "format/prune.hpp"
 
 namespace oc::format {
 namespace {
@@ -41,6 +43,25 @@ void sort_unique(std::vector<uint32_t>& ids) {
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
 }
 
+// The conjuncts of a filter on one top-level column that the output does not carry: evaluated
+// by the column's own reader, which can do it on dictionary values or compressed segments.
+struct Pushdown {
+  std::string field;
+  std::unique_ptr<LayoutReader> reader;
+  BoundExpr pred;  // bound against {field: type}
+};
+
+std::vector<ExprPtr> conjuncts_of(const ExprPtr& e) {
+  if (e->kind == ExprKind::and_) return e->children;
+  return {e};
+}
+
+ExprPtr all_of(std::vector<ExprPtr> parts) {
+  if (parts.size() == 1) return parts[0];
+  const uint32_t pos = parts[0]->pos;
+  return Expr::make(ExprKind::and_, std::move(parts), pos);
+}
+
 class FileScan final : public Scan {
  public:
   FileScan(std::shared_ptr<const VortexFile> file, ScanOptions opts)
@@ -48,35 +69,9 @@ class FileScan final : public Scan {
 
   Result<void> init() {
     StageTimer t(stats_.plan_ns);
-    // The output's columns, then the filter's: those it reads but the output lacks are read
-    // by the filter's reader only and dropped after evaluation.
     OC_ASSIGN_OR_RETURN(TableReader all, open_table_reader(*file_, opts_.columns, cache_));
     dtype_ = all.batch_type;
     const uint64_t rows = all.reader->row_count();
-    std::vector<std::string> rest = dtype_->names;
-    if (!opts_.filter.empty()) {
-      OC_ASSIGN_OR_RETURN(ExprPtr parsed, parse_expr(opts_.filter));
-      // Bind against every column first, so an unknown name lists all the file's columns.
-      OC_ASSIGN_OR_RETURN(TableReader whole, open_table_reader(*file_, {}, cache_));
-      OC_ASSIGN_OR_RETURN(BoundExpr probe, format::bind(*parsed, *whole.batch_type, opts_.filter));
-      std::vector<std::string> fields;
-      for (const auto& name : whole.batch_type->names) {
-        for (const auto& c : probe.columns) {
-          if (c.path[0] == name) {
-            fields.push_back(name);
-            break;
-          }
-        }
-      }
-      OC_ASSIGN_OR_RETURN(filter_, open_table_reader(*file_, fields, cache_));
-      OC_ASSIGN_OR_RETURN(bound_, format::bind(*parsed, *filter_.batch_type, opts_.filter));
-      std::erase_if(rest, [&](const std::string& n) {
-        return std::find(fields.begin(), fields.end(), n) != fields.end();
-      });
-    }
-    if (!rest.empty() || !filter_.reader) {
-      OC_ASSIGN_OR_RETURN(rest_, open_table_reader(*file_, rest, cache_));
-    }
     begin_ = 0;
     end_ = rows;
     if (opts_.row_range) {
@@ -87,16 +82,30 @@ class FileScan final : public Scan {
       end_ = opts_.row_range->second;
     }
     stats_.rows_scanned = end_ - begin_;
-    for (TableReader* r : readers()) r->reader->plan_rows(begin_, end_);
+    std::vector<RowWindow> keep = {{begin_, end_}};
+    std::vector<std::string> rest = dtype_->names;
+    if (!opts_.filter.empty()) {
+      OC_ASSIGN_OR_RETURN(keep, plan_filter(rest));
+    }
+    if (!rest.empty() || (!filter_.reader && pushdowns_.empty())) {
+      OC_ASSIGN_OR_RETURN(rest_, open_table_reader(*file_, rest, cache_));
+    }
+    for (LayoutReader* r : readers()) r->plan_rows(keep);
+    // Splits: cut at every chunk boundary of every column read and at the pruning boundaries,
+    // keep the pieces inside the surviving ranges.
     std::vector<uint64_t> points;
-    for (TableReader* r : readers()) r->reader->collect_splits(0, points);
-    points.push_back(begin_);
-    points.push_back(end_);
+    for (LayoutReader* r : readers()) r->collect_splits(0, points);
+    for (const RowWindow& w : keep) {
+      points.push_back(w.begin);
+      points.push_back(w.end);
+    }
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
+    size_t k = 0;
     for (size_t i = 0; i + 1 < points.size(); ++i) {
-      const uint64_t b = std::max(points[i], begin_), e = std::min(points[i + 1], end_);
-      if (b >= e) continue;
+      const uint64_t b = points[i], e = points[i + 1];
+      while (k < keep.size() && keep[k].end <= b) ++k;
+      if (k == keep.size() || keep[k].begin > b || e > keep[k].end) continue;
       const uint64_t step = opts_.batch_rows ? opts_.batch_rows : e - b;
       for (uint64_t s = b; s < e; s += step) splits_.emplace_back(s, std::min(e, s + step));
     }
@@ -109,16 +118,15 @@ class FileScan final : public Scan {
       const auto [b, e] = splits_[next_++];
       ColumnPtr filtered;
       Mask mask;
-      if (filter_.reader) {
+      if (filtering()) {
         StageTimer t(stats_.filter_ns);
-        OC_ASSIGN_OR_RETURN(ColumnPtr col, filter_.reader->read(b, e));
-        OC_ASSIGN_OR_RETURN(filtered, filter_.to_batch(std::move(col)));
-        OC_ASSIGN_OR_RETURN(mask, evaluate(bound_, *filtered));
+        OC_ASSIGN_OR_RETURN(filtered, evaluate_split(b, e, mask));
         if (mask.count == 0) continue;
       }
       ColumnPtr rest;
+      bool rest_filtered = false;
       if (rest_.reader) {
-        if (filter_.reader) {
+        if (filtering()) {
           // Phase two: this split's remaining columns, now that a row is known to survive.
           std::vector<uint32_t> ids;
           rest_.reader->collect_segments(b, e, ids);
@@ -127,10 +135,22 @@ class FileScan final : public Scan {
           OC_TRY(cache_.prefetch(ids));
         }
         StageTimer t(stats_.decode_ns);
-        OC_ASSIGN_OR_RETURN(ColumnPtr col, rest_.reader->read(b, e));
+        ColumnPtr col;
+        if (filtering() && mask.count * kTakeBelow < e - b) {
+          // Few survivors: decode just their rows where the encodings allow.
+          std::vector<uint64_t> rows;
+          rows.reserve(mask.count);
+          for (uint64_t r = 0; r < mask.keep.size(); ++r) {
+            if (mask.keep[r]) rows.push_back(b + r);
+          }
+          OC_ASSIGN_OR_RETURN(col, rest_.reader->take(rows));
+          rest_filtered = true;
+        } else {
+          OC_ASSIGN_OR_RETURN(col, rest_.reader->read(b, e));
+        }
         OC_ASSIGN_OR_RETURN(rest, rest_.to_batch(std::move(col)));
       }
-      OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, mask));
+      OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, e - b));
       ++stats_.batches;
       stats_.rows += batch->length;
       return std::optional<ColumnPtr>(std::move(batch));
@@ -147,10 +167,132 @@ class FileScan final : public Scan {
   }
 
  private:
-  std::vector<TableReader*> readers() {
-    std::vector<TableReader*> out;
-    if (filter_.reader) out.push_back(&filter_);
-    if (rest_.reader) out.push_back(&rest_);
+  // Below one surviving row in this many, the other columns are taken rather than read.
+  static constexpr uint64_t kTakeBelow = 4;
+
+  bool filtering() const { return filter_.reader || !pushdowns_.empty(); }
+
+  // Binds the filter, splits it between pushdowns and batch evaluation, drops from @p rest the
+  // columns the filter's reader delivers, and prunes. @return the row ranges that may match.
+  Result<std::vector<RowWindow>> plan_filter(std::vector<std::string>& rest) {
+    OC_ASSIGN_OR_RETURN(ExprPtr parsed, parse_expr(opts_.filter));
+    OC_ASSIGN_OR_RETURN(TableReader whole, open_table_reader(*file_, {}, cache_));
+    const DTypePtr& schema = whole.batch_type;
+    // Bind the whole filter first, so that errors point into it and name every column.
+    OC_ASSIGN_OR_RETURN(BoundExpr full, format::bind(*parsed, *schema, opts_.filter));
+    const bool root_nulls = file_->dtype()->nullable && !whole.wrap;
+
+    // A conjunct on one top-level column outside the output is pushed down, with every other
+    // conjunct on that column; the rest is evaluated on decoded batches.
+    std::vector<ExprPtr> parts = conjuncts_of(parsed);
+    std::vector<BoundExpr> bound_parts;
+    for (const auto& p : parts) {
+      OC_ASSIGN_OR_RETURN(BoundExpr b, format::bind(*p, *schema, opts_.filter));
+      bound_parts.push_back(std::move(b));
+    }
+    auto is_output = [&](const std::string& n) {
+      return std::find(dtype_->names.begin(), dtype_->names.end(), n) != dtype_->names.end();
+    };
+    std::vector<std::string> batch_fields;
+    for (const auto& b : bound_parts) {
+      const bool single = b.columns.size() == 1 && b.columns[0].path.size() == 1;
+      if (single && !is_output(b.columns[0].path[0]) && !root_nulls) continue;
+      for (const auto& c : b.columns) batch_fields.push_back(c.path[0]);
+    }
+    std::vector<ExprPtr> batch_parts;
+    std::vector<std::pair<std::string, std::vector<ExprPtr>>> groups;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const auto& cols = bound_parts[i].columns;
+      const bool batch = cols.empty() || std::any_of(cols.begin(), cols.end(), [&](const BoundColumn& c) {
+        return std::find(batch_fields.begin(), batch_fields.end(), c.path[0]) != batch_fields.end();
+      });
+      if (batch) {
+        batch_parts.push_back(parts[i]);
+        continue;
+      }
+      const std::string& f = cols[0].path[0];
+      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == f; });
+      if (g == groups.end()) groups.push_back({f, {parts[i]}});
+      else g->second.push_back(parts[i]);
+    }
+    pushdowns_.reserve(groups.size());  // readers keep pointers to their predicate
+    for (auto& [field, exprs] : groups) {
+      Pushdown p;
+      p.field = field;
+      OC_ASSIGN_OR_RETURN(p.reader, open_field_reader(field));
+      const auto& names = schema->names;
+      const size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), field) - names.begin());
+      auto one = DType::make_struct({field}, {schema->children[i]}, false);
+      OC_ASSIGN_OR_RETURN(p.pred, format::bind(*all_of(std::move(exprs)), *one, opts_.filter));
+      pushdowns_.push_back(std::move(p));
+    }
+    if (!batch_parts.empty()) {
+      std::vector<std::string> fields;
+      for (const auto& n : schema->names) {
+        if (std::find(batch_fields.begin(), batch_fields.end(), n) != batch_fields.end()) fields.push_back(n);
+      }
+      OC_ASSIGN_OR_RETURN(filter_, open_table_reader(*file_, fields, cache_));
+      OC_ASSIGN_OR_RETURN(bound_, format::bind(*all_of(std::move(batch_parts)), *filter_.batch_type, opts_.filter));
+      std::erase_if(rest, [&](const std::string& n) {
+        return std::find(fields.begin(), fields.end(), n) != fields.end();
+      });
+    }
+    if (root_nulls) return std::vector<RowWindow>{{begin_, end_}};  // field stats ignore root nulls
+    return prune_rows(full, *schema);
+  }
+
+  // The reader of top-level field @p name alone (the root's reader when the file is not a struct).
+  Result<std::unique_ptr<LayoutReader>> open_field_reader(const std::string& name) {
+    const auto& t = file_->dtype();
+    const auto& layout = file_->footer().layout;
+    if (t->kind != TypeKind::struct_ || layout->encoding != "vortex.struct") return file_->open_reader(cache_);
+    const size_t i = static_cast<size_t>(std::find(t->names.begin(), t->names.end(), name) - t->names.begin());
+    const size_t first = layout->children.size() - t->children.size();
+    OC_EXPECT(i < t->children.size() && first + i < layout->children.size(), not_found, "no column '{}'", name);
+    return make_layout_reader(layout->children[first + i], t->children[i], cache_, 1);
+  }
+
+  // File statistics, then zone maps (their tables are read only if the file survives).
+  Result<std::vector<RowWindow>> prune_rows(const BoundExpr& e, const DType& schema) {
+    const auto& names = schema.names;
+    const auto& fstats = file_->footer().field_stats;
+    auto field_index = [&](const std::string& n) {
+      return static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin());
+    };
+    std::vector<std::optional<ColumnZones>> zones;
+    for (const auto& c : e.columns) {
+      std::optional<ColumnZones> fz;
+      if (c.path.size() == 1 && fstats.size() == names.size()) {
+        OC_ASSIGN_OR_RETURN(fz, file_zone(fstats[field_index(c.path[0])], c.type, file_->row_count()));
+      }
+      zones.push_back(std::move(fz));
+    }
+    OC_ASSIGN_OR_RETURN(PrunePlan whole, prune(e, zones, begin_, end_));
+    if (whole.keep.empty() && begin_ < end_) {
+      stats_.file_pruned = true;
+      stats_.rows_pruned = end_ - begin_;
+      return std::vector<RowWindow>{};
+    }
+    for (size_t i = 0; i < e.columns.size(); ++i) {
+      zones[i].reset();
+      if (e.columns[i].path.size() != 1) continue;
+      OC_ASSIGN_OR_RETURN(auto reader, open_field_reader(e.columns[i].path[0]));
+      OC_ASSIGN_OR_RETURN(zones[i], column_zones(*reader));
+    }
+    OC_ASSIGN_OR_RETURN(PrunePlan plan, prune(e, zones, begin_, end_));
+    stats_.zones_total = plan.zones_total;
+    stats_.zones_pruned = plan.zones_pruned;
+    uint64_t kept = 0;
+    for (const RowWindow& w : plan.keep) kept += w.size();
+    stats_.rows_pruned = (end_ - begin_) - kept;
+    return plan.keep;
+  }
+
+  std::vector<LayoutReader*> readers() {
+    std::vector<LayoutReader*> out;
+    for (auto& p : pushdowns_) out.push_back(p.reader.get());
+    if (filter_.reader) out.push_back(filter_.reader.get());
+    if (rest_.reader) out.push_back(rest_.reader.get());
     return out;
   }
 
@@ -160,8 +302,13 @@ class FileScan final : public Scan {
     if (next_ < prefetched_) return {};
     std::vector<uint32_t> ids;
     const size_t upto = std::min(splits_.size(), next_ + defaults().scan_readahead_splits);
-    TableReader& first = filter_.reader ? filter_ : rest_;
-    for (size_t i = next_; i < upto; ++i) first.reader->collect_segments(splits_[i].first, splits_[i].second, ids);
+    std::vector<LayoutReader*> first;
+    for (auto& p : pushdowns_) first.push_back(p.reader.get());
+    if (filter_.reader) first.push_back(filter_.reader.get());
+    if (first.empty()) first.push_back(rest_.reader.get());
+    for (size_t i = next_; i < upto; ++i) {
+      for (LayoutReader* r : first) r->collect_segments(splits_[i].first, splits_[i].second, ids);
+    }
     sort_unique(ids);
     StageTimer t(stats_.fetch_ns);
     OC_TRY(cache_.prefetch(ids));
@@ -169,22 +316,56 @@ class FileScan final : public Scan {
     return {};
   }
 
-  // The output batch: each projected column from whichever reader read it, filtered by the mask.
-  Result<ColumnPtr> assemble(const ColumnPtr& filtered, const ColumnPtr& rest, const Mask& mask) {
-    const uint64_t len = filtered ? filtered->length : rest->length;
-    const bool all = !filtered || mask.count == len;
+  // Evaluates the filter on rows [b, e) into @p mask: pushdowns first, then, if a row is still
+  // in, the batch conjuncts. @return the filter reader's batch (null without one or when no
+  // row survived the pushdowns).
+  Result<ColumnPtr> evaluate_split(uint64_t b, uint64_t e, Mask& mask) {
+    mask.keep.assign(e - b, 1);
+    mask.count = e - b;
+    for (auto& p : pushdowns_) {
+      OC_ASSIGN_OR_RETURN(auto truth, p.reader->evaluate(p.pred, b, e));
+      OC_EXPECT(truth.size() == e - b, corrupt, "filter on '{}' gave {} rows for {}", p.field, truth.size(), e - b);
+      and_into(mask, [&](uint64_t r) { return truth[r] == static_cast<uint8_t>(Truth::true_); });
+      if (mask.count == 0) return ColumnPtr();
+    }
+    if (!filter_.reader) return ColumnPtr();
+    OC_ASSIGN_OR_RETURN(ColumnPtr col, filter_.reader->read(b, e));
+    OC_ASSIGN_OR_RETURN(ColumnPtr batch, filter_.to_batch(std::move(col)));
+    OC_ASSIGN_OR_RETURN(Mask m, evaluate(bound_, *batch));
+    and_into(mask, [&](uint64_t r) { return m.keep[r] != 0; });
+    return batch;
+  }
+
+  template <class Keep>
+  static void and_into(Mask& mask, Keep&& keep) {
+    mask.count = 0;
+    for (uint64_t r = 0; r < mask.keep.size(); ++r) {
+      mask.keep[r] = mask.keep[r] && keep(r);
+      mask.count += mask.keep[r];
+    }
+  }
+
+  // The output batch: each projected column from whichever reader read it, filtered by the mask
+  // (@p rest_filtered: rest holds only the surviving rows already).
+  Result<ColumnPtr> assemble(const ColumnPtr& filtered, const ColumnPtr& rest, bool rest_filtered,
+                             const Mask& mask, uint64_t len) {
+    const bool all = !filtering() || mask.count == len;
     auto out = std::make_shared<Column>();
     out->dtype = dtype_;
     out->length = all ? len : mask.count;
     for (const auto& name : dtype_->names) {
       ColumnPtr col;
-      for (const auto& [reader, batch] : {std::pair{&filter_, filtered}, std::pair{&rest_, rest}}) {
+      bool done = all;
+      for (const auto& [reader, batch, pre] :
+           {std::tuple{&filter_, filtered, false}, std::tuple{&rest_, rest, rest_filtered}}) {
         if (!batch) continue;
         const auto& names = reader->batch_type->names;
         auto it = std::find(names.begin(), names.end(), name);
-        if (it != names.end()) col = batch->children[static_cast<size_t>(it - names.begin())];
+        if (it == names.end()) continue;
+        col = batch->children[static_cast<size_t>(it - names.begin())];
+        done = done || pre;
       }
-      if (!all) {
+      if (!done) {
         StageTimer t(stats_.decode_ns);
         OC_ASSIGN_OR_RETURN(col, filter_rows(col, mask));
       }
@@ -196,9 +377,10 @@ class FileScan final : public Scan {
   std::shared_ptr<const VortexFile> file_;
   ScanOptions opts_;
   SegmentCache cache_;
-  TableReader filter_;  // the filter's columns (no reader without a filter)
-  TableReader rest_;    // projected columns the filter does not read
-  BoundExpr bound_;     // the filter, bound to filter_'s batches
+  std::vector<Pushdown> pushdowns_;
+  TableReader filter_;  // columns of the conjuncts evaluated on batches
+  TableReader rest_;    // projected columns the filter's reader does not read
+  BoundExpr bound_;     // those conjuncts, bound to filter_'s batches
   DTypePtr dtype_;
   uint64_t begin_ = 0, end_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> splits_;

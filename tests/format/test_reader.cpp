@@ -84,10 +84,11 @@ TEST_CASE("zone maps decode with per-zone min, max and null count", "[format][re
   format::SegmentCache cache(f->source_ptr(), f->footer());
   auto reader = f->open_reader(cache);
   REQUIRE(reader.ok());
-  std::vector<format::LayoutReader*> zoned;
-  (*reader)->collect_zone_readers(zoned);
+  std::vector<format::ZoneMapRef> zoned;
+  (*reader)->collect_zone_readers(0, zoned);
   REQUIRE(zoned.size() == 7);  // one per column
-  auto id_zones = zoned[0]->zones();
+  CHECK(zoned[0].first_row == 0);
+  auto id_zones = zoned[0].reader->zones();
   REQUIRE(id_zones.ok());
   CHECK(id_zones->zone_len == 8192);
   const auto& table = *id_zones->table;
@@ -101,5 +102,5 @@ TEST_CASE("zone maps decode with per-zone min, max and null count", "[format][re
   CHECK(field("vortex.min")->values<int64_t>()[0] == 0);
   CHECK(field("vortex.max")->values<int64_t>()[0] == 2999);
   CHECK(field("vortex.null_count")->values<uint64_t>()[0] == 0);
-  for (auto* z : zoned) CHECK(z->zones().ok());  // strings use bounded min/max
+  for (const auto& z : zoned) CHECK(z.reader->zones().ok());  // strings use bounded min/max
 }

@@ -29,6 +29,24 @@ def main():
     vx.io.write(pa.table({"x": pa.array([1, 2, 3], type=pa.int8())}), str(OUT / "tiny.vortex"))
     vx.io.VortexWriteOptions.compact().write(pa.table({"s": pa.array([f"row {i}" for i in range(500)])}),
                                              str(OUT / "compact_strings.vortex"))
+    write_zoned()
+
+
+def write_zoned():
+    """Sorted columns over seven 8192-row zones, for the pruning tests: strings whose shared
+    prefix is longer than the 64-byte bound, floats with NaN and nulls, nullable ints."""
+    n = 50_000
+    ids = np.arange(n, dtype=np.int64)
+    score = ids / 10.0
+    score[ids % 97 == 0] = np.nan
+    vx.io.write(pa.table({
+        "id": pa.array(ids),
+        "grp": pa.array((ids // 1000).astype(np.int32), mask=(ids >= 40_000) & (ids < 41_000)),
+        "name": pa.array(["k" * 70 + f"{i // 1000:04d}" for i in range(n)]),
+        "score": pa.array(score, mask=ids % 89 == 0),
+        "flag": pa.array(ids < 8192),
+        "day": pa.array((ids // 500).astype(np.int32), type=pa.date32()),
+    }), str(OUT / "zoned.vortex"))
 
 
 if __name__ == "__main__":
