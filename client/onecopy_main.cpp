@@ -2,13 +2,19 @@
 // `onecopy`: the command-line client.
 //
 //   onecopy inspect FILE [--json]
-//   onecopy scan FILE [--columns a,b] [--limit N] [--rows BEGIN:END] [--batch-rows N]
-//                     [--format csv|jsonl]
+//   onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N] [--rows BEGIN:END]
+//                     [--batch-rows N] [--format csv|jsonl] [--explain]
+//                     --filter keeps rows where the SQL WHERE predicate EXPR is TRUE;
+//                     --explain runs the scan, prints no rows and reports what it read and
+//                     pruned and where the time went, one "key: value" per line
+//   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl]
+//                     the given rows (0-based, any order, repeats allowed), as scan prints them
 //   onecopy ls s3://bucket[/prefix] [--recursive]
 //   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
 //   onecopy defaults            every knob with its environment variable and default
 //   onecopy version
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -31,8 +37,10 @@ int usage(const std::string& why) {
   if (!why.empty()) std::cerr << "onecopy: " << why << "\n";
   std::cerr << "usage:\n"
                "  onecopy inspect FILE|s3://bucket/key|URL [--json]\n"
-               "  onecopy scan FILE [--columns a,b] [--limit N] [--rows BEGIN:END]\n"
-               "                    [--batch-rows N] [--format csv|jsonl]\n"
+               "  onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N]\n"
+               "                    [--rows BEGIN:END] [--batch-rows N] [--format csv|jsonl]\n"
+               "                    [--explain]\n"
+               "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl]\n"
                "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
                "  onecopy defaults\n"
@@ -67,17 +75,70 @@ int fail(const oc::Error& e) {
   return kExitError;
 }
 
+bool parse_format(const std::string& v, oc::client::RowFormat& fmt) {
+  if (v != "csv" && v != "jsonl") return false;
+  fmt = v == "csv" ? oc::client::RowFormat::csv : oc::client::RowFormat::jsonl;
+  return true;
+}
+
+// Writes `batch` (possibly empty); a CSV header is written before the first batch, or alone
+// when there are no rows.
+struct RowPrinter {
+  oc::client::RowFormat fmt;
+  bool header = true;
+  void write(const oc::format::Column& batch) {
+    if (batch.length == 0 && !(header && fmt == oc::client::RowFormat::csv)) return;
+    oc::client::write_rows(std::cout, batch, fmt, header);
+    header = false;
+  }
+  void finish(const oc::format::DTypePtr& dtype) {
+    if (!header) return;
+    oc::format::Column empty;
+    empty.dtype = dtype;
+    write(empty);
+  }
+};
+
+void print_explain(const oc::format::ScanStats& s, uint64_t file_size) {
+  auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+  const double pct =
+      file_size ? 100.0 * static_cast<double>(s.bytes_read) / static_cast<double>(file_size) : 0.0;
+  std::cout << std::fixed << "rows scanned: " << s.rows_scanned << "\n"
+            << "rows delivered: " << s.rows << "\n"
+            << "rows pruned: " << s.rows_pruned << "\n"
+            << "zones total: " << s.zones_total << "\n"
+            << "zones pruned: " << s.zones_pruned << "\n"
+            << "file pruned: " << (s.file_pruned ? "yes" : "no") << "\n"
+            << "batches: " << s.batches << "\n"
+            << "segments read: " << s.segments_read << "\n"
+            << "bytes read: " << s.bytes_read << "\n"
+            << "file size: " << file_size << "\n"
+            << std::setprecision(2) << "bytes read %: " << pct << "\n"
+            << std::setprecision(3) << "plan ms: " << ms(s.plan_ns) << "\n"
+            << "fetch ms: " << ms(s.fetch_ns) << "\n"
+            << "filter ms: " << ms(s.filter_ns) << "\n"
+            << "decode ms: " << ms(s.decode_ns) << "\n";
+}
+
 int run_scan(const std::vector<std::string>& args) {
   if (args.empty()) return usage("scan needs a FILE");
   oc::format::ScanOptions opts;
   uint64_t limit = UINT64_MAX;
-  auto fmt = oc::client::RowFormat::csv;
+  bool explain = false;
+  RowPrinter out{oc::client::RowFormat::csv};
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--explain") {
+      explain = true;
+      continue;
+    }
     if (i + 1 >= args.size()) return usage("option " + a + " needs a value");
     const std::string& v = args[++i];
     if (a == "--columns") {
       opts.columns = split(v, ',');
+    } else if (a == "--filter") {
+      if (v.empty()) return usage("--filter takes an expression");
+      opts.filter = v;
     } else if (a == "--limit") {
       if (!parse_u64(v, limit)) return usage("--limit takes a row count");
     } else if (a == "--batch-rows") {
@@ -90,9 +151,7 @@ int run_scan(const std::vector<std::string>& args) {
       }
       opts.row_range = r;
     } else if (a == "--format") {
-      if (v == "csv") fmt = oc::client::RowFormat::csv;
-      else if (v == "jsonl") fmt = oc::client::RowFormat::jsonl;
-      else return usage("--format is csv or jsonl");
+      if (!parse_format(v, out.fmt)) return usage("--format is csv or jsonl");
     } else {
       return usage("unknown option " + a);
     }
@@ -101,7 +160,6 @@ int run_scan(const std::vector<std::string>& args) {
   if (!file.ok()) return fail(file.error());
   auto scan = (*file)->scan(opts);
   if (!scan.ok()) return fail(scan.error());
-  bool header = true;
   uint64_t printed = 0;
   while (printed < limit) {
     auto batch = (*scan)->next();
@@ -109,15 +167,45 @@ int run_scan(const std::vector<std::string>& args) {
     if (!*batch) break;
     oc::format::ColumnPtr b = **batch;
     if (b->length > limit - printed) b = oc::format::slice(b, 0, limit - printed);
-    oc::client::write_rows(std::cout, *b, fmt, header);
-    header = false;
+    if (!explain) out.write(*b);
     printed += b->length;
   }
-  if (header && fmt == oc::client::RowFormat::csv) {
-    oc::format::Column empty;
-    empty.dtype = (*scan)->dtype();
-    oc::client::write_rows(std::cout, empty, fmt, true);
+  if (explain) {
+    print_explain((*scan)->stats(), (*file)->source_ptr()->size());
+  } else {
+    out.finish((*scan)->dtype());
   }
+  std::cout.flush();
+  return std::cout.good() ? 0 : kExitError;
+}
+
+int run_take(const std::vector<std::string>& args) {
+  if (args.size() < 2) return usage("take needs a FILE and ROW,ROW,...");
+  std::vector<uint64_t> rows;
+  for (const auto& r : split(args[1], ',')) {
+    uint64_t v = 0;
+    if (!parse_u64(r, v)) return usage("take rows are 0-based row numbers separated by commas");
+    rows.push_back(v);
+  }
+  std::vector<std::string> columns;
+  RowPrinter out{oc::client::RowFormat::csv};
+  for (size_t i = 2; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (i + 1 >= args.size()) return usage("option " + a + " needs a value");
+    const std::string& v = args[++i];
+    if (a == "--columns") {
+      columns = split(v, ',');
+    } else if (a == "--format") {
+      if (!parse_format(v, out.fmt)) return usage("--format is csv or jsonl");
+    } else {
+      return usage("unknown option " + a);
+    }
+  }
+  auto file = oc::client::open_uri(args[0]);
+  if (!file.ok()) return fail(file.error());
+  auto batch = (*file)->take(rows, columns);
+  if (!batch.ok()) return fail(batch.error());
+  out.write(**batch);
   std::cout.flush();
   return std::cout.good() ? 0 : kExitError;
 }
@@ -154,6 +242,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   try {
     if (cmd == "scan") return run_scan(args);
+    if (cmd == "take") return run_take(args);
     if (cmd == "inspect") return run_inspect(args);
     if (cmd == "defaults") return run_defaults();
     if (cmd == "ls") return oc::client::run_ls(args);
