@@ -10,7 +10,16 @@
 ///     if (!batch) break;           // end of scan
 ///     use(*batch);                 // a struct Column with the projected fields
 ///   }
+///   // Only rows where the filter is TRUE; `day` is read to filter but not returned.
+///   OC_ASSIGN_OR_RETURN(auto some, file->scan({.columns = {"a"}, .filter = "day >= DATE '2024-01-01'"}));
+///   // Rows 5, 17 and 99, decoding only what holds them.
+///   OC_ASSIGN_OR_RETURN(ColumnPtr rows, file->take(std::vector<uint64_t>{5, 17, 99}));
 /// @endcode
+///
+/// A filtered scan prunes first (file statistics, then zone maps: format/prune.hpp), then per
+/// split evaluates the filter (conjuncts on one column outside the output are pushed into that
+/// column's reader, which evaluates dictionaries once per value), and only then fetches and
+/// decodes the other projected columns, taking just the surviving rows when they are few.
 #pragma once
 
 #include <cstdint>
