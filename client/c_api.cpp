@@ -7,7 +7,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <span>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "client/inspect.hpp"
 #include "client/open_uri.hpp"
@@ -45,6 +48,29 @@ int guarded(char* err, size_t errlen, F&& f) {
   }
 }
 
+std::vector<std::string> column_list(const char* const* columns, size_t ncolumns) {
+  std::vector<std::string> out;
+  for (size_t i = 0; columns != nullptr && i < ncolumns; ++i) out.emplace_back(columns[i]);
+  return out;
+}
+
+// A take() result as a Scan, so it leaves through the same Arrow stream export as scans do.
+class OneBatch final : public oc::format::Scan {
+ public:
+  explicit OneBatch(oc::format::ColumnPtr batch)
+      : batch_(std::move(batch)), dtype_(batch_->dtype) {}
+  oc::Result<std::optional<oc::format::ColumnPtr>> next() override {
+    if (!batch_) return std::optional<oc::format::ColumnPtr>();
+    return std::optional<oc::format::ColumnPtr>(std::exchange(batch_, nullptr));
+  }
+  [[nodiscard]] const oc::format::DTypePtr& dtype() const override { return dtype_; }
+  [[nodiscard]] oc::format::ScanStats stats() const override { return {}; }
+
+ private:
+  oc::format::ColumnPtr batch_;
+  oc::format::DTypePtr dtype_;
+};
+
 }  // namespace
 
 OC_API int onecopy_init(char* err, size_t errlen) {
@@ -75,11 +101,12 @@ OC_API int onecopy_schema(const onecopy_file* file, ArrowSchema* out, char* err,
 }
 
 OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                        uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                        const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
                         ArrowArrayStream* out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
-    for (size_t i = 0; columns != nullptr && i < ncolumns; ++i) opts.columns.emplace_back(columns[i]);
+    opts.columns = column_list(columns, ncolumns);
+    if (filter != nullptr) opts.filter = filter;
     opts.batch_rows = batch_rows;
     if (row_begin > 0 || row_end >= 0) {
       const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
@@ -88,6 +115,18 @@ OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, si
     auto scan = file->file->scan(opts);
     if (!scan.ok()) return report(scan.error(), err, errlen);
     oc::format::export_stream(std::move(scan).value(), out);
+    return 0;
+  });
+}
+
+OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, size_t ncolumns,
+                        const uint64_t* rows, size_t nrows, ArrowArrayStream* out, char* err,
+                        size_t errlen) {
+  return guarded(err, errlen, [&] {
+    const std::span<const uint64_t> idx(nrows == 0 ? nullptr : rows, nrows);
+    auto batch = file->file->take(idx, column_list(columns, ncolumns));
+    if (!batch.ok()) return report(batch.error(), err, errlen);
+    oc::format::export_stream(std::make_unique<OneBatch>(std::move(batch).value()), out);
     return 0;
   });
 }

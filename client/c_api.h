@@ -48,10 +48,21 @@ int onecopy_schema(const onecopy_file* file, struct ArrowSchema* out, char* err,
 
 /* Starts a scan of `columns` (NULL or ncolumns == 0: all) over rows [row_begin, row_end)
  * (row_end < 0: to the end), in batches of at most `batch_rows` rows (0: natural chunks).
- * The stream stays valid after onecopy_close; the caller releases it. */
+ * `filter` is a SQL WHERE predicate (grammar in format/expr.hpp; NULL or "": every row); only
+ * rows where it is TRUE are delivered. A filter that does not parse or bind fails here, with a
+ * message that points at the offending token. The stream stays valid after onecopy_close; the
+ * caller releases it. */
 int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                 uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                 const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
                  struct ArrowArrayStream* out, char* err, size_t errlen);
+
+/* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
+ * (indices may be unsorted and repeat), into a stream of exactly one batch. An index at or past
+ * the row count fails with ONECOPY_E_INVALID. The stream stays valid after onecopy_close; the
+ * caller releases it. */
+int onecopy_take(const onecopy_file* file, const char* const* columns, size_t ncolumns,
+                 const uint64_t* rows, size_t nrows, struct ArrowArrayStream* out, char* err,
+                 size_t errlen);
 
 /* A JSON report on the file (onecopy inspect --json). Free with onecopy_free_string. */
 int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen);

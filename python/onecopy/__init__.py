@@ -5,13 +5,16 @@
     f = onecopy.open("data.vortex")
     f.schema, f.row_count
     table = pa.table(f.scan(columns=["a", "b"], batch_rows=65536))
+    hits = pa.table(f.scan(filter=(onecopy.col("a") > 10) & onecopy.col("b").is_not_null()))
+    some = pa.table(f.take([17, 3, 17]))
 
-`scan()` returns an object implementing the Arrow PyCapsule stream protocol
+`scan()` and `take()` return an object implementing the Arrow PyCapsule stream protocol
 (`__arrow_c_stream__`), so any Arrow consumer (pyarrow, polars, duckdb) imports the batches
 zero-copy. The C++ library is reached through its C API (libonecopy.so) with ctypes.
 """
 
 from onecopy._native import OnecopyError, VortexFile, open, version
+from onecopy.expr import Expr, col, lit
 
-__all__ = ["OnecopyError", "VortexFile", "open", "version"]
+__all__ = ["Expr", "OnecopyError", "VortexFile", "col", "lit", "open", "version"]
 __version__ = version()

@@ -7,7 +7,9 @@ import ctypes
 import json
 import os
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Iterable, Optional, Sequence, Union
+
+from onecopy.expr import Expr
 
 _ERRLEN = 4096
 _ERROR_CLASSES = {
@@ -53,8 +55,12 @@ _lib.onecopy_row_count.argtypes = [ctypes.c_void_p]
 _lib.onecopy_row_count.restype = ctypes.c_uint64
 _lib.onecopy_schema.argtypes = [ctypes.c_void_p, ctypes.POINTER(ArrowSchema), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_scan.argtypes = [
-    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_uint64,
+    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
     ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_take.argtypes = [
+    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
+    ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
@@ -99,6 +105,11 @@ class Scan:
             self._stream = None
 
 
+def _column_array(columns: Optional[Sequence[str]]):
+    names = [c.encode() for c in columns] if columns is not None else []
+    return (ctypes.c_char_p * max(len(names), 1))(*names), len(names)
+
+
 class VortexFile:
     """An open Vortex file."""
 
@@ -141,16 +152,35 @@ class VortexFile:
 
         return pa.schema(self)
 
-    def scan(self, columns: Optional[Sequence[str]] = None, batch_rows: Optional[int] = None,
-             row_range: Optional[tuple[int, int]] = None) -> Scan:
-        """Streams record batches of `columns` (all when None), at most `batch_rows` rows each."""
-        names = [c.encode() for c in columns] if columns is not None else []
-        arr = (ctypes.c_char_p * max(len(names), 1))(*names)
+    def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
+             batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None) -> Scan:
+        """Streams record batches of `columns` (all when None), at most `batch_rows` rows each
+        (0: the file's chunks), keeping the rows where `filter` is TRUE. `filter` is SQL WHERE
+        text or an expression from onecopy.col / onecopy.lit; an unparsable or unbindable filter
+        raises OnecopyError here, its message pointing at the offending token."""
+        if filter is not None and not isinstance(filter, (str, Expr)):
+            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        cols, ncols = _column_array(columns)
         begin, end = (row_range if row_range is not None else (0, -1))
         scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(_lib.onecopy_scan(self._handle, arr, len(names), int(batch_rows or 0), int(begin), int(end),
+        sql = str(filter).encode() if filter is not None else None
+        _check(_lib.onecopy_scan(self._handle, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
                                  scan._stream, err, _ERRLEN), err)
+        return scan
+
+    def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None) -> Scan:
+        """Rows `indices` (any order, repeats allowed; a numpy array works) of `columns` (all when
+        None), as a stream of one batch. Negative indices raise ValueError; indices at or past
+        the row count raise OnecopyError."""
+        rows = [int(i) for i in indices]
+        if any(i < 0 for i in rows):
+            raise ValueError("take() indices must be non-negative")
+        arr = (ctypes.c_uint64 * max(len(rows), 1))(*rows)
+        cols, ncols = _column_array(columns)
+        scan = Scan(_lib.onecopy_stream_new())
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), scan._stream, err, _ERRLEN), err)
         return scan
 
     def inspect(self) -> dict:
