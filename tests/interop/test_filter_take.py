@@ -605,3 +605,45 @@ def test_take_out_of_range_raises(tpch, bad: str):
     f = onecopy.open(path)
     with pytest.raises(TAKE_ERRORS):
         pa.table(f.take(idx))
+
+
+# ---------------------------------------------------------------------------------------------
+# The same filters through the expression builder and over row ranges
+
+
+def test_expression_builder_equals_sql(zoned):
+    path, table = zoned
+    f = onecopy.open(path)
+    rng = np.random.default_rng(5)
+    key = table.column("key").combine_chunks().drop_null()
+    for _ in range(10):
+        a, b = sorted(int(key[int(i)].as_py()) for i in rng.integers(0, len(key), 2))
+        x = float(rng.standard_normal())
+        exprs = [
+            ((onecopy.col("key") >= a) & (onecopy.col("key") <= b),
+             f"key >= {a} AND key <= {b}"),
+            (onecopy.col("key").between(a, b) | (onecopy.col("f") > x),
+             f"key BETWEEN {a} AND {b} OR f > {x!r}"),
+            (~onecopy.col("ts").is_null() & onecopy.col("s").startswith("p" * 70 + "/common/prefix/+0"),
+             "ts IS NOT NULL AND s LIKE '" + "p" * 70 + "/common/prefix/+0%'"),
+            (onecopy.col("id").isin([int(i) for i in rng.integers(0, table.num_rows, 5)]) | (onecopy.col("id") < 3),
+             None),
+        ]
+        for e, sql in exprs:
+            got = pa.table(f.scan(filter=e, columns=["id", "key"]))
+            ref = pa.table(f.scan(filter=str(e) if sql is None else sql, columns=["id", "key"]))
+            assert_tables_equal(got, ref, f"builder {e} vs {sql}")
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_filter_with_row_range_equals_pyarrow(tpch, seed: int):
+    path, table = tpch["lineitem"]
+    f = onecopy.open(path)
+    gen = FilterGen(table, 500 + seed)
+    for i in range(8):
+        sql, mask, _ = gen.expr(2)
+        begin, end = sorted(int(v) for v in gen.rng.integers(0, table.num_rows + 1, 2))
+        proj = ["l_orderkey", "l_linenumber", "l_shipdate"]
+        exp = table.slice(begin, end - begin).select(proj).filter(mask.slice(begin, end - begin))
+        what = f"{path.name} seed={seed} #{i} rows {begin}:{end} filter={sql!r}"
+        assert_tables_equal(pa.table(f.scan(filter=sql, columns=proj, row_range=(begin, end))), exp, what)
