@@ -2,6 +2,8 @@
 #include "format/layout_reader.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <thread>
 
 #include "config/defaults.hpp"
 #include "format/array_tree.hpp"
@@ -76,6 +78,20 @@ Result<ColumnPtr> LayoutReader::take(std::span<const uint64_t> rows) {
 }
 
 namespace {
+
+// Runs f(0), ..., f(n - 1) on up to `scan_decode_threads` threads, the caller's included.
+template <class F>
+void parallel_for(size_t n, F&& f) {
+  const unsigned knob = defaults().scan_decode_threads;
+  const size_t threads = std::min<size_t>(n, knob ? knob : std::max(1u, std::thread::hardware_concurrency()));
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
+  };
+  std::vector<std::jthread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+}
 
 // ---- vortex.flat ---------------------------------------------------------------------------------
 
@@ -218,10 +234,13 @@ class StructReader final : public LayoutReader {
     auto c = std::make_shared<Column>();
     c->dtype = dtype_;
     c->length = end - begin;
+    // Fields decode independently (each has its own readers; the segment cache locks), so
+    // they decode side by side.
+    std::vector<std::optional<Result<ColumnPtr>>> got(fields_.size());
+    parallel_for(fields_.size(), [&](size_t i) { got[i] = fields_[i]->read(begin, end); });
     for (size_t i = 0; i < fields_.size(); ++i) {
-      auto r = fields_[i]->read(begin, end);
-      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
-      c->children.push_back(std::move(r).value());
+      if (!got[i]->ok()) return std::move(got[i]->error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      c->children.push_back(std::move(*got[i]).value());
     }
     if (validity_) {
       OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));

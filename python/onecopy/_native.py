@@ -72,8 +72,15 @@ def _check(rc: int, err: ctypes.Array) -> None:
         raise OnecopyError(_ERROR_CLASSES.get(rc, "unknown"), err.value.decode("utf-8", "replace"))
 
 
-_err = ctypes.create_string_buffer(_ERRLEN)
-_check(_lib.onecopy_init(_err, _ERRLEN), _err)
+def reload_settings() -> None:
+    """Re-reads the ONECOPY_* environment variables (`onecopy defaults` lists them) into the
+    library's knobs; call after changing os.environ, before starting scans. Raises OnecopyError
+    naming the variable when a value is invalid."""
+    err = ctypes.create_string_buffer(_ERRLEN)
+    _check(_lib.onecopy_init(err, _ERRLEN), err)
+
+
+reload_settings()
 
 # PyCapsules carry C-heap structs; libonecopy's own destructors release and free them, so no
 # Python code runs when a capsule dies (which may happen while an exception unwinds).
