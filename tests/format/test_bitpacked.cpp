@@ -9,6 +9,7 @@
 #include "format/encodings/bitpacked.hpp"
 #include "format/proto/bitpacked.pb.h"
 #include "tests/format/alp_golden.hpp"
+#include "tests/format/bitpacked_fixtures.hpp"
 #include "tests/format/fixtures.hpp"
 
 using namespace oc;
@@ -18,62 +19,12 @@ using format::encodings::unpack_block;
 
 namespace {
 
-/// Reference packer, written bit by bit from the layout description in bitpacked.hpp: the
-/// value at block position fastlanes_index(row, lane) occupies bits [row x W, row x W + W) of
-/// lane `lane`'s bit stream, whose bit k lives in word (k / B) x L + lane at bit k % B.
-template <class T>
-std::vector<T> pack_reference(const std::vector<T>& values, unsigned width) {
-  constexpr unsigned kBits = sizeof(T) * 8;
-  constexpr unsigned kLanes = 1024 / kBits;
-  std::vector<T> packed(kLanes * width, 0);
-  for (unsigned lane = 0; lane < kLanes; ++lane) {
-    for (unsigned row = 0; row < kBits; ++row) {
-      const T value = values[fastlanes_index(row, lane)];
-      for (unsigned bit = 0; bit < width; ++bit) {
-        if (((value >> bit) & 1) == 0) continue;
-        const unsigned k = row * width + bit;
-        packed[(k / kBits) * kLanes + lane] |= static_cast<T>(T{1} << (k % kBits));
-      }
-    }
-  }
-  return packed;
-}
-
-/// The PType of the integer type T.
-template <class T>
-constexpr PType ptype_of() {
-  constexpr uint8_t kLog2Size = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
-  return static_cast<PType>(kLog2Size + (std::is_signed_v<T> ? 4 : 0));
-}
-
 template <class T>
 std::vector<T> random_values(unsigned width, std::mt19937_64& rng, size_t n = 1024) {
   const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
   std::vector<T> v(n);
   for (auto& x : v) x = static_cast<T>(rng() & mask);
   return v;
-}
-
-template <class T>
-std::string bitpacked_meta(unsigned width, unsigned offset) {
-  pb::BitPackedMetadata m;
-  m.set_bit_width(width);
-  m.set_offset(offset);
-  return m.SerializeAsString();
-}
-
-/// A fastlanes.bitpacked node holding @p values (logical rows) at @p width, after @p offset
-/// leading rows of the first block.
-template <class T>
-ArrayView bitpacked_node(const std::vector<T>& values, unsigned width, unsigned offset) {
-  const size_t blocks = (values.size() + offset + 1023) / 1024;
-  std::vector<T> padded(blocks * 1024, 0), packed;
-  std::copy(values.begin(), values.end(), padded.begin() + offset);
-  for (size_t b = 0; b < blocks; ++b) {
-    auto block = pack_reference(std::vector<T>(padded.begin() + b * 1024, padded.begin() + (b + 1) * 1024), width);
-    packed.insert(packed.end(), block.begin(), block.end());
-  }
-  return node("fastlanes.bitpacked", bitpacked_meta<T>(width, offset), {buffer_of(packed)});
 }
 
 }  // namespace
