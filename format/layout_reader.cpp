@@ -8,6 +8,7 @@
 #include "config/defaults.hpp"
 #include "format/array_tree.hpp"
 #include "format/decode.hpp"
+#include "format/compressed_eval.hpp"
 #include "format/expr_eval.hpp"
 #include "format/proto/layouts.pb.h"
 
@@ -102,23 +103,21 @@ class FlatReader final : public LayoutReader {
 
   void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override { out.push_back(base); }
   void collect_segments(uint64_t, uint64_t, std::vector<uint32_t>& out) const override {
-    if (!decoded_) out.push_back(layout_->segments[0]);
+    if (!decoded_ && !tree_) out.push_back(layout_->segments[0]);
   }
   void plan_rows(std::span<const RowWindow> ranges) override { wanted_.assign(ranges.begin(), ranges.end()); }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
-    const bool covered = decoded_ && begin >= decoded_from_ && end <= decoded_from_ + decoded_->length;
-    if (!covered) {
+    if (!covers(begin, end)) {
       // Decode only the planned run that holds the read when the plan cuts the chunk; the whole
       // chunk otherwise.
       RowWindow rows{0, row_count()};
       for (const RowWindow& w : wanted_) {
         if (begin >= w.begin && end <= w.end) rows = w;
       }
-      OC_ASSIGN_OR_RETURN(Buffer seg, cache_.take(layout_->segments[0]));
-      OC_ASSIGN_OR_RETURN(ArrayView tree, parse_array_tree(seg, cache_.footer().array_specs));
+      OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
       DecodeContext ctx;
-      auto col = rows.size() == row_count() ? ctx.decode(tree, dtype_, row_count())
-                                            : ctx.decode_slice(tree, dtype_, row_count(), rows);
+      auto col = rows.size() == row_count() ? ctx.decode(*tree, dtype_, row_count())
+                                            : ctx.decode_slice(*tree, dtype_, row_count(), rows);
       if (!col.ok()) {
         return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
       }
@@ -127,10 +126,43 @@ class FlatReader final : public LayoutReader {
     }
     return slice(decoded_, begin - decoded_from_, end - begin);
   }
-  void release() override { decoded_.reset(); }
+  // On the compressed form where format/compressed_eval.hpp can; otherwise decode and evaluate.
+  Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
+    if (!covers(begin, end)) {
+      OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
+      DecodeContext ctx;
+      auto truth = evaluate_compressed(pred, *tree, dtype_, row_count(), {begin, end}, ctx);
+      if (!truth.ok()) {
+        return std::move(truth.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
+      }
+      if (*truth) return std::move(**truth);
+    }
+    return LayoutReader::evaluate(pred, begin, end);
+  }
+  void release() override {
+    decoded_.reset();
+    tree_.reset();
+    segment_ = Buffer();
+  }
 
  private:
+  bool covers(uint64_t begin, uint64_t end) const {
+    return decoded_ && begin >= decoded_from_ && end <= decoded_from_ + decoded_->length;
+  }
+  // The segment's array tree, parsed on first use and kept until release(), so that several
+  // reads and evaluations of one chunk fetch it once.
+  Result<const ArrayView*> parsed() {
+    if (!tree_) {
+      OC_ASSIGN_OR_RETURN(segment_, cache_.take(layout_->segments[0]));
+      OC_ASSIGN_OR_RETURN(ArrayView tree, parse_array_tree(segment_, cache_.footer().array_specs));
+      tree_ = std::move(tree);
+    }
+    return &*tree_;
+  }
+
   std::vector<RowWindow> wanted_;
+  Buffer segment_;
+  std::optional<ArrayView> tree_;
   ColumnPtr decoded_;
   uint64_t decoded_from_ = 0;  // row of this chunk at which decoded_ starts
 };
