@@ -95,6 +95,23 @@ class FlatReader final : public LayoutReader {
     }
     return slice(decoded_, begin - decoded_from_, end - begin);
   }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    if (decoded_ && (rows.empty() || (rows.front() >= decoded_from_ &&
+                                      rows.back() < decoded_from_ + decoded_->length))) {
+      std::vector<uint64_t> local(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) local[i] = rows[i] - decoded_from_;
+      return format::take(decoded_, local);
+    }
+    // Only the taken rows are decoded, so the result is not kept for later reads.
+    OC_ASSIGN_OR_RETURN(Buffer seg, cache_.take(layout_->segments[0]));
+    OC_ASSIGN_OR_RETURN(ArrayView tree, parse_array_tree(seg, cache_.footer().array_specs));
+    DecodeContext ctx;
+    auto col = ctx.decode_take(tree, dtype_, row_count(), rows);
+    if (!col.ok()) {
+      return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
+    }
+    return col;
+  }
   void release() override { decoded_.reset(); }
 
  private:
@@ -136,6 +153,22 @@ class ChunkedReader final : public LayoutReader {
     if (parts.empty()) return make_all_null(dtype_, 0);
     return concat(parts);
   }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    if (rows.empty()) return read(0, 0);
+    // Rows ascend: each chunk's rows are one run of them, rebased to the chunk.
+    std::vector<ColumnPtr> parts;
+    std::vector<uint64_t> local;
+    for (size_t at = 0; at < rows.size();) {
+      const auto i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), rows[at]) -
+                                         starts_.begin() - 1);
+      local.clear();
+      for (; at < rows.size() && rows[at] < starts_[i + 1]; ++at) local.push_back(rows[at] - starts_[i]);
+      auto r = chunks_[i]->take(local);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("chunk {}", i));
+      parts.push_back(std::move(r).value());
+    }
+    return concat(parts);
+  }
   void collect_zone_readers(std::vector<LayoutReader*>& out) override {
     for (auto& c : chunks_) c->collect_zone_readers(out);
   }
@@ -167,6 +200,15 @@ class ChunkedReader final : public LayoutReader {
 
 // ---- vortex.struct -------------------------------------------------------------------------------
 
+// The struct validity read from a bool layout @p v: a row is valid where v is true (and not null).
+Buffer valid_bits(const Column& v) {
+  Buffer bits = make_bitmap(v.length, false);
+  for (uint64_t i = 0; i < v.length; ++i) {
+    if (v.is_valid(i) && bitmap_get(v.buffers[0].data(), v.offset + i)) bitmap_set(bits.mutable_data(), i, true);
+  }
+  return bits;
+}
+
 class StructReader final : public LayoutReader {
  public:
   StructReader(LayoutPtr l, DTypePtr t, SegmentCache& c, std::unique_ptr<LayoutReader> validity,
@@ -193,13 +235,22 @@ class StructReader final : public LayoutReader {
     }
     if (validity_) {
       OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));
-      Buffer bits = make_bitmap(c->length, false);
-      for (uint64_t i = 0; i < c->length; ++i) {
-        if (v->is_valid(i) && bitmap_get(v->buffers[0].data(), v->offset + i)) bitmap_set(bits.mutable_data(), i, true);
-      }
-      return with_validity(c, std::move(bits), dtype_);
+      return with_validity(c, valid_bits(*v), dtype_);
     }
     return ColumnPtr(std::move(c));
+  }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    auto c = std::make_shared<Column>();
+    c->dtype = dtype_;
+    c->length = rows.size();
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      auto r = fields_[i]->take(rows);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      c->children.push_back(std::move(r).value());
+    }
+    if (!validity_) return ColumnPtr(std::move(c));
+    OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->take(rows));
+    return with_validity(c, valid_bits(*v), dtype_);
   }
   void collect_zone_readers(std::vector<LayoutReader*>& out) override {
     for (auto& f : fields_) f->collect_zone_readers(out);
@@ -234,26 +285,45 @@ class DictReader final : public LayoutReader {
     codes_->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
+    OC_TRY(load_values());
+    OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
+    return gather(*codes, [&](uint64_t i) { return begin + i; });
+  }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    OC_TRY(load_values());
+    OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->take(rows));
+    return gather(*codes, [&](uint64_t i) { return rows[i]; });
+  }
+  void release() override { codes_->release(); }
+  void plan_rows(uint64_t begin, uint64_t end) override { codes_->plan_rows(begin, end); }
+
+ private:
+  // Reads the dictionary once, for every later read and take.
+  Result<void> load_values() {
     if (!values_col_) {
       OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
     }
-    OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
+    return {};
+  }
+  // The values of @p codes from values_col_; row_of(i) numbers code i in error messages.
+  template <class RowOf>
+  Result<ColumnPtr> gather(const Column& codes, RowOf row_of) {
     // The predicate-on-dictionary path (scan with filters) evaluates on values_col_ first; a
     // plain read gathers values through the codes.
     // Codes are unsigned: make_layout_reader checked codes_ptype.
-    std::vector<uint64_t> idx(codes->length);
-    for (uint64_t i = 0; i < codes->length; ++i) idx[i] = unsigned_at(*codes, i);
+    std::vector<uint64_t> idx(codes.length);
+    for (uint64_t i = 0; i < codes.length; ++i) idx[i] = unsigned_at(codes, i);
     Buffer code_valid;
-    if (codes->null_count > 0) {
-      code_valid = make_bitmap(codes->length, false);
-      for (uint64_t i = 0; i < codes->length; ++i) {
-        if (codes->is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
+    if (codes.null_count > 0) {
+      code_valid = make_bitmap(codes.length, false);
+      for (uint64_t i = 0; i < codes.length; ++i) {
+        if (codes.is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
       }
     }
     // Codes come from the file: an out-of-range one is corruption, not a caller's bad index.
-    for (uint64_t i = 0; i < codes->length; ++i) {
-      OC_EXPECT(idx[i] < values_col_->length || !codes->is_valid(i), corrupt,
-                "dict code {} at row {} is past the {} dictionary values", idx[i], begin + i,
+    for (uint64_t i = 0; i < codes.length; ++i) {
+      OC_EXPECT(idx[i] < values_col_->length || !codes.is_valid(i), corrupt,
+                "dict code {} at row {} is past the {} dictionary values", idx[i], row_of(i),
                 values_col_->length);
     }
     OC_ASSIGN_OR_RETURN(ColumnPtr out, format::take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
@@ -264,10 +334,7 @@ class DictReader final : public LayoutReader {
     }
     return out;
   }
-  void release() override { codes_->release(); }
-  void plan_rows(uint64_t begin, uint64_t end) override { codes_->plan_rows(begin, end); }
 
- private:
   std::unique_ptr<LayoutReader> values_;
   std::unique_ptr<LayoutReader> codes_;
   ColumnPtr values_col_;
@@ -323,6 +390,7 @@ class ZonedReader final : public LayoutReader {
     data_->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override { return data_->read(begin, end); }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override { return data_->take(rows); }
   void release() override { data_->release(); }
   void plan_rows(uint64_t begin, uint64_t end) override { data_->plan_rows(begin, end); }
   void collect_zone_readers(std::vector<LayoutReader*>& out) override {
