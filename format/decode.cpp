@@ -14,14 +14,13 @@ namespace {
 struct Entry {
   DecodeFn fn = nullptr;
   bool window_aware = false;
+  TakeFn take = nullptr;
 };
 
 struct Registry {
   std::shared_mutex mu;
   std::map<std::string, Entry, std::less<>> fns;
 };
-
-
 
 Registry& registry() {
   static Registry r;
@@ -35,12 +34,34 @@ Entry find_entry(std::string_view id) {
   return it == r.fns.end() ? Entry{} : it->second;
 }
 
+// The values of the decoded validity column @p v as a bitmap from bit 0 (empty when all valid).
+Buffer bitmap_of(const Column& v, int64_t& null_count) {
+  const uint64_t n = v.length;
+  const uint8_t* bits = v.buffers[0].data();
+  null_count = count_nulls(bits, v.offset, n);
+  if (null_count == 0) return Buffer();
+  if (v.offset == 0) return v.buffers[0];
+  Buffer out = make_bitmap(n, false);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (bitmap_get(bits, v.offset + i)) bitmap_set(out.mutable_data(), i, true);
+  }
+  return out;
+}
+
 }  // namespace
 
 void register_encoding(std::string id, DecodeFn fn, bool window_aware) {
   auto& r = registry();
   std::unique_lock lock(r.mu);
-  r.fns[std::move(id)] = Entry{fn, window_aware};
+  Entry& e = r.fns[std::move(id)];
+  e.fn = fn;
+  e.window_aware = window_aware;
+}
+
+void register_take(std::string id, TakeFn fn) {
+  auto& r = registry();
+  std::unique_lock lock(r.mu);
+  r.fns[std::move(id)].take = fn;
 }
 
 DecodeFn find_encoding(std::string_view id) { return find_entry(id).fn; }
@@ -90,6 +111,40 @@ Result<ColumnPtr> DecodeContext::decode_slice(const ArrayView& node, const DType
   return r;
 }
 
+Result<ColumnPtr> DecodeContext::decode_take(const ArrayView& node, const DTypePtr& dtype,
+                                             uint64_t len, std::span<const uint64_t> rows) {
+  for (size_t i = 0; i < rows.size(); ++i) {
+    OC_EXPECT(rows[i] < len && (i == 0 || rows[i] > rows[i - 1]), invalid,
+              "take row {} (position {}) is not below {} and above the row before", rows[i], i,
+              len);
+  }
+  const Entry e = find_entry(node.encoding);
+  if (e.take == nullptr) {
+    // No row-level decoder: the window's rows are decoded (cheaply where the encoding can
+    // slice), then gathered.
+    const RowWindow window = rows.empty() ? RowWindow{0, 0} : RowWindow{rows.front(), rows.back() + 1};
+    OC_ASSIGN_OR_RETURN(ColumnPtr part, decode_slice(node, dtype, len, window));
+    std::vector<uint64_t> local(rows.size());
+    for (size_t i = 0; i < rows.size(); ++i) local[i] = rows[i] - window.begin;
+    return take(part, local);
+  }
+  OC_EXPECT(depth_ < max_depth_, corrupt, "encoding tree deeper than {}", max_depth_);
+  // A take addresses the node's own rows; a window set by a caller above does not apply.
+  const std::optional<RowWindow> window = window_;
+  window_.reset();
+  ++depth_;
+  auto r = e.take(node, dtype, len, rows, *this);
+  --depth_;
+  window_ = window;
+  if (!r.ok()) {
+    return std::move(r.error()).with_context(
+        fmt::format("taking {} rows of {} as {}", rows.size(), node.encoding, dtype->to_string()));
+  }
+  OC_EXPECT((*r)->length == rows.size(), corrupt, "{} took {} rows, expected {}", node.encoding,
+            (*r)->length, rows.size());
+  return r;
+}
+
 Result<void> DecodeContext::check_alloc(uint64_t bytes, std::string_view what) const {
   OC_EXPECT(bytes <= max_bytes_, corrupt, "{} would decode to {} bytes, over the {} byte limit",
             what, bytes, max_bytes_);
@@ -112,16 +167,18 @@ Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullabl
   if (index >= node.children.size()) return Buffer();
   OC_EXPECT(nullable, corrupt, "{} has a validity child but a non-nullable dtype", node.encoding);
   OC_ASSIGN_OR_RETURN(ColumnPtr v, ctx.decode(node.children[index], DType::make_bool(false), len));
-  const uint64_t n = v->length;  // the window's rows when a window is set
-  const uint8_t* bits = v->buffers[0].data();
-  null_count = count_nulls(bits, v->offset, n);
-  if (null_count == 0) return Buffer();
-  if (v->offset == 0) return v->buffers[0];
-  Buffer out = make_bitmap(n, false);
-  for (uint64_t i = 0; i < n; ++i) {
-    if (bitmap_get(bits, v->offset + i)) bitmap_set(out.mutable_data(), i, true);
-  }
-  return out;
+  return bitmap_of(*v, null_count);
+}
+
+Result<Buffer> take_validity(const ArrayView& node, size_t index, bool nullable, uint64_t len,
+                             std::span<const uint64_t> rows, DecodeContext& ctx,
+                             int64_t& null_count) {
+  null_count = 0;
+  if (index >= node.children.size()) return Buffer();
+  OC_EXPECT(nullable, corrupt, "{} has a validity child but a non-nullable dtype", node.encoding);
+  OC_ASSIGN_OR_RETURN(ColumnPtr v,
+                      ctx.decode_take(node.children[index], DType::make_bool(false), len, rows));
+  return bitmap_of(*v, null_count);
 }
 
 }  // namespace oc::format

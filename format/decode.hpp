@@ -8,6 +8,9 @@
 ///
 /// Each encoding registers one `DecodeFn` under its Vortex ID (`register_default_encodings`). An ID
 /// with no decoder fails with `Errc::unsupported` naming the ID ("unsupported encoding vortex.pco").
+/// An encoding that can decode a few scattered rows cheaply also registers a `TakeFn`
+/// (`register_take`); `DecodeContext::decode_take` uses it, and any other encoding decodes the
+/// window from the first to the last row and gathers.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +50,12 @@ class DecodeContext;
 using DecodeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
                                        DecodeContext& ctx);
 
+/// Decodes rows @p rows (sorted, unique, each < @p len) of @p node, of @p len rows, into a
+/// Column of rows.size() rows. Children are decoded through `DecodeContext::decode_take` (or
+/// `decode` for children in another row space, such as dictionary values or patches).
+using TakeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
+                                     std::span<const uint64_t> rows, DecodeContext& ctx);
+
 /// Rows [begin, end) of a node: a slice decode asks only for these.
 struct RowWindow {
   uint64_t begin = 0, end = 0;
@@ -75,6 +84,14 @@ class DecodeContext {
   [[nodiscard]] Result<ColumnPtr> decode_slice(const ArrayView& node, const DTypePtr& dtype,
                                                uint64_t len, RowWindow window);
 
+  /// Decodes rows @p rows of @p node (of @p len rows) into a column of rows.size() rows, in
+  /// that order. @p rows must be sorted, unique and below @p len (`Errc::invalid` otherwise).
+  /// Encodings with a `TakeFn` decode only those rows (and their children only the rows those
+  /// need); others decode the window [rows.front(), rows.back() + 1) and gather. The context's
+  /// window does not apply to a take, nor to the decodes below it.
+  [[nodiscard]] Result<ColumnPtr> decode_take(const ArrayView& node, const DTypePtr& dtype,
+                                              uint64_t len, std::span<const uint64_t> rows);
+
   /// The window a window-aware decoder must honour, if any.
   [[nodiscard]] const std::optional<RowWindow>& window() const noexcept { return window_; }
 
@@ -101,6 +118,9 @@ class DecodeContext {
 /// Registers @p fn for encoding @p id (replaces an earlier registration). A @p window_aware
 /// decoder honours `DecodeContext::window()` (see `DecodeContext`).
 void register_encoding(std::string id, DecodeFn fn, bool window_aware = false);
+/// Registers @p fn as the row-gathering decoder of encoding @p id (see `DecodeContext::decode_take`).
+/// The encoding must also have a `DecodeFn`.
+void register_take(std::string id, TakeFn fn);
 /// @return the decoder for @p id, or nullptr.
 [[nodiscard]] DecodeFn find_encoding(std::string_view id);
 /// @return every registered encoding ID, sorted.
@@ -121,6 +141,12 @@ void register_default_encodings();
 [[nodiscard]] Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullable,
                                              uint64_t len, DecodeContext& ctx,
                                              int64_t& null_count);
+
+/// Like `decode_validity`, for rows @p rows of the node (see `DecodeContext::decode_take`): a
+/// bitmap of rows.size() bits from 0, empty when every taken row is valid.
+[[nodiscard]] Result<Buffer> take_validity(const ArrayView& node, size_t index, bool nullable,
+                                           uint64_t len, std::span<const uint64_t> rows,
+                                           DecodeContext& ctx, int64_t& null_count);
 
 /// @return the protobuf message parsed from @p bytes, or `Errc::corrupt` naming @p what.
 template <class Message>

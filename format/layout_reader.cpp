@@ -126,6 +126,22 @@ class FlatReader final : public LayoutReader {
     }
     return slice(decoded_, begin - decoded_from_, end - begin);
   }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    if (decoded_ && (rows.empty() || (rows.front() >= decoded_from_ &&
+                                      rows.back() < decoded_from_ + decoded_->length))) {
+      std::vector<uint64_t> local(rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) local[i] = rows[i] - decoded_from_;
+      return format::take(decoded_, local);
+    }
+    // Only the taken rows are decoded, so the result is not kept for later reads.
+    OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
+    DecodeContext ctx;
+    auto col = ctx.decode_take(*tree, dtype_, row_count(), rows);
+    if (!col.ok()) {
+      return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
+    }
+    return col;
+  }
   // On the compressed form where format/compressed_eval.hpp can; otherwise decode and evaluate.
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
     if (!covers(begin, end)) {
@@ -213,6 +229,22 @@ class ChunkedReader final : public LayoutReader {
     OC_TRY(status);
     return out;
   }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    if (rows.empty()) return read(0, 0);
+    // Rows ascend: each chunk's rows are one run of them, rebased to the chunk.
+    std::vector<ColumnPtr> parts;
+    std::vector<uint64_t> local;
+    for (size_t at = 0; at < rows.size();) {
+      const auto i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), rows[at]) -
+                                         starts_.begin() - 1);
+      local.clear();
+      for (; at < rows.size() && rows[at] < starts_[i + 1]; ++at) local.push_back(rows[at] - starts_[i]);
+      auto r = chunks_[i]->take(local);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("chunk {}", i));
+      parts.push_back(std::move(r).value());
+    }
+    return concat(parts);
+  }
   void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {
     for (size_t i = 0; i < chunks_.size(); ++i) chunks_[i]->collect_zone_readers(base + starts_[i], out);
   }
@@ -247,6 +279,15 @@ class ChunkedReader final : public LayoutReader {
 
 // ---- vortex.struct -------------------------------------------------------------------------------
 
+// The struct validity read from a bool layout @p v: a row is valid where v is true (and not null).
+Buffer valid_bits(const Column& v) {
+  Buffer bits = make_bitmap(v.length, false);
+  for (uint64_t i = 0; i < v.length; ++i) {
+    if (v.is_valid(i) && bitmap_get(v.buffers[0].data(), v.offset + i)) bitmap_set(bits.mutable_data(), i, true);
+  }
+  return bits;
+}
+
 class StructReader final : public LayoutReader {
  public:
   StructReader(LayoutPtr l, DTypePtr t, SegmentCache& c, std::unique_ptr<LayoutReader> validity,
@@ -276,13 +317,22 @@ class StructReader final : public LayoutReader {
     }
     if (validity_) {
       OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));
-      Buffer bits = make_bitmap(c->length, false);
-      for (uint64_t i = 0; i < c->length; ++i) {
-        if (v->is_valid(i) && bitmap_get(v->buffers[0].data(), v->offset + i)) bitmap_set(bits.mutable_data(), i, true);
-      }
-      return with_validity(c, std::move(bits), dtype_);
+      return with_validity(c, valid_bits(*v), dtype_);
     }
     return ColumnPtr(std::move(c));
+  }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    auto c = std::make_shared<Column>();
+    c->dtype = dtype_;
+    c->length = rows.size();
+    for (size_t i = 0; i < fields_.size(); ++i) {
+      auto r = fields_[i]->take(rows);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      c->children.push_back(std::move(r).value());
+    }
+    if (!validity_) return ColumnPtr(std::move(c));
+    OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->take(rows));
+    return with_validity(c, valid_bits(*v), dtype_);
   }
   void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {
     for (auto& f : fields_) f->collect_zone_readers(base, out);
@@ -317,35 +367,14 @@ class DictReader final : public LayoutReader {
     codes_->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
-    if (!values_col_) {
-      OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
-    }
+    OC_TRY(load_values());
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
-    // The predicate-on-dictionary path (scan with filters) evaluates on values_col_ first; a
-    // plain read gathers values through the codes.
-    // Codes are unsigned: make_layout_reader checked codes_ptype.
-    std::vector<uint64_t> idx(codes->length);
-    for (uint64_t i = 0; i < codes->length; ++i) idx[i] = unsigned_at(*codes, i);
-    Buffer code_valid;
-    if (codes->null_count > 0) {
-      code_valid = make_bitmap(codes->length, false);
-      for (uint64_t i = 0; i < codes->length; ++i) {
-        if (codes->is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
-      }
-    }
-    // Codes come from the file: an out-of-range one is corruption, not a caller's bad index.
-    for (uint64_t i = 0; i < codes->length; ++i) {
-      OC_EXPECT(idx[i] < values_col_->length || !codes->is_valid(i), corrupt,
-                "dict code {} at row {} is past the {} dictionary values", idx[i], begin + i,
-                values_col_->length);
-    }
-    OC_ASSIGN_OR_RETURN(ColumnPtr out, format::take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
-    if (out->dtype != dtype_) {
-      auto fixed = std::make_shared<Column>(*out);
-      fixed->dtype = dtype_;
-      return ColumnPtr(std::move(fixed));
-    }
-    return out;
+    return gather(*codes, [&](uint64_t i) { return begin + i; });
+  }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
+    OC_TRY(load_values());
+    OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->take(rows));
+    return gather(*codes, [&](uint64_t i) { return rows[i]; });
   }
   void release() override { codes_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { codes_->plan_rows(ranges); }
@@ -353,9 +382,7 @@ class DictReader final : public LayoutReader {
   // The predicate runs once per dictionary value (kept for the next call with the same
   // predicate), then each row takes its code's verdict; a null code takes the verdict on null.
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
-    if (!values_col_) {
-      OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
-    }
+    OC_TRY(load_values());
     if (verdict_for_ != &pred) {
       OC_ASSIGN_OR_RETURN(value_truth_, truth_per_value(pred));
       verdict_for_ = &pred;
@@ -373,6 +400,40 @@ class DictReader final : public LayoutReader {
   }
 
  private:
+  // Reads the dictionary once, for every later read and take.
+  Result<void> load_values() {
+    if (!values_col_) {
+      OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
+    }
+    return {};
+  }
+  // The values of @p codes from values_col_; row_of(i) numbers code i in error messages.
+  template <class RowOf>
+  Result<ColumnPtr> gather(const Column& codes, RowOf row_of) {
+    // Codes are unsigned: make_layout_reader checked codes_ptype.
+    std::vector<uint64_t> idx(codes.length);
+    for (uint64_t i = 0; i < codes.length; ++i) idx[i] = unsigned_at(codes, i);
+    Buffer code_valid;
+    if (codes.null_count > 0) {
+      code_valid = make_bitmap(codes.length, false);
+      for (uint64_t i = 0; i < codes.length; ++i) {
+        if (codes.is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
+      }
+    }
+    // Codes come from the file: an out-of-range one is corruption, not a caller's bad index.
+    for (uint64_t i = 0; i < codes.length; ++i) {
+      OC_EXPECT(idx[i] < values_col_->length || !codes.is_valid(i), corrupt,
+                "dict code {} at row {} is past the {} dictionary values", idx[i], row_of(i),
+                values_col_->length);
+    }
+    OC_ASSIGN_OR_RETURN(ColumnPtr out, format::take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
+    if (out->dtype != dtype_) {
+      auto fixed = std::make_shared<Column>(*out);
+      fixed->dtype = dtype_;
+      return ColumnPtr(std::move(fixed));
+    }
+    return out;
+  }
   Result<std::vector<uint8_t>> truth_per_value(const BoundExpr& pred) {
     auto batch_of = [](ColumnPtr c) {
       Column b;
@@ -448,6 +509,7 @@ class ZonedReader final : public LayoutReader {
     data_->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override { return data_->read(begin, end); }
+  Result<ColumnPtr> take(std::span<const uint64_t> rows) override { return data_->take(rows); }
   void release() override { data_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { data_->plan_rows(ranges); }
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {

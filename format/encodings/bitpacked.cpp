@@ -9,8 +9,10 @@
 //   children:  [patch indices, patch values, (patch chunk offsets)] when `patches` is set
 //              (format/patches.hpp; values have the array's dtype), then an optional validity.
 //              Patches hold the values too wide for W; they replace the unpacked rows.
+// A slice unpacks only the blocks that hold its rows; a take extracts only its rows' bits.
 #include "format/encodings/bitpacked.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/decode.hpp"
@@ -21,16 +23,20 @@
 namespace oc::format::encodings {
 namespace {
 
+// @p packed, or a copy of it aligned to T: segment buffers are normally aligned, rarely not.
+template <class T>
+Buffer aligned_to(const Buffer& packed) {
+  return reinterpret_cast<uintptr_t>(packed.data()) % alignof(T) == 0 ? packed
+                                                                        : Buffer::copy_of(packed.span());
+}
+
 // Unpacks blocks [first, first + count) of @p packed into a fresh buffer.
 template <class T>
 Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t first, uint64_t count) {
   Buffer out = Buffer::allocate(count * kFastLanesBlock * sizeof(T));
   if (width == 0) return out;  // allocate() zero-fills
   const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
-  // Segment buffers are normally aligned to T; copy the rare one that is not.
-  Buffer aligned = reinterpret_cast<uintptr_t>(packed.data()) % alignof(T) == 0
-                       ? packed
-                       : Buffer::copy_of(packed.span());
+  const Buffer aligned = aligned_to<T>(packed);
   const T* in = aligned.as<T>();
   T* dst = out.mutable_as<T>();
   for (uint64_t b = 0; b < count; ++b) {
@@ -57,8 +63,42 @@ Result<DecodedPatches> patches_in(const DecodedPatches& all, RowWindow rows) {
   return out;
 }
 
-Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                                   DecodeContext& ctx) {
+// Extracts the values at logical rows @p rows (after @p offset leading rows) into a fresh buffer.
+template <class T>
+Buffer unpack_rows(const Buffer& packed, unsigned width, uint64_t offset,
+                   std::span<const uint64_t> rows) {
+  Buffer out = Buffer::allocate(rows.size() * sizeof(T));
+  if (width == 0) return out;
+  const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
+  const Buffer aligned = aligned_to<T>(packed);
+  const T* in = aligned.as<T>();
+  T* dst = out.mutable_as<T>();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint64_t position = offset + rows[i];
+    dst[i] = unpack_one<T>(in + position / kFastLanesBlock * words_per_block, width,
+                           static_cast<unsigned>(position % kFastLanesBlock));
+  }
+  return out;
+}
+
+// Keeps the patches at rows @p rows (sorted), renumbered as positions in @p rows.
+Result<DecodedPatches> patches_at(const DecodedPatches& all, std::span<const uint64_t> rows) {
+  DecodedPatches out;
+  std::vector<uint64_t> keep;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto it = std::lower_bound(all.positions.begin(), all.positions.end(), rows[i]);
+    if (it != all.positions.end() && *it == rows[i]) {
+      out.positions.push_back(i);
+      keep.push_back(static_cast<uint64_t>(it - all.positions.begin()));
+    }
+  }
+  OC_ASSIGN_OR_RETURN(out.values, take(all.values, keep));
+  return out;
+}
+
+// A fastlanes.bitpacked node's metadata, checked against its dtype, length and buffer.
+Result<pb::BitPackedMetadata> checked_metadata(const ArrayView& node, const DTypePtr& t,
+                                               uint64_t len, DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 1, 0, 4));
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
@@ -77,6 +117,15 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
   OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(width), corrupt,
             "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
             blocks, packed_block_bytes(width));
+  return meta;
+}
+
+Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                   DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(auto meta, checked_metadata(node, t, len, ctx));
+  const DType& storage = t->storage();
+  const size_t value_bytes = ptype_width(storage.ptype);
+  const unsigned width = meta.bit_width();
 
   // A slice decode unpacks only the blocks that hold the window's rows.
   const RowWindow rows = ctx.window().value_or(RowWindow{0, len});
@@ -116,8 +165,46 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
   return out;
 }
 
+Result<ColumnPtr> take_bitpacked(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                 std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(auto meta, checked_metadata(node, t, len, ctx));
+  const DType& storage = t->storage();
+  const unsigned width = meta.bit_width();
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = rows.size();
+  const Buffer& packed = node.buffers[0];
+  switch (ptype_width(storage.ptype)) {
+    case 1: c->buffers.push_back(unpack_rows<uint8_t>(packed, width, meta.offset(), rows)); break;
+    case 2: c->buffers.push_back(unpack_rows<uint16_t>(packed, width, meta.offset(), rows)); break;
+    case 4: c->buffers.push_back(unpack_rows<uint32_t>(packed, width, meta.offset(), rows)); break;
+    default: c->buffers.push_back(unpack_rows<uint64_t>(packed, width, meta.offset(), rows)); break;
+  }
+
+  size_t validity_child = 0;
+  DecodedPatches patches;
+  if (meta.has_patches()) {
+    OC_ASSIGN_OR_RETURN(auto all,
+                        decode_patches(node, 0, meta.patches(), t, len, ctx, validity_child));
+    OC_ASSIGN_OR_RETURN(patches, patches_at(all, rows));
+  }
+  OC_EXPECT(node.children.size() <= validity_child + 1, corrupt,
+            "fastlanes.bitpacked has {} children, expected at most {}", node.children.size(),
+            validity_child + 1);
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity,
+                      take_validity(node, validity_child, storage.nullable, len, rows, ctx, nulls));
+  ColumnPtr out = std::move(c);
+  if (!validity.empty()) out = with_validity(out, std::move(validity), t);
+  if (!patches.positions.empty()) return apply_patches(out, patches);
+  return out;
+}
+
 }  // namespace
 
-void register_bitpacked() { register_encoding("fastlanes.bitpacked", decode_bitpacked, /*window_aware=*/true); }
+void register_bitpacked() {
+  register_encoding("fastlanes.bitpacked", decode_bitpacked, /*window_aware=*/true);
+  register_take("fastlanes.bitpacked", take_bitpacked);
+}
 
 }  // namespace oc::format::encodings

@@ -103,4 +103,30 @@ void unpack_block(const T* packed, unsigned width, T* out) noexcept {
   if (width < kTable.size()) kTable[width](packed, out);
 }
 
+/// Extracts one value of a packed block without unpacking the rest (for random access).
+/// @tparam T     as for `unpack_block`
+/// @param packed `packed_block_bytes(width) / sizeof(T)` words
+/// @param width  bits per value, 0..8 x sizeof(T); the caller checks
+/// @param index  position of the value in the block's logical order, 0..1023
+/// @return the value at @p index, found by inverting `fastlanes_index`: position bits 7..9 are
+/// the row within its group of 8, and the low 7 bits are 16 x reversed group + lane.
+template <class T>
+[[nodiscard]] OC_FASTLANES_HOST_DEVICE T unpack_one(const T* packed, unsigned width,
+                                                    unsigned index) noexcept {
+  constexpr unsigned kBits = sizeof(T) * 8;
+  constexpr unsigned kLanes = kFastLanesBlock / kBits;
+  if (width == 0) return 0;
+  const unsigned low = index % 128;
+  const unsigned lane = low % kLanes;
+  const unsigned reversed = (low - lane) / 16;
+  const unsigned group = ((reversed & 1) << 2) | (reversed & 2) | ((reversed >> 2) & 1);
+  const unsigned first_bit = (group * 8 + index / 128) * width;
+  const T* word = packed + kLanes * (first_bit / kBits) + lane;
+  const unsigned shift = first_bit % kBits;
+  T value = static_cast<T>(word[0] >> shift);
+  if (shift + width > kBits) value = static_cast<T>(value | (word[kLanes] << (kBits - shift)));
+  const T mask = width == kBits ? static_cast<T>(~T{0}) : static_cast<T>((T{1} << width) - 1);
+  return static_cast<T>(value & mask);
+}
+
 }  // namespace oc::format::encodings

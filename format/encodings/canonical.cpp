@@ -9,6 +9,8 @@
 //                     child 0 (optional) = validity.
 // - vortex.struct:    no buffers; children = [validity if the struct dtype is nullable and the
 //                     array is not all-valid] then one child per field, each of the struct's length.
+//
+// Takes of bool and primitive gather straight from the buffer; struct takes each field.
 #include "format/decode.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/canonical.pb.h"
@@ -22,7 +24,18 @@ Result<ColumnPtr> decode_null(const ArrayView& node, const DTypePtr& t, uint64_t
   return make_all_null(t, len);
 }
 
-Result<ColumnPtr> decode_bool(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+// Gathers @p rows of @p values (no validity) and adds the node's validity child for them.
+Result<ColumnPtr> gather_with_validity(const ArrayView& node, const ColumnPtr& values, const DTypePtr& t,
+                                       uint64_t len, std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(ColumnPtr out, take(values, rows));
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity, take_validity(node, 0, t->nullable, len, rows, ctx, nulls));
+  if (validity.empty()) return out;
+  return with_validity(out, std::move(validity), t);
+}
+
+// The values bitmap of a vortex.bool node, checked, as a column with no validity.
+Result<ColumnPtr> bool_values(const ArrayView& node, const DTypePtr& t, uint64_t len) {
   OC_TRY(expect_shape(node, 1, 0, 1));
   OC_EXPECT(t->kind == TypeKind::boolean, corrupt, "vortex.bool for {}", t->to_string());
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::BoolMetadata>(node.metadata, "vortex.bool"));
@@ -35,10 +48,21 @@ Result<ColumnPtr> decode_bool(const ArrayView& node, const DTypePtr& t, uint64_t
   c->length = len;
   c->offset = meta.offset();
   c->buffers.push_back(bits);
+  return ColumnPtr(std::move(c));
+}
+
+Result<ColumnPtr> decode_bool(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(ColumnPtr c, bool_values(node, t, len));
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 0, t->nullable, len, ctx, nulls));
-  if (validity.empty()) return ColumnPtr(std::move(c));
+  if (validity.empty()) return c;
   return with_validity(c, std::move(validity), t);
+}
+
+Result<ColumnPtr> take_bool(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                            std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(ColumnPtr c, bool_values(node, t, len));
+  return gather_with_validity(node, c, t, len, rows, ctx);
 }
 
 Result<ColumnPtr> decode_primitive(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
@@ -64,6 +88,22 @@ Result<ColumnPtr> decode_primitive(const ArrayView& node, const DTypePtr& t, uin
   return ColumnPtr(std::move(c));
 }
 
+Result<ColumnPtr> take_primitive(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                 std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 1, 0, 1));
+  const DType& st = t->storage();
+  OC_EXPECT(st.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
+  const size_t w = ptype_width(st.ptype);
+  OC_EXPECT(node.buffers[0].size() == len * w, corrupt,
+            "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, w);
+  // `take` copies bytewise, so an unaligned buffer needs no aligned copy here.
+  auto values = std::make_shared<Column>();
+  values->dtype = t;
+  values->length = len;
+  values->buffers.push_back(node.buffers[0]);
+  return gather_with_validity(node, values, t, len, rows, ctx);
+}
+
 Result<ColumnPtr> decode_struct(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
   OC_EXPECT(t->kind == TypeKind::struct_, corrupt, "vortex.struct for {}", t->to_string());
   const size_t nfields = t->children.size();
@@ -84,6 +124,27 @@ Result<ColumnPtr> decode_struct(const ArrayView& node, const DTypePtr& t, uint64
   return ColumnPtr(std::move(c));
 }
 
+Result<ColumnPtr> take_struct(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_EXPECT(t->kind == TypeKind::struct_, corrupt, "vortex.struct for {}", t->to_string());
+  const size_t nfields = t->children.size();
+  OC_TRY(expect_shape(node, 0, nfields, nfields + 1));
+  const size_t first = node.children.size() - nfields;
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = rows.size();
+  for (size_t f = 0; f < nfields; ++f) {
+    OC_ASSIGN_OR_RETURN(auto child, ctx.decode_take(node.children[first + f], t->children[f], len, rows));
+    c->children.push_back(std::move(child));
+  }
+  if (first == 1) {
+    int64_t nulls = 0;
+    OC_ASSIGN_OR_RETURN(c->validity, take_validity(node, 0, t->nullable, len, rows, ctx, nulls));
+    c->null_count = nulls;
+  }
+  return ColumnPtr(std::move(c));
+}
+
 }  // namespace
 
 void register_canonical() {
@@ -91,6 +152,9 @@ void register_canonical() {
   register_encoding("vortex.bool", decode_bool);
   register_encoding("vortex.primitive", decode_primitive, /*window_aware=*/true);
   register_encoding("vortex.struct", decode_struct);
+  register_take("vortex.bool", take_bool);
+  register_take("vortex.primitive", take_primitive);
+  register_take("vortex.struct", take_struct);
 }
 
 }  // namespace oc::format::encodings

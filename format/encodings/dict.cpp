@@ -13,6 +13,8 @@
 //
 // A few codes can repeat a large value many times, so the gathered size is checked against the
 // decode limit before gathering (exactly for strings and fixed-width values).
+//
+// A take takes the codes' rows only, and gathers their values from the whole dictionary.
 #include <algorithm>
 
 #include "format/decode.hpp"
@@ -54,29 +56,36 @@ Result<void> check_gather(const Column& values, const std::vector<uint64_t>& ind
   return ctx.check_alloc(total, "dict values");
 }
 
-Result<ColumnPtr> decode_dict(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                              DecodeContext& ctx) {
+// The checked metadata of a vortex.dict node of dtype @p t, with its codes' dtype.
+struct DictShape {
+  DTypePtr codes_t;
+  uint64_t values_len = 0;
+};
+
+Result<DictShape> parse_dict(const ArrayView& node, const DTypePtr& t) {
   OC_TRY(expect_shape(node, 0, 2, 2));
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DictMetadata>(node.metadata, "vortex.dict"));
   OC_ASSIGN_OR_RETURN(PType codes_ptype, integer_ptype(meta.codes_ptype(), "dict codes"));
   const bool nullable_codes = meta.has_is_nullable_codes() ? meta.is_nullable_codes() : t->nullable;
   OC_EXPECT(!nullable_codes || t->nullable, corrupt, "dict with nullable codes for {}",
             t->to_string());
-  const uint64_t values_len = meta.values_len();
+  return DictShape{DType::make_primitive(codes_ptype, nullable_codes), meta.values_len()};
+}
 
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), "dict codes"));
-  OC_ASSIGN_OR_RETURN(
-      ColumnPtr codes,
-      ctx.decode(node.children[0], DType::make_primitive(codes_ptype, nullable_codes), len));
+// Row i of the result is values[codes[i]], or null where the code is.
+Result<ColumnPtr> gather_values(const ArrayView& node, const DTypePtr& t, const DictShape& shape,
+                                const ColumnPtr& codes, DecodeContext& ctx) {
+  const uint64_t n = codes->length;
   OC_ASSIGN_OR_RETURN(auto indices, unsigned_rows(*codes, "dict codes"));
-  for (uint64_t i = 0; i < len; ++i) {
-    OC_EXPECT(!codes->is_valid(i) || indices[i] < values_len, corrupt,
-              "dict code {} at row {} is out of range for {} values", indices[i], i, values_len);
+  for (uint64_t i = 0; i < n; ++i) {
+    OC_EXPECT(!codes->is_valid(i) || indices[i] < shape.values_len, corrupt,
+              "dict code {} at row {} is out of range for {} values", indices[i], i,
+              shape.values_len);
   }
   // An empty dictionary has nothing to gather from: only all-null rows can refer to it.
-  if (values_len == 0) return make_all_null(t, len);
+  if (shape.values_len == 0) return make_all_null(t, n);
 
-  OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, values_len));
+  OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, shape.values_len));
   const Buffer codes_validity = validity_from_zero(*codes);
   const uint8_t* valid = codes_validity.empty() ? nullptr : codes_validity.data();
   OC_TRY(check_gather(*values, indices, valid, ctx));
@@ -85,8 +94,26 @@ Result<ColumnPtr> decode_dict(const ArrayView& node, const DTypePtr& t, uint64_t
   return taken;
 }
 
+Result<ColumnPtr> decode_dict(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(DictShape shape, parse_dict(node, t));
+  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), "dict codes"));
+  OC_ASSIGN_OR_RETURN(ColumnPtr codes, ctx.decode(node.children[0], shape.codes_t, len));
+  return gather_values(node, t, shape, codes, ctx);
+}
+
+Result<ColumnPtr> take_dict(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                            std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(DictShape shape, parse_dict(node, t));
+  OC_ASSIGN_OR_RETURN(ColumnPtr codes, ctx.decode_take(node.children[0], shape.codes_t, len, rows));
+  return gather_values(node, t, shape, codes, ctx);
+}
+
 }  // namespace
 
-void register_dict() { register_encoding("vortex.dict", decode_dict); }
+void register_dict() {
+  register_encoding("vortex.dict", decode_dict);
+  register_take("vortex.dict", take_dict);
+}
 
 }  // namespace oc::format::encodings

@@ -6,6 +6,7 @@
 //   children:  0 = encoded, with the array's own dtype (signed arrays keep signed children:
 //              subtracting the reference wraps, so the bits add back exactly); it carries the
 //              validity.
+// Slices and takes pass their rows to the child and add the reference to just those.
 #include <cstring>
 
 #include "format/decode.hpp"
@@ -25,20 +26,23 @@ void add_reference(const uint8_t* in, uint8_t* out, uint64_t offset, uint64_t le
   for (uint64_t i = 0; i < length; ++i) dst[i] = static_cast<U>(src[i] + ref);
 }
 
-Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                             DecodeContext& ctx) {
+// @return the reference of a checked fastlanes.for node, as bits of the value's width.
+Result<uint64_t> parse_reference(const ArrayView& node, const DTypePtr& t) {
   OC_TRY(expect_shape(node, 0, 1, 1));
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
             "fastlanes.for for {}", t->to_string());
   OC_ASSIGN_OR_RETURN(Scalar reference_scalar, parse_scalar(node.metadata));
   OC_EXPECT(!reference_scalar.is_null(), corrupt, "fastlanes.for reference is null");
-  OC_ASSIGN_OR_RETURN(uint64_t reference, scalar_to_bits(reference_scalar, storage.ptype));
-  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], t, len));
+  return scalar_to_bits(reference_scalar, storage.ptype);
+}
 
-  // The result keeps the child's offset and validity; only the values change. Under a slice
-  // decode the child returned just the window's rows.
-  len = encoded->length;
+// The decoded child @p encoded plus @p reference. The result keeps the child's offset and
+// validity; only the values change.
+Result<ColumnPtr> with_reference(const ColumnPtr& encoded, const DTypePtr& t, uint64_t reference,
+                                 DecodeContext& ctx) {
+  const DType& storage = t->storage();
+  const uint64_t len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "fastlanes.for"));
   Buffer values = Buffer::allocate((encoded->offset + len) * width);
@@ -55,8 +59,26 @@ Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t 
   return ColumnPtr(std::move(out));
 }
 
+Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                             DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(uint64_t reference, parse_reference(node, t));
+  // Under a slice decode the child returns just the window's rows.
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], t, len));
+  return with_reference(encoded, t, reference, ctx);
+}
+
+Result<ColumnPtr> take_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                           std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(uint64_t reference, parse_reference(node, t));
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode_take(node.children[0], t, len, rows));
+  return with_reference(encoded, t, reference, ctx);
+}
+
 }  // namespace
 
-void register_for() { register_encoding("fastlanes.for", decode_for, /*window_aware=*/true); }
+void register_for() {
+  register_encoding("fastlanes.for", decode_for, /*window_aware=*/true);
+  register_take("fastlanes.for", take_for);
+}
 
 }  // namespace oc::format::encodings

@@ -20,6 +20,9 @@
 // Null rows have empty codes and length 0 as written, and are decoded like any other row.
 //
 // Output: Arrow utf8/binary. UTF-8 is not validated.
+//
+// A take decompresses only its rows: it takes their lengths, validity and codes offsets (row
+// and row + 1 of each) from the children, or their codes from the legacy codes child.
 #include "format/encodings/fsst.hpp"
 
 #include <array>
@@ -92,23 +95,82 @@ Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, D
   return codes;
 }
 
-Result<ColumnPtr> decode_fsst(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                              DecodeContext& ctx) {
+// Decompresses row i = 0..n-1 from codes [begins[i], ends[i]) of @p code_bytes to exactly
+// lengths[i] bytes, into an Arrow column of n rows with @p validity (n bits from 0, or empty).
+Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_bytes,
+                                  std::span<const uint64_t> begins, std::span<const uint64_t> ends,
+                                  std::span<const uint64_t> lengths, Buffer validity,
+                                  int64_t null_count, const DTypePtr& t, DecodeContext& ctx) {
+  const uint64_t n = lengths.size();
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    OC_EXPECT(begins[i] <= ends[i] && ends[i] <= code_bytes.size(), corrupt,
+              "fsst row {} has codes [{}, {}) of {} code bytes", i, begins[i], ends[i],
+              code_bytes.size());
+    total += lengths[i];
+    OC_EXPECT(total <= INT32_MAX, unsupported,
+              "fsst column of more than {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
+  }
+  OC_TRY(ctx.check_alloc(total + (n + 1) * sizeof(int32_t), "fsst values"));
+
+  Buffer offsets = Buffer::allocate((n + 1) * sizeof(int32_t));
+  Buffer bytes = Buffer::allocate(total);
+  int32_t* out_offsets = offsets.mutable_as<int32_t>();
+  uint64_t pos = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    out_offsets[i] = static_cast<int32_t>(pos);
+    const auto r = fsst::decompress(table.symbols.data(), table.lengths.data(), table.size,
+                                    code_bytes.data() + begins[i], ends[i] - begins[i],
+                                    bytes.mutable_data() + pos, lengths[i]);
+    OC_EXPECT(r.status == fsst::DecodeStatus::ok, corrupt,
+              "fsst row {} stops after {} of its {} bytes: {}", i, r.written, lengths[i],
+              fsst::describe(r.status));
+    OC_EXPECT(r.written == lengths[i], corrupt, "fsst row {} decompresses to {} bytes, expected {}",
+              i, r.written, lengths[i]);
+    pos += lengths[i];
+  }
+  out_offsets[n] = static_cast<int32_t>(pos);
+
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = n;
+  c->validity = std::move(validity);
+  c->null_count = null_count;
+  c->buffers.push_back(std::move(offsets));
+  c->buffers.push_back(std::move(bytes));
+  return ColumnPtr(std::move(c));
+}
+
+// The checked metadata and symbol table of a vortex.fsst node of dtype @p t.
+struct FsstNode {
+  pb::FsstMetadata meta;
+  SymbolTable table;
+  bool legacy = false;
+};
+
+Result<FsstNode> parse_fsst(const ArrayView& node, const DTypePtr& t) {
   const DType& st = t->storage();
   OC_EXPECT(st.kind == TypeKind::utf8 || st.kind == TypeKind::binary, corrupt, "vortex.fsst for {}",
             t->to_string());
   OC_EXPECT(node.buffers.size() == 2 || node.buffers.size() == 3, corrupt,
             "vortex.fsst has {} buffers, expected 3 (or 2 in the legacy form)",
             node.buffers.size());
-  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::FsstMetadata>(node.metadata, "vortex.fsst"));
-  OC_ASSIGN_OR_RETURN(SymbolTable table, parse_symbol_table(node.buffers[0], node.buffers[1]));
+  FsstNode out;
+  OC_ASSIGN_OR_RETURN(out.meta, parse_metadata<pb::FsstMetadata>(node.metadata, "vortex.fsst"));
+  OC_ASSIGN_OR_RETURN(out.table, parse_symbol_table(node.buffers[0], node.buffers[1]));
+  out.legacy = node.buffers.size() == 2;
+  return out;
+}
 
-  const bool legacy = node.buffers.size() == 2;
+Result<ColumnPtr> decode_fsst(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(FsstNode f, parse_fsst(node, t));
+  const bool nullable = t->storage().nullable;
   Codes codes;
-  if (legacy) {
-    OC_ASSIGN_OR_RETURN(codes, legacy_codes(node, st.nullable, len, ctx));
+  if (f.legacy) {
+    OC_ASSIGN_OR_RETURN(codes, legacy_codes(node, nullable, len, ctx));
   } else {
-    OC_ASSIGN_OR_RETURN(codes, current_codes(node, meta, st.nullable, len, ctx));
+    OC_ASSIGN_OR_RETURN(codes, current_codes(node, f.meta, nullable, len, ctx));
   }
   for (uint64_t i = 0; i < len; ++i) {
     OC_EXPECT(codes.offsets[i] <= codes.offsets[i + 1], corrupt,
@@ -119,49 +181,80 @@ Result<ColumnPtr> decode_fsst(const ArrayView& node, const DTypePtr& t, uint64_t
             "fsst codes offsets end at {} past {} code bytes", codes.offsets[len],
             codes.bytes.size());
 
-  OC_ASSIGN_OR_RETURN(PType lengths_ptype, integer_ptype(meta.uncompressed_lengths_ptype(),
+  OC_ASSIGN_OR_RETURN(PType lengths_ptype, integer_ptype(f.meta.uncompressed_lengths_ptype(),
                                                          "fsst uncompressed lengths"));
-  OC_ASSIGN_OR_RETURN(auto lengths, decode_unsigned_child(node, legacy ? 1 : 0, lengths_ptype, len,
-                                                          ctx, "fsst uncompressed lengths"));
-  uint64_t total = 0;
-  for (uint64_t n : lengths) {
-    total += n;
-    OC_EXPECT(total <= INT32_MAX, unsupported,
-              "fsst column of more than {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
-  }
-  OC_TRY(ctx.check_alloc(total + (len + 1) * sizeof(int32_t), "fsst values"));
+  OC_ASSIGN_OR_RETURN(auto lengths, decode_unsigned_child(node, f.legacy ? 1 : 0, lengths_ptype,
+                                                          len, ctx, "fsst uncompressed lengths"));
+  const std::span<const uint64_t> offsets(codes.offsets);
+  return decompress_rows(f.table, codes.bytes, offsets.first(len), offsets.subspan(1), lengths,
+                         std::move(codes.validity), codes.null_count, t, ctx);
+}
 
-  Buffer offsets = Buffer::allocate((len + 1) * sizeof(int32_t));
-  Buffer bytes = Buffer::allocate(total);
-  int32_t* out_offsets = offsets.mutable_as<int32_t>();
-  uint64_t pos = 0;
-  for (uint64_t i = 0; i < len; ++i) {
-    out_offsets[i] = static_cast<int32_t>(pos);
-    const uint64_t begin = codes.offsets[i];
-    const auto r = fsst::decompress(table.symbols.data(), table.lengths.data(), table.size,
-                                    codes.bytes.data() + begin, codes.offsets[i + 1] - begin,
-                                    bytes.mutable_data() + pos, lengths[i]);
-    OC_EXPECT(r.status == fsst::DecodeStatus::ok, corrupt,
-              "fsst row {} stops after {} of its {} bytes: {}", i, r.written, lengths[i],
-              fsst::describe(r.status));
-    OC_EXPECT(r.written == lengths[i], corrupt, "fsst row {} decompresses to {} bytes, expected {}",
-              i, r.written, lengths[i]);
-    pos += lengths[i];
-  }
-  out_offsets[len] = static_cast<int32_t>(pos);
+// Takes rows @p rows of the integer child @p index (of @p len rows) of @p node, as u64.
+Result<std::vector<uint64_t>> take_unsigned_child(const ArrayView& node, size_t index, PType ptype,
+                                                  uint64_t len, std::span<const uint64_t> rows,
+                                                  DecodeContext& ctx, std::string_view what) {
+  OC_EXPECT(index < node.children.size(), corrupt, "{} has no {} child", node.encoding, what);
+  OC_ASSIGN_OR_RETURN(ColumnPtr c, ctx.decode_take(node.children[index],
+                                                   DType::make_primitive(ptype, false), len, rows));
+  return unsigned_rows(*c, what);
+}
 
-  auto c = std::make_shared<Column>();
-  c->dtype = t;
-  c->length = len;
-  c->validity = std::move(codes.validity);
-  c->null_count = codes.null_count;
-  c->buffers.push_back(std::move(offsets));
-  c->buffers.push_back(std::move(bytes));
-  return ColumnPtr(std::move(c));
+Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                            std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(FsstNode f, parse_fsst(node, t));
+  const bool nullable = t->storage().nullable;
+  const uint64_t n = rows.size();
+  Buffer code_bytes, validity;
+  int64_t null_count = 0;
+  std::vector<uint64_t> begins(n), ends(n);
+  if (f.legacy) {
+    OC_TRY(expect_shape(node, 2, 2, 2));
+    OC_ASSIGN_OR_RETURN(ColumnPtr taken,
+                        ctx.decode_take(node.children[0], DType::make_binary(nullable), len, rows));
+    OC_ASSIGN_OR_RETURN(ColumnPtr column, compact(taken));
+    code_bytes = column->buffers[1];
+    for (uint64_t i = 0; i < n; ++i) {
+      begins[i] = static_cast<uint64_t>(column->offsets()[i]);
+      ends[i] = static_cast<uint64_t>(column->offsets()[i + 1]);
+    }
+    validity = column->validity;
+    null_count = column->null_count;
+  } else {
+    OC_TRY(expect_shape(node, 3, 2, 3));
+    OC_EXPECT(len < UINT64_MAX, corrupt, "fsst length {} has no room for offsets", len);
+    OC_ASSIGN_OR_RETURN(PType ptype,
+                        integer_ptype(f.meta.codes_offsets_ptype(), "fsst codes offsets"));
+    // Row r's codes are [offsets[r], offsets[r + 1]): take both ends of every row, once each.
+    std::vector<uint64_t> bounds;
+    bounds.reserve(2 * n);
+    for (uint64_t r : rows) {
+      if (bounds.empty() || bounds.back() != r) bounds.push_back(r);
+      bounds.push_back(r + 1);
+    }
+    OC_ASSIGN_OR_RETURN(auto at, take_unsigned_child(node, 1, ptype, len + 1, bounds, ctx,
+                                                     "fsst codes offsets"));
+    for (uint64_t i = 0, k = 0; i < n; ++i) {
+      while (bounds[k] != rows[i]) ++k;
+      begins[i] = at[k];
+      ends[i] = at[k + 1];
+    }
+    code_bytes = node.buffers[2];
+    OC_ASSIGN_OR_RETURN(validity, take_validity(node, 2, nullable, len, rows, ctx, null_count));
+  }
+  OC_ASSIGN_OR_RETURN(PType lengths_ptype, integer_ptype(f.meta.uncompressed_lengths_ptype(),
+                                                         "fsst uncompressed lengths"));
+  OC_ASSIGN_OR_RETURN(auto lengths, take_unsigned_child(node, f.legacy ? 1 : 0, lengths_ptype, len,
+                                                        rows, ctx, "fsst uncompressed lengths"));
+  return decompress_rows(f.table, code_bytes, begins, ends, lengths, std::move(validity),
+                         null_count, t, ctx);
 }
 
 }  // namespace
 
-void register_fsst() { register_encoding("vortex.fsst", decode_fsst); }
+void register_fsst() {
+  register_encoding("vortex.fsst", decode_fsst);
+  register_take("vortex.fsst", take_fsst);
+}
 
 }  // namespace oc::format::encodings

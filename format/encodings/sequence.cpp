@@ -4,6 +4,7 @@
 //   metadata:  `SequenceMetadata { ScalarValue base = 1; ScalarValue multiplier = 2 }`
 //              (format/proto/sequence.proto); both required and non-null.
 //   no buffers, no children.
+//   A take computes each row's value in closed form.
 #include "format/decode.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/sequence.pb.h"
@@ -20,6 +21,13 @@ void fill_sequence(uint8_t* out, uint64_t length, uint64_t base, uint64_t multip
   for (uint64_t i = 0; i < length; ++i, value = static_cast<U>(value + step)) dst[i] = value;
 }
 
+// Row r is base + r x multiplier; the product wraps in 64 bits and truncates like the sum.
+template <class U>
+void fill_rows(uint8_t* out, std::span<const uint64_t> rows, uint64_t base, uint64_t multiplier) {
+  U* dst = reinterpret_cast<U*>(out);
+  for (size_t i = 0; i < rows.size(); ++i) dst[i] = static_cast<U>(base + rows[i] * multiplier);
+}
+
 // @return the raw bits of the serialized ScalarValue @p bytes as a value of @p ptype.
 Result<uint64_t> scalar_field(const std::string& bytes, PType ptype, const char* what) {
   OC_ASSIGN_OR_RETURN(Scalar s, parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()),
@@ -28,17 +36,28 @@ Result<uint64_t> scalar_field(const std::string& bytes, PType ptype, const char*
   return scalar_to_bits(s, ptype);
 }
 
-Result<ColumnPtr> decode_sequence(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                                  DecodeContext& ctx) {
+struct Sequence {
+  uint64_t base = 0, multiplier = 0;
+};
+
+Result<Sequence> parse_sequence(const ArrayView& node, const DTypePtr& t) {
   OC_TRY(expect_shape(node, 0, 0, 0));
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
             "vortex.sequence for {}", t->to_string());
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::SequenceMetadata>(node.metadata,
                                                                         "vortex.sequence"));
-  OC_ASSIGN_OR_RETURN(uint64_t base, scalar_field(meta.base(), storage.ptype, "base"));
-  OC_ASSIGN_OR_RETURN(uint64_t multiplier,
-                      scalar_field(meta.multiplier(), storage.ptype, "multiplier"));
+  Sequence s;
+  OC_ASSIGN_OR_RETURN(s.base, scalar_field(meta.base(), storage.ptype, "base"));
+  OC_ASSIGN_OR_RETURN(s.multiplier, scalar_field(meta.multiplier(), storage.ptype, "multiplier"));
+  return s;
+}
+
+Result<ColumnPtr> decode_sequence(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                  DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(Sequence seq, parse_sequence(node, t));
+  const uint64_t base = seq.base, multiplier = seq.multiplier;
+  const DType& storage = t->storage();
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc(len > UINT64_MAX / 8 ? UINT64_MAX : len * width, "vortex.sequence"));
   Buffer values = Buffer::allocate(len * width);
@@ -55,8 +74,29 @@ Result<ColumnPtr> decode_sequence(const ArrayView& node, const DTypePtr& t, uint
   return ColumnPtr(std::move(out));
 }
 
+Result<ColumnPtr> take_sequence(const ArrayView& node, const DTypePtr& t, uint64_t,
+                                std::span<const uint64_t> rows, DecodeContext&) {
+  OC_ASSIGN_OR_RETURN(Sequence seq, parse_sequence(node, t));
+  const size_t width = ptype_width(t->storage().ptype);
+  Buffer values = Buffer::allocate(rows.size() * width);
+  switch (width) {
+    case 1: fill_rows<uint8_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
+    case 2: fill_rows<uint16_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
+    case 4: fill_rows<uint32_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
+    default: fill_rows<uint64_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
+  }
+  auto out = std::make_shared<Column>();
+  out->dtype = t;
+  out->length = rows.size();
+  out->buffers.push_back(std::move(values));
+  return ColumnPtr(std::move(out));
+}
+
 }  // namespace
 
-void register_sequence() { register_encoding("vortex.sequence", decode_sequence); }
+void register_sequence() {
+  register_encoding("vortex.sequence", decode_sequence);
+  register_take("vortex.sequence", take_sequence);
+}
 
 }  // namespace oc::format::encodings

@@ -16,7 +16,7 @@
 //                 bytes 12..16 u32 offset of the value within that buffer
 //
 // Output: Arrow utf8/binary (i32 offsets + one bytes buffer), so the values are copied. Views of
-// null rows are not read. UTF-8 is not validated.
+// null rows are not read. UTF-8 is not validated. A take reads only its rows' views.
 #include <cstring>
 
 #include "format/decode.hpp"
@@ -28,8 +28,8 @@ namespace {
 constexpr size_t kViewSize = 16;
 constexpr uint32_t kMaxInlined = 12;
 
-Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                                    DecodeContext& ctx) {
+// Checks the shape of a vortex.varbinview node of @p len rows.
+Result<void> check_node(const ArrayView& node, const DTypePtr& t, uint64_t len) {
   const DType& st = t->storage();
   OC_EXPECT(st.kind == TypeKind::utf8 || st.kind == TypeKind::binary, corrupt,
             "vortex.varbinview for {}", t->to_string());
@@ -38,45 +38,52 @@ Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, ui
   OC_EXPECT(!node.buffers.empty(), corrupt, "vortex.varbinview has no views buffer");
   OC_TRY(expect_shape(node, node.buffers.size(), 0, 1));
   const Buffer& views = node.buffers.back();
-  const size_t num_data = node.buffers.size() - 1;
   OC_EXPECT(views.size() / kViewSize == len && views.size() % kViewSize == 0, corrupt,
             "varbinview views buffer is {} bytes, expected {} views of 16", views.size(), len);
+  return {};
+}
 
-  int64_t nulls = 0;
-  OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 0, st.nullable, len, ctx, nulls));
+// Copies the values of views row_of(0), ..., row_of(n - 1) into an Arrow column of n rows;
+// @p validity (n bits, or empty) says which output rows are valid, and their views alone are read.
+template <class RowOf>
+Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_t n, RowOf row_of,
+                               Buffer validity, int64_t nulls, DecodeContext& ctx) {
+  const Buffer& views = node.buffers.back();
+  const size_t num_data = node.buffers.size() - 1;
   auto is_valid = [&](uint64_t i) { return validity.empty() || bitmap_get(validity.data(), i); };
 
   // Pass 1: check every view that is read and size the output.
   uint64_t total = 0;
-  for (uint64_t i = 0; i < len; ++i) {
+  for (uint64_t i = 0; i < n; ++i) {
     if (!is_valid(i)) continue;
-    const uint8_t* view = views.data() + i * kViewSize;
+    const uint64_t row = row_of(i);
+    const uint8_t* view = views.data() + row * kViewSize;
     const uint32_t size = load_le<uint32_t>(view);
     if (size > kMaxInlined) {
       const uint32_t buffer_index = load_le<uint32_t>(view + 8);
       const uint32_t offset = load_le<uint32_t>(view + 12);
-      OC_EXPECT(buffer_index < num_data, corrupt, "varbinview row {} names data buffer {} of {}", i,
-                buffer_index, num_data);
+      OC_EXPECT(buffer_index < num_data, corrupt, "varbinview row {} names data buffer {} of {}",
+                row, buffer_index, num_data);
       OC_EXPECT(uint64_t{offset} + size <= node.buffers[buffer_index].size(), corrupt,
-                "varbinview row {} reads bytes [{}, {}) of a {}-byte buffer", i, offset,
+                "varbinview row {} reads bytes [{}, {}) of a {}-byte buffer", row, offset,
                 uint64_t{offset} + size, node.buffers[buffer_index].size());
     }
     total += size;
   }
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "varbinview column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
-  OC_TRY(ctx.check_alloc(total + (len + 1) * sizeof(int32_t), "varbinview values"));
+  OC_TRY(ctx.check_alloc(total + (n + 1) * sizeof(int32_t), "varbinview values"));
 
   // Pass 2: gather.
-  Buffer offsets = Buffer::allocate((len + 1) * sizeof(int32_t));
+  Buffer offsets = Buffer::allocate((n + 1) * sizeof(int32_t));
   Buffer bytes = Buffer::allocate(total);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint8_t* out = bytes.mutable_data();
   int32_t pos = 0;
-  for (uint64_t i = 0; i < len; ++i) {
+  for (uint64_t i = 0; i < n; ++i) {
     out_offsets[i] = pos;
     if (!is_valid(i)) continue;
-    const uint8_t* view = views.data() + i * kViewSize;
+    const uint8_t* view = views.data() + row_of(i) * kViewSize;
     const uint32_t size = load_le<uint32_t>(view);
     const uint8_t* src = view + 4;
     if (size > kMaxInlined) {
@@ -85,11 +92,11 @@ Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, ui
     if (size != 0) std::memcpy(out + pos, src, size);
     pos += static_cast<int32_t>(size);
   }
-  out_offsets[len] = pos;
+  out_offsets[n] = pos;
 
   auto c = std::make_shared<Column>();
   c->dtype = t;
-  c->length = len;
+  c->length = n;
   c->validity = std::move(validity);
   c->null_count = nulls;
   c->buffers.push_back(std::move(offsets));
@@ -97,8 +104,30 @@ Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, ui
   return ColumnPtr(std::move(c));
 }
 
+Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                    DecodeContext& ctx) {
+  OC_TRY(check_node(node, t, len));
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity,
+                      decode_validity(node, 0, t->storage().nullable, len, ctx, nulls));
+  return gather_views(node, t, len, [](uint64_t i) { return i; }, std::move(validity), nulls, ctx);
+}
+
+Result<ColumnPtr> take_varbinview(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                  std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_TRY(check_node(node, t, len));
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity,
+                      take_validity(node, 0, t->storage().nullable, len, rows, ctx, nulls));
+  return gather_views(node, t, rows.size(), [&](uint64_t i) { return rows[i]; },
+                      std::move(validity), nulls, ctx);
+}
+
 }  // namespace
 
-void register_varbinview() { register_encoding("vortex.varbinview", decode_varbinview); }
+void register_varbinview() {
+  register_encoding("vortex.varbinview", decode_varbinview);
+  register_take("vortex.varbinview", take_varbinview);
+}
 
 }  // namespace oc::format::encodings

@@ -4,6 +4,7 @@
 //   metadata:  empty.
 //   children:  0 = encoded, the unsigned ptype of the same width and the array's nullability;
 //              it carries the validity. Decoding: value = (u >> 1) ^ -(u & 1).
+// Slices and takes pass their rows to the child and decode just those.
 #include "format/decode.hpp"
 #include "format/encodings/registry.hpp"
 
@@ -20,8 +21,8 @@ void unzigzag(const uint8_t* in, uint8_t* out, uint64_t offset, uint64_t length)
   }
 }
 
-Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                                DecodeContext& ctx) {
+// @return the dtype of the encoded child of a checked vortex.zigzag node.
+Result<DTypePtr> encoded_dtype(const ArrayView& node, const DTypePtr& t) {
   OC_TRY(expect_shape(node, 0, 1, 1));
   OC_EXPECT(node.metadata.empty(), corrupt, "vortex.zigzag metadata is {} bytes, expected none",
             node.metadata.size());
@@ -30,13 +31,14 @@ Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64
             "vortex.zigzag for {}", t->to_string());
   // Signed ptypes i8..i64 follow u8..u64 by 4 in the PType enum.
   const PType unsigned_ptype = static_cast<PType>(static_cast<uint8_t>(storage.ptype) - 4);
-  OC_ASSIGN_OR_RETURN(ColumnPtr encoded,
-                      ctx.decode(node.children[0],
-                                 DType::make_primitive(unsigned_ptype, storage.nullable), len));
+  return DType::make_primitive(unsigned_ptype, storage.nullable);
+}
 
-  // The result keeps the child's offset and validity; only the values change. Under a slice
-  // decode the child returned just the window's rows.
-  len = encoded->length;
+// Decodes the child @p encoded. The result keeps the child's offset and validity; only the
+// values change.
+Result<ColumnPtr> unzigzag_column(const ColumnPtr& encoded, const DTypePtr& t, DecodeContext& ctx) {
+  const DType& storage = t->storage();
+  const uint64_t len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "vortex.zigzag"));
   Buffer values = Buffer::allocate((encoded->offset + len) * width);
@@ -53,8 +55,26 @@ Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64
   return ColumnPtr(std::move(out));
 }
 
+Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(DTypePtr child_t, encoded_dtype(node, t));
+  // Under a slice decode the child returns just the window's rows.
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], child_t, len));
+  return unzigzag_column(encoded, t, ctx);
+}
+
+Result<ColumnPtr> take_zigzag(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(DTypePtr child_t, encoded_dtype(node, t));
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode_take(node.children[0], child_t, len, rows));
+  return unzigzag_column(encoded, t, ctx);
+}
+
 }  // namespace
 
-void register_zigzag() { register_encoding("vortex.zigzag", decode_zigzag, /*window_aware=*/true); }
+void register_zigzag() {
+  register_encoding("vortex.zigzag", decode_zigzag, /*window_aware=*/true);
+  register_take("vortex.zigzag", take_zigzag);
+}
 
 }  // namespace oc::format::encodings

@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: Apache-2.0
+// Random access: DecodeContext::decode_take and VortexFile::take return exactly the rows that a
+// full decode (or scan) followed by `take` returns, for take-aware encodings and the rest.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <type_traits>
+
+#include "format/encodings/bitpacked.hpp"
+#include "format/proto/bitpacked.pb.h"
+#include "format/proto/dict.pb.h"
+#include "format/proto/runend.pb.h"
+#include "format/proto/scalar.pb.h"
+#include "format/reader.hpp"
+#include "tests/format/alp_golden.hpp"
+#include "tests/format/fixtures.hpp"
+#include "tests/format/seed_files.hpp"
+#include "tests/format/strings_golden.hpp"
+
+using namespace oc;
+using namespace oc::test;
+
+namespace {
+
+// A row rendered as text, recursively: equal text means equal logical values.
+std::string row_text(const format::Column& c, uint64_t i) {
+  if (!c.is_valid(i)) return "null";
+  const format::DType& s = c.dtype->storage();
+  switch (s.kind) {
+    case format::TypeKind::null: return "null";
+    case format::TypeKind::boolean:
+      return format::bitmap_get(c.buffers[0].data(), c.offset + i) ? "t" : "f";
+    case format::TypeKind::utf8:
+    case format::TypeKind::binary: {
+      const int32_t* o = c.offsets();
+      return std::string(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
+                         static_cast<size_t>(o[i + 1] - o[i]));
+    }
+    case format::TypeKind::list: {
+      const int32_t* o = c.offsets();
+      std::string out = "[";
+      for (int32_t k = o[i]; k < o[i + 1]; ++k) out += row_text(*c.children[0], static_cast<uint64_t>(k)) + ",";
+      return out + "]";
+    }
+    case format::TypeKind::fixed_size_list: {
+      std::string out = "[";
+      for (uint32_t k = 0; k < s.list_size; ++k) {
+        out += row_text(*c.children[0], (c.offset + i) * s.list_size + k) + ",";
+      }
+      return out + "]";
+    }
+    case format::TypeKind::struct_: {
+      std::string out = "{";
+      for (const auto& f : c.children) out += row_text(*f, c.offset + i) + ",";
+      return out + "}";
+    }
+    default: {
+      const size_t w = format::fixed_width_of(s);
+      std::string out;
+      for (size_t k = 0; k < w; ++k) out += std::to_string(c.buffers[0].data()[(c.offset + i) * w + k]) + ".";
+      return out;
+    }
+  }
+}
+
+std::vector<std::string> rows_of(const format::Column& c) {
+  std::vector<std::string> out;
+  for (uint64_t i = 0; i < c.length; ++i) out.push_back(row_text(c, i));
+  return out;
+}
+
+// Sorted unique row sets for an array of @p len rows: empty, boundaries (block edges and
+// @p extra, such as patch positions), one row, everything, and seeded random subsets.
+std::vector<std::vector<uint64_t>> row_sets(uint64_t len, std::mt19937_64& rng,
+                                            const std::vector<uint64_t>& extra = {}) {
+  std::vector<std::vector<uint64_t>> out{{}};
+  if (len == 0) return out;
+  std::set<uint64_t> edges{0, len - 1};
+  for (uint64_t e : std::initializer_list<uint64_t>{511, 512, 1023, 1024, 1025, 2047, 2048, 2049}) {
+    if (e < len) edges.insert(e);
+  }
+  for (uint64_t e : extra) {
+    if (e < len) edges.insert(e);
+  }
+  out.emplace_back(edges.begin(), edges.end());
+  out.push_back({len / 2});
+  std::vector<uint64_t> all(len);
+  for (uint64_t i = 0; i < len; ++i) all[i] = i;
+  out.push_back(all);
+  for (uint64_t count : {uint64_t{3}, uint64_t{50}, len / 3 + 1}) {
+    std::set<uint64_t> pick;
+    for (uint64_t k = 0; k < count; ++k) pick.insert(rng() % len);
+    out.emplace_back(pick.begin(), pick.end());
+  }
+  return out;
+}
+
+// Checks decode_take of @p n against full decode + take for every row set.
+void check_takes(const ArrayView& n, const DTypePtr& t, uint64_t len, std::mt19937_64& rng,
+                 const std::vector<uint64_t>& extra = {}) {
+  auto full = decode(n, t, len);
+  REQUIRE(full.ok());
+  for (const auto& rows : row_sets(len, rng, extra)) {
+    INFO(n.encoding << " as " << t->to_string() << ", " << rows.size() << " of " << len << " rows");
+    format::DecodeContext ctx;
+    auto got = ctx.decode_take(n, t, len, rows);
+    REQUIRE(got.ok());
+    REQUIRE((*got)->length == rows.size());
+    auto want = format::take(*full, rows);
+    REQUIRE(want.ok());
+    CHECK(rows_of(**got) == rows_of(**want));
+  }
+}
+
+template <class T>
+constexpr PType ptype_of() {
+  constexpr uint8_t kLog2Size = sizeof(T) == 1 ? 0 : sizeof(T) == 2 ? 1 : sizeof(T) == 4 ? 2 : 3;
+  return static_cast<PType>(kLog2Size + (std::is_signed_v<T> ? 4 : 0));
+}
+
+// Packs @p values (logical rows, after @p offset leading rows) into FastLanes blocks by the
+// layout of format/encodings/bitpacked.hpp, bit by bit.
+template <class T>
+ArrayView bitpacked_node(const std::vector<T>& values, unsigned width, unsigned offset) {
+  constexpr unsigned kBits = sizeof(T) * 8;
+  constexpr unsigned kLanes = 1024 / kBits;
+  const size_t blocks = (values.size() + offset + 1023) / 1024;
+  std::vector<T> packed(blocks * kLanes * width, 0);
+  for (size_t b = 0; b < blocks; ++b) {
+    for (unsigned lane = 0; lane < kLanes; ++lane) {
+      for (unsigned row = 0; row < kBits; ++row) {
+        const size_t at = b * 1024 + format::encodings::fastlanes_index(row, lane);
+        const T v = at >= offset && at - offset < values.size() ? values[at - offset] : T{0};
+        for (unsigned bit = 0; bit < width; ++bit) {
+          if (((v >> bit) & 1) == 0) continue;
+          const unsigned k = row * width + bit;
+          packed[b * kLanes * width + (k / kBits) * kLanes + lane] |= static_cast<T>(T{1} << (k % kBits));
+        }
+      }
+    }
+  }
+  pb::BitPackedMetadata m;
+  m.set_bit_width(width);
+  m.set_offset(offset);
+  return node("fastlanes.bitpacked", m.SerializeAsString(), {buffer_of(packed)});
+}
+
+std::vector<bool> random_validity(size_t n, std::mt19937_64& rng) {
+  std::vector<bool> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = rng() % 5 != 0;
+  return v;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("unpack_one reads every value of a block like unpack_block", "[format][take][bitpacked]",
+                   uint8_t, uint16_t, uint32_t, uint64_t) {
+  std::mt19937_64 rng(sizeof(TestType) * 3);
+  for (unsigned width = 0; width <= sizeof(TestType) * 8; ++width) {
+    std::vector<TestType> values(1024);
+    const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+    for (auto& v : values) v = static_cast<TestType>(rng() & mask);
+    const auto n = bitpacked_node(values, width, 0);
+    const auto* packed = reinterpret_cast<const TestType*>(n.buffers[0].data());
+    std::vector<TestType> unpacked(1024);
+    format::encodings::unpack_block<TestType>(packed, width, unpacked.data());
+    REQUIRE(unpacked == values);
+    for (unsigned i = 0; i < 1024; ++i) {
+      if (format::encodings::unpack_one<TestType>(packed, width, i) != values[i]) {
+        FAIL("width " << width << " index " << i);
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("bitpacked takes equal full decodes, with offsets, patches and validity",
+                   "[format][take][bitpacked]", int8_t, uint8_t, int16_t, uint16_t, int32_t,
+                   uint32_t, int64_t, uint64_t) {
+  using U = std::make_unsigned_t<TestType>;
+  std::mt19937_64 rng(99 + sizeof(TestType));
+  const unsigned width = GENERATE(0u, 3u, unsigned(sizeof(TestType) * 8));
+  const unsigned offset = GENERATE(0u, 5u, 1023u);
+  const bool patched = GENERATE(false, true);
+  const size_t len = 3100;
+  INFO("width " << width << " offset " << offset << " patched " << patched);
+  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  std::vector<U> values(len);
+  for (auto& v : values) v = static_cast<U>(rng() & mask);
+  auto n = bitpacked_node(values, width, offset);
+  const std::vector<uint32_t> patch_at{0, 1023, 1024, 2000, 3099};
+  if (patched) {
+    pb::BitPackedMetadata m;
+    m.set_bit_width(width);
+    m.set_offset(offset);
+    m.mutable_patches()->set_len(patch_at.size());
+    m.mutable_patches()->set_indices_ptype(static_cast<uint32_t>(PType::u32));
+    const auto s = m.SerializeAsString();
+    n.metadata.assign(s.begin(), s.end());
+    std::vector<U> patch_values(patch_at.size(), static_cast<U>(~U{0}));
+    n.children = {primitive_node(patch_at), primitive_node(patch_values)};
+  }
+  n.children.push_back(bool_node(random_validity(len, rng)));
+  check_takes(n, DType::make_primitive(ptype_of<TestType>(), true), len, rng,
+              std::vector<uint64_t>(patch_at.begin(), patch_at.end()));
+}
+
+TEST_CASE("primitive, bool, constant and sequence takes equal full decodes", "[format][take]") {
+  std::mt19937_64 rng(1);
+  const size_t len = 2500;
+  std::vector<int32_t> ints(len);
+  for (auto& v : ints) v = static_cast<int32_t>(rng());
+  auto prim = primitive_node(ints);
+  prim.children.push_back(bool_node(random_validity(len, rng)));
+  check_takes(prim, DType::make_primitive(PType::i32, true), len, rng);
+
+  std::vector<bool> bits(len);
+  for (size_t i = 0; i < len; ++i) bits[i] = rng() & 1;
+  auto b = bool_node(bits);
+  b.children.push_back(bool_node(random_validity(len, rng)));
+  check_takes(b, DType::make_bool(true), len, rng);
+
+  pb::ScalarValue text;
+  text.set_string_value("abc");
+  check_takes(node("vortex.constant", {}, {bytes_of(text.SerializeAsString())}), DType::make_utf8(false), len, rng);
+  // A constant false validity child: every row null.
+  pb::ScalarValue no;
+  no.set_bool_value(false);
+  auto all_null = primitive_node(ints);
+  all_null.children.push_back(node("vortex.constant", {}, {bytes_of(no.SerializeAsString())}));
+  check_takes(all_null, DType::make_primitive(PType::i32, true), len, rng);
+
+  for (const char* name : {"sequence_i64", "sequence_i32_descending"}) {
+    auto g = alp_golden::load(name);
+    check_takes(g.root, alp_golden::dtype_of(g.expected), g.expected.rows, rng);
+  }
+}
+
+TEST_CASE("for, zigzag, runend and bitpacked golden takes equal full decodes", "[format][take]") {
+  std::mt19937_64 rng(2);
+  for (const char* name : {"bitpacked_u8_w3", "bitpacked_u16_w7", "bitpacked_u32_w13", "bitpacked_u64_w21",
+                           "bitpacked_u32_patches", "bitpacked_i32_nulls", "for_i32", "for_i64_negative",
+                           "for_i8", "for_bitpacked_sliced", "zigzag_i16", "zigzag_i64_extremes",
+                           "runend_i64", "runend_codes_nulls", "alp_f64_patches_nulls", "sparse_i64"}) {
+    INFO("golden case " << name);
+    auto g = alp_golden::load(name);
+    check_takes(g.root, alp_golden::dtype_of(g.expected), g.expected.rows, rng);
+  }
+}
+
+TEST_CASE("runend takes respect the offset and share runs between rows", "[format][take][runend]") {
+  std::mt19937_64 rng(3);
+  // Runs end at 15, 20, 1040, 3000 physical rows; the array starts at physical row 10.
+  pb::RunEndMetadata m;
+  m.set_ends_ptype(static_cast<uint32_t>(PType::u32));
+  m.set_num_runs(4);
+  m.set_offset(10);
+  auto n = node("vortex.runend", m.SerializeAsString(), {},
+                {primitive_node<uint32_t>({15, 20, 1040, 3000}), primitive_node<int64_t>({-1, 7, 8, 9})});
+  check_takes(n, DType::make_primitive(PType::i64, false), 2990, rng, {4, 5, 9, 10, 1029, 1030});
+  format::DecodeContext ctx;
+  auto got = ctx.decode_take(n, DType::make_primitive(PType::i64, false), 2990, std::vector<uint64_t>{0, 4, 5, 2989});
+  REQUIRE(got.ok());
+  CHECK(values_of<int64_t>(**got) == std::vector<int64_t>{-1, -1, 7, 9});
+}
+
+TEST_CASE("dict, varbinview and fsst takes equal full decodes", "[format][take]") {
+  std::mt19937_64 rng(4);
+  for (auto [name, t] : std::vector<std::pair<const char*, DTypePtr>>{
+           {"dict_utf8", DType::make_utf8(true)},
+           {"dict_fsst_values", DType::make_utf8(true)},
+           {"dict_i64_nullable_codes", DType::make_primitive(PType::i64, true)},
+           {"dict_f64", DType::make_primitive(PType::f64, false)},
+           {"fsst_utf8", DType::make_utf8(true)},
+           {"fsst_binary", DType::make_binary(false)},
+           {"varbinview_utf8", DType::make_utf8(true)},
+           {"varbinview_two_buffers", DType::make_utf8(true)},
+           {"varbinview_binary", DType::make_binary(false)},
+           {"varbin_utf8", DType::make_utf8(true)}}) {
+    INFO("golden case " << name);
+    auto g = strings_golden::load(name);
+    check_takes(g.root, t, g.rows.size(), rng);
+  }
+
+  // A varbinview of seeded random strings, inlined and not, with nulls.
+  const size_t len = 1500;
+  std::string data;
+  std::vector<uint8_t> views(len * 16);
+  for (size_t i = 0; i < len; ++i) {
+    const auto size = static_cast<uint32_t>(rng() % 30);
+    std::string s(size, 'a');
+    for (auto& ch : s) ch = static_cast<char>('a' + rng() % 26);
+    uint8_t* v = views.data() + i * 16;
+    std::memcpy(v, &size, 4);
+    if (size <= 12) {
+      std::memcpy(v + 4, s.data(), size);
+    } else {
+      const uint32_t buffer = 0, offset = static_cast<uint32_t>(data.size());
+      std::memcpy(v + 4, s.data(), 4);
+      std::memcpy(v + 8, &buffer, 4);
+      std::memcpy(v + 12, &offset, 4);
+      data += s;
+    }
+  }
+  auto vbv = node("vortex.varbinview", {}, {bytes_of(data), buffer_of(views)},
+                  {bool_node(random_validity(len, rng))});
+  check_takes(vbv, DType::make_utf8(true), len, rng);
+
+  // A dict array of those strings, its codes bitpacked.
+  std::vector<uint8_t> codes(3000);
+  for (auto& c : codes) c = static_cast<uint8_t>(rng() % len % 256);
+  pb::DictMetadata dm;
+  dm.set_values_len(len);
+  dm.set_codes_ptype(static_cast<uint32_t>(PType::u8));
+  dm.set_is_nullable_codes(false);
+  auto dict = node("vortex.dict", dm.SerializeAsString(), {}, {bitpacked_node(codes, 8, 3), vbv});
+  check_takes(dict, DType::make_utf8(true), codes.size(), rng);
+}
+
+TEST_CASE("decode_take refuses rows that are unsorted, repeated or out of range", "[format][take]") {
+  const auto n = primitive_node<int32_t>({1, 2, 3});
+  const auto t = DType::make_primitive(PType::i32, false);
+  for (const auto& rows : std::vector<std::vector<uint64_t>>{{3}, {1, 0}, {1, 1}, {0, 99}}) {
+    format::DecodeContext ctx;
+    auto r = ctx.decode_take(n, t, 3, rows);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::invalid);
+  }
+}
+
+// ---- file level ------------------------------------------------------------------------------
+
+namespace {
+
+// The interop corpus (tests/interop/corpus.py), where present: $ONECOPY_CORPUS_DIR, else
+// tests/data/corpus. The checked-in seed files are always taken.
+std::vector<std::string> take_files() {
+  std::vector<std::string> out;
+  for (const char* seed : {"tiny.vortex", "mixed.vortex", "compact_strings.vortex"}) out.push_back(seed_path(seed));
+  const char* env = std::getenv("ONECOPY_CORPUS_DIR");
+  const std::filesystem::path dir = env ? env : std::string(OC_SOURCE_DIR) + "/tests/data/corpus";
+  std::error_code ec;
+  std::vector<std::string> corpus;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".vortex") corpus.push_back(e.path().string());
+  }
+  std::sort(corpus.begin(), corpus.end());
+  out.insert(out.end(), corpus.begin(), corpus.end());
+  return out;
+}
+
+// Every row of @p f as one batch.
+Result<ColumnPtr> scan_all(const format::VortexFile& f) {
+  OC_ASSIGN_OR_RETURN(auto s, f.scan({}));
+  std::vector<ColumnPtr> batches;
+  while (true) {
+    OC_ASSIGN_OR_RETURN(auto b, s->next());
+    if (!b) break;
+    batches.push_back(*b);
+  }
+  return format::concat(batches);
+}
+
+}  // namespace
+
+TEST_CASE("file takes equal a full scan then take, in the order given", "[format][take][reader]") {
+  const auto files = take_files();
+  if (files.size() == 3) WARN("no interop corpus found; set ONECOPY_CORPUS_DIR to take its files too");
+  for (const auto& path : files) {
+    INFO(path);
+    auto f = format::VortexFile::open_path(path);
+    REQUIRE(f.ok());
+    const uint64_t n = (*f)->row_count();
+    auto bad = (*f)->take(std::vector<uint64_t>{0, n});
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code() == Errc::invalid);
+    if (n == 0) continue;
+    auto scanned = scan_all(**f);
+    // Files with an encoding onecopy lacks (vortex.pco in compact files) cannot be taken either.
+    if (!scanned.ok() && scanned.error().code() == Errc::unsupported) {
+      CHECK((*f)->take(std::vector<uint64_t>{0, n - 1}).error().code() == Errc::unsupported);
+      continue;
+    }
+    REQUIRE(scanned.ok());
+    const ColumnPtr full = *scanned;
+    std::mt19937_64 rng(n);
+    std::vector<std::vector<uint64_t>> sets = row_sets(std::min<uint64_t>(n, 3000), rng);
+    sets.erase(sets.begin() + 3);  // every row of big files is the scan's job, not take's
+    std::vector<uint64_t> shuffled;  // unsorted, with repeats, across the whole file
+    for (int k = 0; k < 40; ++k) shuffled.push_back(rng() % n);
+    shuffled.push_back(shuffled.front());
+    shuffled.push_back(n - 1);
+    sets.push_back(shuffled);
+    std::vector<uint64_t> sorted_far;
+    for (uint64_t r = 0; r < n; r += std::max<uint64_t>(1, n / 17)) sorted_far.push_back(r);
+    sets.push_back(sorted_far);
+    for (const auto& rows : sets) {
+      INFO(rows.size() << " rows");
+      auto got = (*f)->take(rows);
+      REQUIRE(got.ok());
+      REQUIRE((*got)->length == rows.size());
+      auto want = format::take(full, rows);
+      REQUIRE(want.ok());
+      CHECK(rows_of(**got) == rows_of(**want));
+    }
+  }
+}
+
+TEST_CASE("file takes project columns", "[format][take][reader]") {
+  auto f = *format::VortexFile::open_path(seed_path("mixed.vortex"));
+  auto got = f->take(std::vector<uint64_t>{2999, 5, 5, 1024}, {"price", "id"});
+  REQUIRE(got.ok());
+  CHECK((*got)->dtype->names == std::vector<std::string>{"price", "id"});
+  CHECK(values_of<int64_t>(*(*got)->children[1]) == std::vector<int64_t>{2999, 5, 5, 1024});
+}
+
+TEST_CASE("a take of a few rows reads only the chunks that hold them", "[format][take][reader]") {
+  const char* env = std::getenv("ONECOPY_CORPUS_DIR");
+  const std::string dir = env ? env : std::string(OC_SOURCE_DIR) + "/tests/data/corpus";
+  std::string path = dir + "/multi_million.default.vortex";
+  // 23 chunks per column: three rows need at most three of them, well under half the file. The
+  // stand-in seed file has one chunk per column, so there only the zone maps are skipped.
+  uint64_t parts = 2;
+  if (!std::filesystem::exists(path)) {
+    WARN("no " << path << "; the mixed seed file stands in");
+    path = seed_path("mixed.vortex");
+    parts = 1;
+  }
+  auto f = *format::VortexFile::open_path(path);
+  const uint64_t before = f->source().stats().bytes_read;
+  const uint64_t n = f->row_count();
+  auto got = f->take(std::vector<uint64_t>{n - 1, 0, n / 2});
+  REQUIRE(got.ok());
+  const uint64_t read = f->source().stats().bytes_read - before;
+  INFO(path << ": read " << read << " of " << f->source().size() << " bytes");
+  CHECK(read < f->source().size() / parts);
+}
