@@ -114,14 +114,16 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
   OC_TRY(ctx.check_alloc(total + (n + 1) * sizeof(int32_t), "fsst values"));
 
   Buffer offsets = Buffer::allocate((n + 1) * sizeof(int32_t));
-  Buffer bytes = Buffer::allocate(total);
+  // 8 bytes of scratch past the end let every symbol be stored as one word (fsst::decompress).
+  Buffer bytes = Buffer::allocate(total + sizeof(uint64_t)).slice(0, total);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint64_t pos = 0;
   for (uint64_t i = 0; i < n; ++i) {
     out_offsets[i] = static_cast<int32_t>(pos);
     const auto r = fsst::decompress(table.symbols.data(), table.lengths.data(), table.size,
                                     code_bytes.data() + begins[i], ends[i] - begins[i],
-                                    bytes.mutable_data() + pos, lengths[i]);
+                                    bytes.mutable_data() + pos, lengths[i],
+                                    total + sizeof(uint64_t) - pos);
     OC_EXPECT(r.status == fsst::DecodeStatus::ok, corrupt,
               "fsst row {} stops after {} of its {} bytes: {}", i, r.written, lengths[i],
               fsst::describe(r.status));

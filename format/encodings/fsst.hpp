@@ -51,19 +51,23 @@ struct DecodeResult {
 /// Decompresses @p num_codes FSST codes into @p out.
 ///
 /// Pure and allocation-free: it reads only the given ranges and writes only
-/// `[out, out + out_capacity)`, whatever the codes say, so hostile codes cannot overrun.
+/// `[out, out + out_writable)`, whatever the codes say, so hostile codes cannot overrun.
 ///
 /// @param symbols         @p num_symbols symbols, each a u64 holding its bytes little-endian
 /// @param symbol_lengths  @p num_symbols lengths; each must be in 1..8 (the caller validates
 ///                        the table once, e.g. when parsing the array)
 /// @param num_symbols     at most `kMaxSymbols`
 /// @param codes           the compressed bytes of one string, or of many strings back to back
-/// @param out_capacity    bytes available at @p out
+/// @param out_capacity    bytes the output may hold
+/// @param out_writable    bytes at @p out that may be written (at least @p out_capacity): with
+///                        8 to spare, a symbol is stored as one 8-byte word and the output
+///                        advances by its length, the bytes past it being scratch
 /// @return `ok` and the decompressed size, or the failure and the bytes written until then.
 [[nodiscard]] inline DecodeResult decompress(const uint64_t* symbols, const uint8_t* symbol_lengths,
                                              size_t num_symbols, const uint8_t* codes,
-                                             size_t num_codes, uint8_t* out,
-                                             size_t out_capacity) noexcept {
+                                             size_t num_codes, uint8_t* out, size_t out_capacity,
+                                             size_t out_writable = 0) noexcept {
+  if (out_writable < out_capacity) out_writable = out_capacity;
   size_t w = 0;
   for (size_t i = 0; i < num_codes; ++i) {
     const uint8_t code = codes[i];
@@ -77,6 +81,11 @@ struct DecodeResult {
     const uint8_t length = symbol_lengths[code];
     if (out_capacity - w < length) return {DecodeStatus::output_overflow, w};
     const uint64_t symbol = symbols[code];
+    if (out_writable - w >= sizeof(uint64_t)) {
+      __builtin_memcpy(out + w, &symbol, sizeof(uint64_t));  // little-endian hosts only
+      w += length;
+      continue;
+    }
     for (uint8_t j = 0; j < length; ++j) out[w++] = static_cast<uint8_t>(symbol >> (8 * j));
   }
   return {DecodeStatus::ok, w};
