@@ -231,7 +231,7 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
     case TypeKind::primitive:
     case TypeKind::decimal: {
       const size_t w = fixed_width_of(s);
-      Buffer vals = Buffer::allocate(n * w);
+      Buffer vals = Buffer::allocate_for_overwrite(n * w);
       const uint8_t* in = c->buffers[0].data() + c->offset * w;
       uint8_t* o = vals.mutable_data();
       switch (w) {
@@ -254,8 +254,8 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
         }
       }
       OC_EXPECT(total <= INT32_MAX, invalid, "take result of {} bytes exceeds 2 GiB", total);
-      Buffer offs = Buffer::allocate((n + 1) * 4);
-      Buffer data = Buffer::allocate(total);
+      Buffer offs = Buffer::allocate_for_overwrite((n + 1) * 4);
+      Buffer data = Buffer::allocate_for_overwrite(total);
       int32_t* o = offs.mutable_as<int32_t>();
       uint8_t* d = data.mutable_data();
       const uint8_t* in = c->buffers[1].data();
@@ -356,7 +356,7 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
     case TypeKind::primitive:
     case TypeKind::decimal: {
       const size_t w = fixed_width_of(s);
-      Buffer vals = Buffer::allocate(total * w);
+      Buffer vals = Buffer::allocate_for_overwrite(total * w);
       uint64_t at = 0;
       for (const auto& p : parts) {
         std::memcpy(vals.mutable_data() + at * w, p->buffers[0].data() + p->offset * w, p->length * w);
@@ -379,8 +379,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
         }
       }
       OC_EXPECT(bytes <= INT32_MAX, invalid, "concat result exceeds 2^31 elements or bytes");
-      Buffer offs = Buffer::allocate((total + 1) * 4);
-      Buffer data = Buffer::allocate(s.kind == TypeKind::list ? 0 : bytes);
+      Buffer offs = Buffer::allocate_for_overwrite((total + 1) * 4);
+      Buffer data = Buffer::allocate_for_overwrite(s.kind == TypeKind::list ? 0 : bytes);
       int32_t* oo = offs.mutable_as<int32_t>();
       uint64_t at = 0;
       int32_t pos = 0;

@@ -33,8 +33,9 @@ Buffer aligned_to(const Buffer& packed) {
 // Unpacks blocks [first, first + count) of @p packed into a fresh buffer.
 template <class T>
 Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t first, uint64_t count) {
-  Buffer out = Buffer::allocate(count * kFastLanesBlock * sizeof(T));
-  if (width == 0) return out;  // allocate() zero-fills
+  const size_t bytes = count * kFastLanesBlock * sizeof(T);
+  if (width == 0) return Buffer::allocate(bytes);  // all zeros
+  Buffer out = Buffer::allocate_for_overwrite(bytes);
   const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
   const Buffer aligned = aligned_to<T>(packed);
   const T* in = aligned.as<T>();

@@ -20,7 +20,7 @@ namespace oc::format::encodings {
 
 Result<Buffer> resize_decimal_values(const uint8_t* src, size_t src_width, uint64_t len,
                                      size_t out_width) {
-  Buffer out = Buffer::allocate(len * out_width);
+  Buffer out = Buffer::allocate_for_overwrite(len * out_width);
   uint8_t* dst = out.mutable_data();
   const size_t keep = src_width < out_width ? src_width : out_width;
   for (uint64_t i = 0; i < len; ++i, src += src_width, dst += out_width) {

@@ -113,9 +113,9 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
   }
   OC_TRY(ctx.check_alloc(total + (n + 1) * sizeof(int32_t), "fsst values"));
 
-  Buffer offsets = Buffer::allocate((n + 1) * sizeof(int32_t));
+  Buffer offsets = Buffer::allocate_for_overwrite((n + 1) * sizeof(int32_t));
   // 8 bytes of scratch past the end let every symbol be stored as one word (fsst::decompress).
-  Buffer bytes = Buffer::allocate(total + sizeof(uint64_t)).slice(0, total);
+  Buffer bytes = Buffer::allocate_for_overwrite(total + sizeof(uint64_t)).slice(0, total);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint64_t pos = 0;
   for (uint64_t i = 0; i < n; ++i) {
