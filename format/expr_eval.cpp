@@ -247,13 +247,46 @@ class Evaluator {
     }
     if (t.kind == TypeKind::extension) {
       OC_ASSIGN_OR_RETURN(Temporal tm, temporal_of(t));
+      if (tm.unit != TimeUnit::ns) {
+        compare_temporal_coarse(node.op, at, tm.unit, lit.i, out);
+        return {};
+      }
       for_numeric(at, n_, out, [&](auto v) {
         return holds(node.op, cmp_temporal(static_cast<int64_t>(v), tm.unit, lit.i));
       });
       return {};
     }
-    for_numeric(at, n_, out, [&](auto v) { return holds(node.op, cmp(v, lit)); });
+    // The operator is chosen once, outside the row loop.
+    switch (node.op) {
+      case CmpOp::eq: for_numeric(at, n_, out, [&](auto v) { return std::is_eq(cmp(v, lit)); }); break;
+      case CmpOp::ne: for_numeric(at, n_, out, [&](auto v) { return std::is_neq(cmp(v, lit)); }); break;
+      case CmpOp::lt: for_numeric(at, n_, out, [&](auto v) { return std::is_lt(cmp(v, lit)); }); break;
+      case CmpOp::le: for_numeric(at, n_, out, [&](auto v) { return std::is_lteq(cmp(v, lit)); }); break;
+      case CmpOp::gt: for_numeric(at, n_, out, [&](auto v) { return std::is_gt(cmp(v, lit)); }); break;
+      case CmpOp::ge: for_numeric(at, n_, out, [&](auto v) { return std::is_gteq(cmp(v, lit)); }); break;
+    }
     return {};
+  }
+
+  // A column in seconds, milliseconds, microseconds or days against an instant in
+  // microseconds: the instant is x = q + r/k column units (k µs per unit, 0 <= r < k), so each
+  // relation becomes one integer comparison with q or q + 1, as exact as cmp_temporal.
+  void compare_temporal_coarse(CmpOp op, const Located& at, TimeUnit unit, int64_t us,
+                               std::vector<uint8_t>& out) const {
+    constexpr std::array<int64_t, 5> kPerUnit = {0, 1, 1'000, 1'000'000, 86'400'000'000};
+    const int64_t k = kPerUnit[static_cast<size_t>(unit)];
+    const int64_t q = floor_div(us, k);
+    const bool exact = us - q * k == 0;
+    const int64_t up = exact ? q : q + 1;  // the least integer >= x
+    auto as_i64 = [](auto v) { return static_cast<int64_t>(v); };
+    switch (op) {
+      case CmpOp::lt: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) < up; }); break;
+      case CmpOp::le: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) <= q; }); break;
+      case CmpOp::gt: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) > q; }); break;
+      case CmpOp::ge: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) >= up; }); break;
+      case CmpOp::eq: for_numeric(at, n_, out, [&](auto v) { return exact && as_i64(v) == q; }); break;
+      case CmpOp::ne: for_numeric(at, n_, out, [&](auto v) { return !exact || as_i64(v) != q; }); break;
+    }
   }
 
   Result<void> compare_bytes(const BoundNode& node, const Located& at, std::vector<uint8_t>& out) {

@@ -22,8 +22,8 @@
 namespace oc::format::encodings {
 namespace {
 
-Result<ColumnPtr> decode_decimal_byte_parts(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                                            DecodeContext& ctx) {
+// Checks the node and returns the ptype of its most significant part.
+Result<PType> msp_ptype_of(const ArrayView& node, const DTypePtr& t) {
   OC_EXPECT(t->kind == TypeKind::decimal, corrupt, "vortex.decimal_byte_parts for {}",
             t->to_string());
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DecimalBytePartsMetadata>(
@@ -36,12 +36,16 @@ Result<ColumnPtr> decode_decimal_byte_parts(const ArrayView& node, const DTypePt
       integer_ptype(static_cast<uint64_t>(meta.zeroth_child_ptype()), "decimal part"));
   OC_EXPECT(ptype_is_signed(msp_ptype), corrupt, "decimal part ptype {} is not signed",
             ptype_name(msp_ptype));
+  return msp_ptype;
+}
 
-  OC_ASSIGN_OR_RETURN(
-      auto msp, ctx.decode(node.children[0], DType::make_primitive(msp_ptype, t->nullable), len));
+// The decimals whose values are the decoded most significant part @p msp (whatever rows it
+// holds: all, a window or taken rows), sign-extended to Arrow's width.
+Result<ColumnPtr> widen(const ColumnPtr& msp, const DTypePtr& t, DecodeContext& ctx) {
+  const uint64_t len = msp->length;
   const size_t out_width = decimal_arrow_width(t->precision);
   OC_TRY(ctx.check_alloc(saturating_bytes(len, out_width), "decimal values"));
-  const size_t width = ptype_width(msp_ptype);
+  const size_t width = ptype_width(msp->dtype->storage().ptype);
   OC_ASSIGN_OR_RETURN(
       Buffer values,
       resize_decimal_values(msp->buffers[0].data() + msp->offset * width, width, len, out_width));
@@ -54,10 +58,27 @@ Result<ColumnPtr> decode_decimal_byte_parts(const ArrayView& node, const DTypePt
   return ColumnPtr(std::move(c));
 }
 
+// Window-aware: the part decodes only the window's rows, and only those are widened.
+Result<ColumnPtr> decode_decimal_byte_parts(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                            DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(PType p, msp_ptype_of(node, t));
+  OC_ASSIGN_OR_RETURN(auto msp, ctx.decode(node.children[0], DType::make_primitive(p, t->nullable), len));
+  return widen(msp, t, ctx);
+}
+
+Result<ColumnPtr> take_decimal_byte_parts(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                          std::span<const uint64_t> rows, DecodeContext& ctx) {
+  OC_ASSIGN_OR_RETURN(PType p, msp_ptype_of(node, t));
+  OC_ASSIGN_OR_RETURN(auto msp, ctx.decode_take(node.children[0], DType::make_primitive(p, t->nullable),
+                                                len, rows));
+  return widen(msp, t, ctx);
+}
+
 }  // namespace
 
 void register_decimal_byte_parts() {
-  register_encoding("vortex.decimal_byte_parts", decode_decimal_byte_parts);
+  register_encoding("vortex.decimal_byte_parts", decode_decimal_byte_parts, /*window_aware=*/true);
+  register_take("vortex.decimal_byte_parts", take_decimal_byte_parts);
 }
 
 }  // namespace oc::format::encodings
