@@ -207,17 +207,16 @@ class Evaluator {
       }
       case BoundNode::Kind::and_:
       case BoundNode::Kind::or_: {
-        // Kleene: the dominant value (FALSE for AND, TRUE for OR) wins over NULL.
-        const uint8_t dominant = node.kind == BoundNode::Kind::and_ ? kFalse : kTrue;
-        out.assign(n_, dominant ^ 1);
-        for (const auto& child : node.children) {
-          OC_ASSIGN_OR_RETURN(auto v, eval(child));
-          for (uint64_t r = 0; r < n_; ++r) {
-            if (out[r] == dominant || v[r] == dominant)
-              out[r] = dominant;
-            else if (v[r] == kNull)
-              out[r] = kNull;
-          }
+        // Kleene: the dominant value (FALSE for AND, TRUE for OR) wins over NULL. A table
+        // indexed by both truths keeps the row loop free of branches.
+        const bool is_and = node.kind == BoundNode::Kind::and_;
+        static constexpr uint8_t kAnd[9] = {kFalse, kFalse, kFalse, kFalse, kTrue, kNull, kFalse, kNull, kNull};
+        static constexpr uint8_t kOr[9] = {kFalse, kTrue, kNull, kTrue, kTrue, kTrue, kNull, kTrue, kNull};
+        const uint8_t* table = is_and ? kAnd : kOr;
+        OC_ASSIGN_OR_RETURN(out, eval(node.children[0]));
+        for (size_t c = 1; c < node.children.size(); ++c) {
+          OC_ASSIGN_OR_RETURN(auto v, eval(node.children[c]));
+          for (uint64_t r = 0; r < n_; ++r) out[r] = table[out[r] * 3 + v[r]];
         }
         break;
       }
