@@ -104,7 +104,7 @@ class LocalFileSource final : public SegmentSource {
     std::vector<Piece> pieces;
     merged.reserve(plan.size());
     for (const auto& m : plan) {
-      merged.push_back(Buffer::allocate(m.range.length));
+      merged.push_back(Buffer::allocate_for_overwrite(m.range.length));
       for (uint64_t at = 0; at < m.range.length; at += kMaxPiece) {
         pieces.push_back({merged.back().mutable_data() + at, m.range.offset + at,
                           std::min(kMaxPiece, m.range.length - at)});
