@@ -10,6 +10,7 @@
 #include "format/decode.hpp"
 #include "format/compressed_eval.hpp"
 #include "format/expr_eval.hpp"
+#include "format/parallel.hpp"
 #include "format/proto/layouts.pb.h"
 
 namespace oc::format {
@@ -79,20 +80,6 @@ Result<ColumnPtr> LayoutReader::take(std::span<const uint64_t> rows) {
 }
 
 namespace {
-
-// Runs f(0), ..., f(n - 1) on up to `scan_decode_threads` threads, the caller's included.
-template <class F>
-void parallel_for(size_t n, F&& f) {
-  const unsigned knob = defaults().scan_decode_threads;
-  const size_t threads = std::min<size_t>(n, knob ? knob : std::max(1u, std::thread::hardware_concurrency()));
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
-  };
-  std::vector<std::jthread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-}
 
 // ---- vortex.flat ---------------------------------------------------------------------------------
 

@@ -26,14 +26,19 @@
 #include "format/encodings/fsst.hpp"
 
 #include <array>
+#include <optional>
 
 #include "format/decode.hpp"
+#include "format/parallel.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/fsst.pb.h"
 
 namespace oc::format::encodings {
 namespace {
+
+// Fewest rows a thread decompresses on its own: below this, starting it costs more.
+constexpr uint64_t kRowsPerSlice = 8192;
 
 // The compressed side of an FSST array, from either form.
 struct Codes {
@@ -120,18 +125,36 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
   uint64_t pos = 0;
   for (uint64_t i = 0; i < n; ++i) {
     out_offsets[i] = static_cast<int32_t>(pos);
-    const auto r = fsst::decompress(table.symbols.data(), table.lengths.data(), table.size,
-                                    code_bytes.data() + begins[i], ends[i] - begins[i],
-                                    bytes.mutable_data() + pos, lengths[i],
-                                    total + sizeof(uint64_t) - pos);
-    OC_EXPECT(r.status == fsst::DecodeStatus::ok, corrupt,
-              "fsst row {} stops after {} of its {} bytes: {}", i, r.written, lengths[i],
-              fsst::describe(r.status));
-    OC_EXPECT(r.written == lengths[i], corrupt, "fsst row {} decompresses to {} bytes, expected {}",
-              i, r.written, lengths[i]);
     pos += lengths[i];
   }
   out_offsets[n] = static_cast<int32_t>(pos);
+  // Every row's place is known from the lengths, so slices of rows decompress side by side.
+  // A slice may write its symbol words past its own end only when it is the last one.
+  const size_t slices = n >= kRowsPerSlice * 2 ? std::min<size_t>(decode_threads(), n / kRowsPerSlice) : 1;
+  std::vector<std::optional<Error>> failed(slices);
+  parallel_for(slices, [&](size_t s) {
+    const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
+    const uint64_t limit = s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
+    for (uint64_t i = first; i < last; ++i) {
+      const uint64_t at = static_cast<uint64_t>(out_offsets[i]);
+      const auto r = fsst::decompress(table.symbols.data(), table.lengths.data(), table.size,
+                                      code_bytes.data() + begins[i], ends[i] - begins[i],
+                                      bytes.mutable_data() + at, lengths[i], limit - at);
+      if (r.status != fsst::DecodeStatus::ok) {
+        failed[s] = OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
+                             r.written, lengths[i], fsst::describe(r.status));
+        return;
+      }
+      if (r.written != lengths[i]) {
+        failed[s] = OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
+                             r.written, lengths[i]);
+        return;
+      }
+    }
+  });
+  for (auto& f : failed) {
+    if (f) return std::move(*f);
+  }
 
   auto c = std::make_shared<Column>();
   c->dtype = t;

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief `parallel_for`: the one way decoding spreads work over threads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <thread>
+#include <vector>
+
+#include "config/defaults.hpp"
+
+namespace oc::format {
+
+/// Threads a decode may use: the `scan_decode_threads` knob, or one per core when it is 0.
+[[nodiscard]] inline size_t decode_threads() {
+  const unsigned knob = defaults().scan_decode_threads;
+  return knob ? knob : std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// Runs f(0), ..., f(n - 1) on up to `decode_threads()` threads, the caller's included, and
+/// returns when all are done. @p f must not throw and must be safe to run concurrently.
+template <class F>
+void parallel_for(size_t n, F&& f) {
+  const size_t threads = std::min(n, decode_threads());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
+  };
+  std::vector<std::jthread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+}
+
+}  // namespace oc::format
