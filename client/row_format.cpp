@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "format/expr.hpp"
+
 namespace oc::client {
 namespace {
 
@@ -45,18 +47,6 @@ void put_escaped(std::string& out, std::string_view s, RowFormat f) {
   out += '"';
 }
 
-// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's civil_from_days).
-std::string civil(int64_t days) {
-  days += 719468;
-  const int64_t era = (days >= 0 ? days : days - 146096) / 146097;
-  const int64_t doe = days - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  const int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  const int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  return fmt::format("{:04}-{:02}-{:02}", yoe + era * 400 + (m <= 2), m, d);
-}
 
 std::string time_of_day(int64_t value, int64_t per_second, int digits) {
   const int64_t secs = value / per_second, frac = value % per_second;
@@ -137,14 +127,14 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
       std::string text;
       switch (temporal->kind) {
         case format::Temporal::Kind::date:
-          text = civil(temporal->unit == format::TimeUnit::days ? v : v / 86'400'000 - (v % 86'400'000 < 0));
+          text = format::date_to_string(temporal->unit == format::TimeUnit::days ? v : v / 86'400'000 - (v % 86'400'000 < 0));
           break;
         case format::Temporal::Kind::time: text = time_of_day(v, kPerSecond[u], kDigits[u]); break;
         case format::Temporal::Kind::timestamp: {
           const int64_t per_day = 86'400 * kPerSecond[u];
           int64_t day = v / per_day, rem = v % per_day;
           if (rem < 0) { rem += per_day; --day; }
-          text = civil(day) + "T" + time_of_day(rem, kPerSecond[u], kDigits[u]);
+          text = format::date_to_string(day) + "T" + time_of_day(rem, kPerSecond[u], kDigits[u]);
           if (!temporal->tz.empty()) text += temporal->tz == "UTC" ? "Z" : " " + temporal->tz;
           break;
         }

@@ -5,10 +5,10 @@
 #include <string_view>
 #include <utility>
 
+#include "format/encodings/dict.hpp"
 #include "format/encodings/integers.hpp"
+#include "format/encodings/runend.hpp"
 #include "format/expr_eval.hpp"
-#include "format/proto/dict.pb.h"
-#include "format/proto/runend.pb.h"
 #include "format/scalar.hpp"
 
 namespace oc::format {
@@ -61,19 +61,10 @@ Result<ColumnPtr> decode_whole(const ArrayView& node, const DTypePtr& t, uint64_
 // code's truth, and a null code the predicate's truth on NULL.
 Result<MaybeTruths> eval_dict(const BoundExpr& pred, const ArrayView& node, const DTypePtr& t,
                               uint64_t len, RowWindow window, DecodeContext& ctx) {
-  OC_TRY(expect_shape(node, 0, 2, 2));
-  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DictMetadata>(node.metadata, "vortex.dict"));
-  OC_ASSIGN_OR_RETURN(PType codes_ptype, integer_ptype(meta.codes_ptype(), "dict codes"));
-  const bool nullable_codes = meta.has_is_nullable_codes() ? meta.is_nullable_codes() : t->nullable;
-  OC_EXPECT(!nullable_codes || t->nullable, corrupt, "dict with nullable codes for {}",
-            t->to_string());
-  const uint64_t values_len = meta.values_len();
-
+  OC_ASSIGN_OR_RETURN(encodings::DictShape shape, encodings::parse_dict(node, t));
+  const uint64_t values_len = shape.values_len;
   OC_TRY(ctx.check_alloc(saturating_bytes(window.size(), sizeof(uint64_t)), "dict codes"));
-  OC_ASSIGN_OR_RETURN(
-      ColumnPtr codes,
-      ctx.decode_slice(node.children[0], DType::make_primitive(codes_ptype, nullable_codes), len,
-                       window));
+  OC_ASSIGN_OR_RETURN(ColumnPtr codes, ctx.decode_slice(node.children[0], shape.codes_t, len, window));
   OC_ASSIGN_OR_RETURN(std::vector<uint64_t> indices, unsigned_rows(*codes, "dict codes"));
   // Decoding never reads an empty dictionary (only null codes can refer to it); neither do we.
   Truths per_value;
@@ -107,29 +98,16 @@ Result<MaybeTruths> eval_dict(const BoundExpr& pred, const ArrayView& node, cons
 // predicate runs once per run value and is repeated over the run's rows of the window.
 Result<MaybeTruths> eval_runend(const BoundExpr& pred, const ArrayView& node, const DTypePtr& t,
                                 uint64_t len, RowWindow window, DecodeContext& ctx) {
-  OC_TRY(expect_shape(node, 0, 2, 2));
-  OC_ASSIGN_OR_RETURN(auto meta,
-                      parse_metadata<pb::RunEndMetadata>(node.metadata, "vortex.runend"));
-  OC_ASSIGN_OR_RETURN(PType ends_ptype, ptype_from(meta.ends_ptype()));
-  OC_EXPECT(!ptype_is_float(ends_ptype) && !ptype_is_signed(ends_ptype), corrupt,
-            "run ends must be unsigned integers, got {}", ptype_name(ends_ptype));
-  const uint64_t runs = meta.num_runs();
-  const uint64_t offset = meta.offset();
-  OC_ASSIGN_OR_RETURN(std::vector<uint64_t> ends, ctx.without_window([&] {
-    return decode_unsigned_child(node, 0, ends_ptype, runs, ctx, "run ends");
-  }));
+  OC_ASSIGN_OR_RETURN(encodings::RunEnds re,
+                      ctx.without_window([&] { return encodings::decode_run_ends(node, ctx); }));
+  const std::vector<uint64_t>& ends = re.ends;
+  const uint64_t runs = ends.size(), offset = re.offset;
   OC_ASSIGN_OR_RETURN(ColumnPtr values, decode_whole(node.children[1], t, runs, ctx));
   OC_ASSIGN_OR_RETURN(Truths per_run, truth_of_values(pred, values));
-  // Like decoding, a zero-length array may keep runs from anywhere; otherwise the runs must be
-  // ascending, start at or after the offset and cover every row, so the search below stays in
+  // Like decoding, a zero-length array may keep runs from anywhere; otherwise the runs
+  // (ascending, none before the offset) must cover every row, so the search below stays in
   // bounds and offset + row never overflows.
   if (len == 0) return MaybeTruths(Truths());
-  for (uint64_t k = 0; k < runs; ++k) {
-    OC_EXPECT(k == 0 || ends[k] > ends[k - 1], corrupt,
-              "run ends are not strictly ascending at run {} ({} after {})", k, ends[k],
-              ends[k - 1]);
-    OC_EXPECT(ends[k] >= offset, corrupt, "run end {} is before the offset {}", ends[k], offset);
-  }
   OC_EXPECT(runs > 0 && ends.back() - offset >= len, corrupt,
             "{} runs from offset {} do not cover {} rows", runs, offset, len);
 

@@ -88,10 +88,6 @@ int64_t floor_div(int64_t a, int64_t b) noexcept {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
-std::string date_text(int64_t days) {
-  const Civil c = civil_from_days(days);
-  return fmt::format("{:04}-{:02}-{:02}", c.y, c.m, c.d);
-}
 
 std::string quote(std::string_view s, char q) {
   std::string out(1, q);
@@ -199,6 +195,11 @@ void print(const Expr& e, std::string& out) {
 
 }  // namespace
 
+std::string date_to_string(int64_t days) {
+  const Civil c = civil_from_days(days);
+  return fmt::format("{:04}-{:02}-{:02}", c.y, c.m, c.d);
+}
+
 std::string literal_to_string(const Literal& l) {
   switch (l.kind) {
     case Literal::Kind::null:
@@ -217,12 +218,12 @@ std::string literal_to_string(const Literal& l) {
     case Literal::Kind::string:
       return quote(l.s, '\'');
     case Literal::Kind::date:
-      return "DATE '" + date_text(l.i) + "'";
+      return "DATE '" + date_to_string(l.i) + "'";
     case Literal::Kind::timestamp: {
       constexpr int64_t kMicrosPerDay = 86'400'000'000;
       const int64_t days = floor_div(l.i, kMicrosPerDay);
       const int64_t us = l.i - days * kMicrosPerDay;
-      std::string s = fmt::format("TIMESTAMP '{} {:02}:{:02}:{:02}", date_text(days),
+      std::string s = fmt::format("TIMESTAMP '{} {:02}:{:02}:{:02}", date_to_string(days),
                                   us / 3'600'000'000, us / 60'000'000 % 60, us / 1'000'000 % 60);
       if (us % 1'000'000) s += fmt::format(".{:06}", us % 1'000'000);
       return s + "'";

@@ -95,6 +95,9 @@ struct Expr {
 /// line with control characters shown as spaces, a caret under the offending byte).
 [[nodiscard]] std::string point_at(std::string_view source, uint32_t pos);
 
+/// The proleptic Gregorian date @p days after 1970-01-01 as `YYYY-MM-DD`.
+[[nodiscard]] std::string date_to_string(int64_t days);
+
 /// Days since 1970-01-01 of the proleptic Gregorian date @p y-@p m-@p d (not validated).
 [[nodiscard]] int64_t days_from_civil(int64_t y, unsigned m, unsigned d) noexcept;
 

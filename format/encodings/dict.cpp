@@ -18,11 +18,23 @@
 #include <algorithm>
 
 #include "format/decode.hpp"
+#include "format/encodings/dict.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/dict.pb.h"
 
 namespace oc::format::encodings {
+
+Result<DictShape> parse_dict(const ArrayView& node, const DTypePtr& t) {
+  OC_TRY(expect_shape(node, 0, 2, 2));
+  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DictMetadata>(node.metadata, "vortex.dict"));
+  OC_ASSIGN_OR_RETURN(PType codes_ptype, integer_ptype(meta.codes_ptype(), "dict codes"));
+  const bool nullable_codes = meta.has_is_nullable_codes() ? meta.is_nullable_codes() : t->nullable;
+  OC_EXPECT(!nullable_codes || t->nullable, corrupt, "dict with nullable codes for {}",
+            t->to_string());
+  return DictShape{DType::make_primitive(codes_ptype, nullable_codes), meta.values_len()};
+}
+
 namespace {
 
 // The validity bitmap of @p c from bit 0 (empty when every row is valid).
@@ -57,20 +69,6 @@ Result<void> check_gather(const Column& values, const std::vector<uint64_t>& ind
 }
 
 // The checked metadata of a vortex.dict node of dtype @p t, with its codes' dtype.
-struct DictShape {
-  DTypePtr codes_t;
-  uint64_t values_len = 0;
-};
-
-Result<DictShape> parse_dict(const ArrayView& node, const DTypePtr& t) {
-  OC_TRY(expect_shape(node, 0, 2, 2));
-  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DictMetadata>(node.metadata, "vortex.dict"));
-  OC_ASSIGN_OR_RETURN(PType codes_ptype, integer_ptype(meta.codes_ptype(), "dict codes"));
-  const bool nullable_codes = meta.has_is_nullable_codes() ? meta.is_nullable_codes() : t->nullable;
-  OC_EXPECT(!nullable_codes || t->nullable, corrupt, "dict with nullable codes for {}",
-            t->to_string());
-  return DictShape{DType::make_primitive(codes_ptype, nullable_codes), meta.values_len()};
-}
 
 // Row i of the result is values[codes[i]], or null where the code is.
 Result<ColumnPtr> gather_values(const ArrayView& node, const DTypePtr& t, const DictShape& shape,

@@ -19,18 +19,12 @@
 #include "format/decode.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
+#include "format/encodings/runend.hpp"
 #include "format/proto/runend.pb.h"
 
 namespace oc::format::encodings {
-namespace {
 
-struct RunEnds {
-  std::vector<uint64_t> ends;
-  uint64_t offset = 0;
-};
-
-// Decodes and checks the run ends of @p node: strictly ascending, none before the offset.
-Result<RunEnds> decode_ends(const ArrayView& node, DecodeContext& ctx) {
+Result<RunEnds> decode_run_ends(const ArrayView& node, DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 0, 2, 2));
   OC_ASSIGN_OR_RETURN(auto meta,
                       parse_metadata<pb::RunEndMetadata>(node.metadata, "vortex.runend"));
@@ -52,10 +46,12 @@ Result<RunEnds> decode_ends(const ArrayView& node, DecodeContext& ctx) {
   return out;
 }
 
+namespace {
+
 Result<ColumnPtr> decode_runend(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                 DecodeContext& ctx) {
   OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), "run-end row indices"));
-  OC_ASSIGN_OR_RETURN(RunEnds re, decode_ends(node, ctx));
+  OC_ASSIGN_OR_RETURN(RunEnds re, decode_run_ends(node, ctx));
   const uint64_t runs = re.ends.size(), offset = re.offset;
   OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, runs));
   // A zero-length slice may keep runs from anywhere in the original array.
@@ -74,7 +70,7 @@ Result<ColumnPtr> decode_runend(const ArrayView& node, const DTypePtr& t, uint64
 
 Result<ColumnPtr> take_runend(const ArrayView& node, const DTypePtr& t, uint64_t,
                               std::span<const uint64_t> rows, DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(RunEnds re, decode_ends(node, ctx));
+  OC_ASSIGN_OR_RETURN(RunEnds re, decode_run_ends(node, ctx));
   // Row r lies in the first run whose end is past physical row offset + r. Rows ascend, so
   // their runs do too: `runs` lists each distinct one once, `which` points into it.
   std::vector<uint64_t> runs, which(rows.size());
