@@ -62,8 +62,13 @@ class Conn {
     if (r.ok()) {
       if (const auto* e = (*r)->body_as_Error()) {
         if (fd && *fd >= 0) ::close(*fd);
-        return Error(Errc::protocol, fmt::format("onecopyd: {}: {}", e->code() ? e->code()->str() : "",
-                                                 e->message() ? e->message()->str() : ""),
+        // The daemon names its error class; keep it so callers can branch on it.
+        Errc code = Errc::protocol;
+        const std::string name = e->code() ? e->code()->str() : "";
+        for (int c = 0; c <= static_cast<int>(Errc::cancelled); ++c) {
+          if (errc_name(static_cast<Errc>(c)) == name) code = static_cast<Errc>(c);
+        }
+        return Error(code, fmt::format("onecopyd: {}", e->message() ? e->message()->str() : ""),
                      __FILE__, __LINE__);
       }
     }

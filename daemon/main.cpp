@@ -312,10 +312,10 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       const auto* h = m.body_as_Hello();
       OC_EXPECT(h->version() == kProtocolVersion, protocol, "client speaks protocol {}",
                 h->version());
-      std::vector<std::string> features{"scan", "filter", "memfd-slab"};
-      auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, nullptr, "host",
+      std::vector<flatbuffers::Offset<flatbuffers::String>> features{
+          fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("memfd-slab")};
+      auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, &features, "host",
                                                "onecopyd " OC_VERSION);
-      (void)features;
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
       return send(c, fbb);
     }

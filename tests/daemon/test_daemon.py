@@ -132,8 +132,9 @@ def test_scan_with_filter_and_columns(daemon, data_file):
 
 
 def test_scan_errors_are_reported(daemon, tmp_path):
-    with pytest.raises(onecopy.OnecopyError, match="onecopyd"):
+    with pytest.raises(onecopy.OnecopyError, match="onecopyd") as e:
         list(daemon.client.scan(str(tmp_path / "missing.vortex")))
+    assert e.value.code == "not_found"
     assert daemon.proc.poll() is None
 
 
