@@ -296,9 +296,11 @@ void Server::on_readable(Client& c) {
       disconnect(fd, msg.error().to_string());
       return;
     }
+    // handle() fails only for a protocol violation or a reply that could not be sent; either
+    // ends this client. Request-level failures (a missing file) are Error replies instead.
     auto r = handle(c, **msg);
-    if (!r.ok() && r.error().code() == Errc::protocol) {
-      send_error(c, 0, r.error());
+    if (!r.ok()) {
+      if (r.error().code() == Errc::protocol) send_error(c, 0, r.error());
       disconnect(fd, r.error().to_string());
       return;
     }

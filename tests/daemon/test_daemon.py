@@ -50,14 +50,17 @@ class Daemon:
         self.client = onecopy.Client(self.sock)
 
     def notifications(self, timeout=2.0) -> str:
+        """Notifications that arrive within @timeout s, stopping 0.2 s after the last one."""
+        deadline = time.time() + timeout
         self.notify.settimeout(timeout)
         out = ""
         try:
-            while True:
+            while time.time() < deadline:
                 out += self.notify.recv(4096).decode() + "\n"
                 self.notify.settimeout(0.2)
         except (socket.timeout, BlockingIOError):
-            return out
+            pass
+        return out
 
     def stop(self):
         if self.proc.poll() is None:
@@ -242,3 +245,53 @@ def test_sigterm_exits_zero_and_says_stopping(daemon):
     daemon.proc.send_signal(signal.SIGTERM)
     assert daemon.proc.wait(10) == 0
     assert "STOPPING=1" in daemon.notifications()
+
+
+def test_watchdog_pings(tmp_path):
+    d = Daemon(tmp_path, env={"WATCHDOG_USEC": "200000"})
+    try:
+        assert "WATCHDOG=1" in d.notifications(timeout=2.0)
+    finally:
+        d.stop()
+
+
+def test_peer_credentials_not_allowed_are_refused(tmp_path):
+    d = Daemon(tmp_path, config='daemon_allowed_uids = "4242"\ndaemon_allowed_gids = ""\n')
+    try:
+        with pytest.raises(onecopy.OnecopyError):
+            d.client.status()
+        assert "not allowed" in d.log.read_text()
+    finally:
+        d.stop()
+
+
+def test_socket_activation(tmp_path, data_file):
+    path = str(tmp_path / "activated.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen()
+    fd = listener.fileno()
+
+    # LISTEN_PID must name the daemon itself: the shell moves the socket to fd 3, exports its
+    # own pid, then execs the daemon.
+    script = f'exec 3<&{fd}; export LISTEN_PID=$$; exec "{ONECOPYD}" --socket /nonexistent/x.sock'
+    p = subprocess.Popen(["bash", "-c", script], env=dict(os.environ, LISTEN_FDS="1"), pass_fds=(fd,),
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        listener.close()
+        deadline = time.time() + 5
+        while True:
+            try:
+                s = onecopy.Client(path).status()
+                break
+            except onecopy.OnecopyError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
+        assert s["clients"] == 1
+        got = pa.Table.from_batches(list(onecopy.Client(path).scan(str(data_file[0]), columns=["id"])))
+        assert got.num_rows == data_file[1].num_rows
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(10) == 0
+        assert "systemd passed" in p.stderr.read()
