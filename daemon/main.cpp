@@ -77,6 +77,7 @@ struct Client {
   std::deque<ActiveScan> scans;
   std::map<uint64_t, uint64_t> leases;  // lease -> slab bytes
   uint64_t bytes_in_flight = 0;
+  bool said_hello = false;
 };
 
 class Server {
@@ -309,11 +310,14 @@ void Server::on_readable(Client& c) {
 
 Result<void> Server::handle(Client& c, const fbs::Message& m) {
   flatbuffers::FlatBufferBuilder fbb;
+  OC_EXPECT(c.said_hello || m.body_type() == fbs::Body::Hello, protocol,
+            "{} before Hello", fbs::EnumNameBody(m.body_type()));
   switch (m.body_type()) {
     case fbs::Body::Hello: {
       const auto* h = m.body_as_Hello();
       OC_EXPECT(h->version() == kProtocolVersion, protocol, "client speaks protocol {}",
                 h->version());
+      c.said_hello = true;
       std::vector<flatbuffers::Offset<flatbuffers::String>> features{
           fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("memfd-slab")};
       auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, &features, "host",
