@@ -286,7 +286,15 @@ const char* stream_last_error(ArrowArrayStream* s) {
 }
 
 void stream_release(ArrowArrayStream* s) {
-  delete static_cast<StreamPrivate*>(s->private_data);
+  auto* p = static_cast<StreamPrivate*>(s->private_data);
+  if (!p->done) {
+    // Abandoned early: stop the daemon's scan; batches still held keep the connection open.
+    flatbuffers::FlatBufferBuilder fbb;
+    auto cancel = fbs::CreateCancel(fbb, p->scan);
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Cancel, cancel.Union()));
+    (void)p->conn->send(fbb);
+  }
+  delete p;
   s->release = nullptr;
 }
 

@@ -295,3 +295,16 @@ def test_socket_activation(tmp_path, data_file):
         p.send_signal(signal.SIGTERM)
         assert p.wait(10) == 0
         assert "systemd passed" in p.stderr.read()
+
+
+def test_abandoned_scan_is_cancelled(daemon, data_file):
+    it = daemon.client.scan(str(data_file[0]), batch_rows=1000)
+    held = next(it)
+    it.close()  # drops the stream: Cancel
+    deadline = time.time() + 2
+    while daemon.client.status()["active_scans"] and time.time() < deadline:
+        time.sleep(0.02)
+    s = daemon.client.status()
+    assert s["active_scans"] == 0
+    assert s["batches_in_flight"] >= 1  # the batch still held keeps its lease
+    del held
