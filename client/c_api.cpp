@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -17,6 +18,7 @@
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "daemon/client.hpp"
 #include "onecopy_build_config.h"
 
 #define OC_API extern "C" __attribute__((visibility("default")))
@@ -127,6 +129,40 @@ OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, si
     auto batch = file->file->take(idx, column_list(columns, ncolumns));
     if (!batch.ok()) return report(batch.error(), err, errlen);
     oc::format::export_stream(std::make_unique<OneBatch>(std::move(batch).value()), out);
+    return 0;
+  });
+}
+
+OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err,
+                                      size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket ? socket : ""));
+    if (!r.ok()) return report(r.error(), err, errlen);
+    const std::string s = oc::daemon::status_json(*r);
+    *out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (*out == nullptr) throw std::bad_alloc();
+    std::memcpy(*out, s.c_str(), s.size() + 1);
+    return 0;
+  });
+}
+
+OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows,
+                               int64_t row_begin, int64_t row_end, ArrowArrayStream* out,
+                               char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::daemon::RemoteScanOptions o;
+    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
+    if (filter) o.filter = filter;
+    o.batch_rows = batch_rows;
+    if (row_begin > 0 || row_end >= 0) {
+      o.row_range = std::pair<uint64_t, uint64_t>(
+          static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
+          row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
+    }
+    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
+                                     out);
+    if (!r.ok()) return report(r.error(), err, errlen);
     return 0;
   });
 }

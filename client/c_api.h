@@ -70,6 +70,18 @@ void onecopy_free_string(char* s);
 
 const char* onecopy_version(void);
 
+/* ---- onecopyd (daemon/PROTOCOL.md). `socket` NULL or "": $ONECOPY_SOCKET, else the default. */
+
+/* The daemon's status as a JSON object (onecopy status --json). Free with onecopy_free_string. */
+int onecopy_daemon_status_json(const char* socket, char** out, char* err, size_t errlen);
+
+/* Scans `uri` (a path or URL the daemon opens) in the daemon; arguments as onecopy_scan. Each
+ * batch maps the daemon's slab read-only and releases its lease when the array is released. */
+int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* columns,
+                        size_t ncolumns, const char* filter, uint64_t batch_rows,
+                        int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
+                        char* err, size_t errlen);
+
 /* ---- Arrow PyCapsule support, for bindings that create capsules without compiling against
  * Python. The structs live on the C heap; the capsule destructors release and free them and
  * look `PyCapsule_GetPointer` up in the running process, so libonecopy never links libpython. */

@@ -12,6 +12,8 @@
 //   onecopy ls s3://bucket[/prefix] [--recursive]
 //   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
 //   onecopy defaults            every knob with its environment variable and default
+//   onecopy status [--json] [--socket PATH]
+//                     onecopyd's version, uptime, clients, scans, bytes delivered, errors, pool
 //   onecopy version
 #include <cstdio>
 #include <iomanip>
@@ -26,6 +28,7 @@
 #include "config/defaults.hpp"
 #include "config/log.hpp"
 #include "format/reader.hpp"
+#include "daemon/client.hpp"
 #include "onecopy_build_config.h"
 
 namespace {
@@ -44,6 +47,7 @@ int usage(const std::string& why) {
                "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
                "  onecopy defaults\n"
+               "  onecopy status [--json] [--socket PATH]\n"
                "  onecopy version\n";
   return kExitUsage;
 }
@@ -224,6 +228,36 @@ int run_inspect(const std::vector<std::string>& args) {
   return 0;
 }
 
+// onecopy status [--json] [--socket PATH]: asks onecopyd how it is doing.
+int run_status(const std::vector<std::string>& args) {
+  bool json = false;
+  std::string socket;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--json") {
+      json = true;
+    } else if (args[i] == "--socket" && i + 1 < args.size()) {
+      socket = args[++i];
+    } else {
+      return usage("status: unexpected argument " + args[i]);
+    }
+  }
+  auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket));
+  if (!r.ok()) return fail(r.error());
+  const auto& s = *r;
+  if (json) {
+    std::cout << oc::daemon::status_json(s) << "\n";
+    return 0;
+  }
+  std::cout << "onecopyd " << s.version << ", up " << s.uptime_ms / 1000 << " s\n"
+            << "clients:           " << s.clients << "\n"
+            << "active scans:      " << s.active_scans << "\n"
+            << "batches in flight: " << s.batches_in_flight << "\n"
+            << "bytes delivered:   " << s.bytes_delivered << "\n"
+            << "errors:            " << s.errors << "\n"
+            << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes\n";
+  return 0;
+}
+
 int run_defaults() {
   for (const auto& k : oc::knob_table()) {
     std::cout << k.name << "\t" << k.env << "\t" << k.default_value << "\t" << k.doc << "\n";
@@ -245,6 +279,7 @@ int main(int argc, char** argv) {
     if (cmd == "take") return run_take(args);
     if (cmd == "inspect") return run_inspect(args);
     if (cmd == "defaults") return run_defaults();
+    if (cmd == "status") return run_status(args);
     if (cmd == "ls") return oc::client::run_ls(args);
     if (cmd == "cp") return oc::client::run_cp(args);
     if (cmd == "version" || cmd == "--version") {

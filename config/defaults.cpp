@@ -54,6 +54,36 @@ Result<void> apply_log_level(Defaults& d, std::string_view text) {
                   text);
 }
 
+// Comma-separated numeric ids, "*" for anyone, "" for no one: daemon_allowed_uids / _gids.
+template <auto Field>
+Result<void> apply_id_list(Defaults& d, std::string_view text, std::string_view name) {
+  if (text != "*") {
+    size_t start = 0;
+    while (start <= text.size() && !text.empty()) {
+      size_t end = text.find(',', start);
+      if (end == std::string_view::npos) end = text.size();
+      std::string_view id = text.substr(start, end - start);
+      uint32_t n = 0;
+      auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+      if (id.empty() || ec != std::errc() || p != id.data() + id.size()) {
+        return OC_ERROR(Errc::invalid, "{}: '{}' is not a comma-separated list of numeric ids",
+                        name, text);
+      }
+      start = end + 1;
+    }
+  }
+  d.*Field = std::string(text);
+  return {};
+}
+
+Result<void> apply_daemon_socket(Defaults& d, std::string_view text) {
+  // sockaddr_un.sun_path holds 108 bytes, the terminating NUL included.
+  OC_EXPECT(!text.empty() && text.size() < 108, invalid,
+            "daemon_socket: '{}' must be a non-empty path shorter than 108 bytes", text);
+  d.daemon_socket = std::string(text);
+  return {};
+}
+
 constexpr uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, TiB = GiB * 1024;
 
 #define OC_NUMBER_KNOB(field, lo, hi, size)                               \
@@ -152,6 +182,37 @@ constexpr std::array kKnobs{
     Knob{"imds_token_ttl_s", "ONECOPY_IMDS_TOKEN_TTL_S", "21600",
          "Lifetime requested for an IMDSv2 session token, in seconds (1..21600).",
          OC_NUMBER_KNOB(imds_token_ttl_s, 1, 21'600, false)},
+    Knob{"daemon_socket", "ONECOPY_SOCKET", "/run/onecopy/onecopyd.sock",
+         "Unix socket onecopyd listens on and clients connect to.", apply_daemon_socket},
+    Knob{"daemon_max_clients", "ONECOPY_DAEMON_MAX_CLIENTS", "256",
+         "Connections onecopyd serves at once; more are accepted and closed at once.",
+         OC_NUMBER_KNOB(daemon_max_clients, 1, 65'536, false)},
+    Knob{"daemon_client_max_batches_in_flight", "ONECOPY_DAEMON_CLIENT_MAX_BATCHES_IN_FLIGHT", "8",
+         "Unreleased batches one client may hold before its scans pause (backpressure).",
+         OC_NUMBER_KNOB(daemon_client_max_batches_in_flight, 1, 65'536, false)},
+    Knob{"daemon_client_max_bytes_in_flight", "ONECOPY_DAEMON_CLIENT_MAX_BYTES_IN_FLIGHT", "1GiB",
+         "Unreleased slab bytes one client may hold before its scans pause (one batch always "
+         "goes).",
+         OC_NUMBER_KNOB(daemon_client_max_bytes_in_flight, MiB, TiB, true)},
+    Knob{"daemon_max_message_bytes", "ONECOPY_DAEMON_MAX_MESSAGE_BYTES", "1MiB",
+         "Largest protocol message accepted; a larger one disconnects its client.",
+         OC_NUMBER_KNOB(daemon_max_message_bytes, 4 * KiB, 64 * MiB, true)},
+    Knob{"daemon_pool_bytes", "ONECOPY_DAEMON_POOL_BYTES", "16GiB",
+         "Slab bytes all clients together may hold unreleased; scans pause beyond it.",
+         OC_NUMBER_KNOB(daemon_pool_bytes, MiB, 64 * TiB, true)},
+    Knob{"daemon_allowed_uids", "ONECOPY_DAEMON_ALLOWED_UIDS", "*",
+         "Peer uids (SO_PEERCRED) allowed to connect: comma-separated, or * for any.",
+         [](Defaults& d, std::string_view t) {
+           return apply_id_list<&Defaults::daemon_allowed_uids>(d, t, "daemon_allowed_uids");
+         }},
+    Knob{"daemon_allowed_gids", "ONECOPY_DAEMON_ALLOWED_GIDS", "*",
+         "Peer gids allowed to connect (either list admits a peer): comma-separated, or *.",
+         [](Defaults& d, std::string_view t) {
+           return apply_id_list<&Defaults::daemon_allowed_gids>(d, t, "daemon_allowed_gids");
+         }},
+    Knob{"daemon_watchdog_ms", "ONECOPY_DAEMON_WATCHDOG_MS", "0",
+         "WATCHDOG=1 interval without systemd's WATCHDOG_USEC; 0 = half of WATCHDOG_USEC or off.",
+         OC_NUMBER_KNOB(daemon_watchdog_ms, 0, 3'600'000, false)},
 };
 
 #undef OC_NUMBER_KNOB

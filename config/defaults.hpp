@@ -55,6 +55,15 @@ struct Defaults {
   uint32_t credentials_refresh_margin_s;
   uint32_t credentials_fetch_timeout_ms;
   uint32_t imds_token_ttl_s;
+  std::string daemon_socket;
+  uint32_t daemon_max_clients;
+  uint32_t daemon_client_max_batches_in_flight;
+  uint64_t daemon_client_max_bytes_in_flight;
+  uint64_t daemon_max_message_bytes;
+  uint64_t daemon_pool_bytes;
+  std::string daemon_allowed_uids;
+  std::string daemon_allowed_gids;
+  uint32_t daemon_watchdog_ms;
 };
 
 /// One row of the defaults table.

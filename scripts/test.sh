@@ -4,7 +4,8 @@
 #      the capability: GPU, kTLS);
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and
 #   3. from that build, each libFuzzer target for FUZZ_SECONDS (default 20) over its seeds;
-#   4. pytest: the interop corpus written by vortex-data, the Python package, the fault proxy of
+#   4. pytest: the interop corpus written by vortex-data, the Python package, onecopyd (started
+#      on a temporary socket by tests/daemon), the fault proxy of
 #      tests/servers/, and the S3 client against Ceph RGW, Swift, moto and nginx, which
 #      tests/net/test_s3_servers.py starts with tests/servers/*.sh.
 # The last line sums up: "summary: N passed, N failed, N skipped".
@@ -74,7 +75,7 @@ fi
 
 step "pytest (interop corpus, Python package, S3 servers, fault proxy)"
 junit=$(mktemp)
-"$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/python tests/interop \
+"$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/python tests/interop tests/daemon \
   tests/servers/test_fault_proxy.py tests/net/test_s3_servers.py
 read -r p f s < <("$VENV/bin/python" - "$junit" <<'PY'
 import sys, xml.etree.ElementTree as ET

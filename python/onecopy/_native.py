@@ -65,6 +65,12 @@ _lib.onecopy_take.argtypes = [
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
 _lib.onecopy_version.restype = ctypes.c_char_p
+_lib.onecopy_daemon_status_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_daemon_scan.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p,
+    ctypes.c_size_t,
+]
 
 
 def _check(rc: int, err: ctypes.Array) -> None:
@@ -208,3 +214,59 @@ def open(path) -> VortexFile:  # noqa: A001 - mirrors builtins.open / vortex.ope
 
 def version() -> str:
     return _lib.onecopy_version().decode()
+
+
+class Client:
+    """A connection to onecopyd (daemon/PROTOCOL.md), reached through libonecopy's C API.
+
+    `socket` defaults to $ONECOPY_SOCKET, else /run/onecopy/onecopyd.sock. Scanned batches are
+    zero-copy views of the daemon's read-only memfd slabs; each batch's lease is released when
+    the last pyarrow object using it is dropped."""
+
+    def __init__(self, socket: Optional[str] = None):
+        self.socket = socket
+
+    def _sock(self) -> Optional[bytes]:
+        return os.fsencode(self.socket) if self.socket else None
+
+    def status(self) -> dict:
+        """version, uptime_ms, clients, active_scans, batches_in_flight, bytes_delivered,
+        errors, pool_bytes, pool_limit_bytes."""
+        out = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_daemon_status_json(self._sock(), ctypes.byref(out), err, _ERRLEN), err)
+        try:
+            return json.loads(ctypes.string_at(out.value).decode())
+        finally:
+            _lib.onecopy_free_string(out)
+
+    def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0,
+                    row_range: Optional[tuple[int, int]] = None) -> Scan:
+        """The daemon's scan of `path` (a local path or s3:// URL, opened by the daemon) as an
+        Arrow stream source; arguments as VortexFile.scan."""
+        if filter is not None and not isinstance(filter, (str, Expr)):
+            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        cols, ncols = _column_array(columns)
+        begin, end = (row_range if row_range is not None else (0, -1))
+        scan = Scan(_lib.onecopy_stream_new())
+        err = ctypes.create_string_buffer(_ERRLEN)
+        sql = str(filter).encode() if filter is not None else None
+        _check(_lib.onecopy_daemon_scan(self._sock(), str(path).encode(), cols, ncols, sql,
+                                        int(batch_rows or 0), int(begin), int(end), scan._stream,
+                                        err, _ERRLEN), err)
+        return scan
+
+    def scan(self, path: str, columns: Optional[Sequence[str]] = None,
+             filter: Union[str, Expr, None] = None, batch_rows: int = 0,
+             row_range: Optional[tuple[int, int]] = None):
+        """Yields pyarrow.RecordBatch objects of the daemon's scan (see scan_stream)."""
+        import pyarrow as pa
+
+        reader = pa.RecordBatchReader.from_stream(
+            self.scan_stream(path, columns=columns, filter=filter, batch_rows=batch_rows, row_range=row_range))
+        while True:
+            try:
+                yield reader.read_next_batch()
+            except StopIteration:
+                return

@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/client.hpp"
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "config/defaults.hpp"
+#include "daemon/wire.hpp"
+#include "onecopy_build_config.h"
+
+namespace oc::daemon {
+namespace {
+
+constexpr size_t kMaxReply = 64 << 20;
+
+/// One connection; shared by a stream and the batches it exported.
+class Conn {
+ public:
+  explicit Conn(int fd) : fd_(fd) {}
+  ~Conn() { ::close(fd_); }
+  Conn(const Conn&) = delete;
+  Conn& operator=(const Conn&) = delete;
+
+  Result<void> send(flatbuffers::FlatBufferBuilder& fbb) {
+    auto frame = make_frame(fbb);
+    std::lock_guard lock(mu_);
+    ssize_t n = ::send(fd_, frame.data(), frame.size(), MSG_NOSIGNAL);
+    if (n != static_cast<ssize_t>(frame.size())) {
+      return Error(Errc::io, "send to onecopyd failed", __FILE__, __LINE__, errno);
+    }
+    return {};
+  }
+
+  /// Receives one frame into buf_ (and an SCM_RIGHTS fd, if any, into @p fd).
+  Result<const fbs::Message*> recv(int* fd) {
+    buf_.resize(kMaxReply);
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    iovec iov{buf_.data(), buf_.size()};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof(control);
+    ssize_t n = ::recvmsg(fd_, &mh, MSG_CMSG_CLOEXEC);
+    if (n < 0) return Error(Errc::io, "recv from onecopyd failed", __FILE__, __LINE__, errno);
+    OC_EXPECT(n > 0, protocol, "onecopyd closed the connection");
+    if (fd) *fd = -1;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        int got;
+        std::memcpy(&got, CMSG_DATA(c), sizeof(int));
+        if (fd) *fd = got; else ::close(got);
+      }
+    }
+    auto r = parse_frame({buf_.data(), static_cast<size_t>(n)}, kMaxReply);
+    if (r.ok()) {
+      if (const auto* e = (*r)->body_as_Error()) {
+        if (fd && *fd >= 0) ::close(*fd);
+        // The daemon names its error class; keep it so callers can branch on it.
+        Errc code = Errc::protocol;
+        const std::string name = e->code() ? e->code()->str() : "";
+        for (int c = 0; c <= static_cast<int>(Errc::cancelled); ++c) {
+          if (errc_name(static_cast<Errc>(c)) == name) code = static_cast<Errc>(c);
+        }
+        return Error(code, fmt::format("onecopyd: {}", e->message() ? e->message()->str() : ""),
+                     __FILE__, __LINE__);
+      }
+    }
+    return r;
+  }
+
+ private:
+  int fd_;
+  std::mutex mu_;
+  std::vector<uint8_t> buf_;
+};
+
+Result<std::shared_ptr<Conn>> connect_and_hello(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Error(Errc::io, "socket()", __FILE__, __LINE__, errno);
+  auto conn = std::make_shared<Conn>(fd);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  OC_EXPECT(path.size() < sizeof(addr.sun_path), invalid, "socket path too long: {}", path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Error(Errc::io, fmt::format("cannot connect to onecopyd at {}", path), __FILE__,
+                 __LINE__, errno);
+  }
+  flatbuffers::FlatBufferBuilder fbb;
+  auto hello = fbs::CreateHelloDirect(fbb, kProtocolVersion, nullptr, "libonecopy " OC_VERSION);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Hello, hello.Union()));
+  OC_TRY(conn->send(fbb));
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  OC_EXPECT(m->body_as_HelloReply(), protocol, "onecopyd did not answer Hello");
+  return conn;
+}
+
+// ---- Arrow reconstruction over a mapped slab --------------------------------------------------
+
+struct SchemaPrivate {
+  std::vector<std::string> strings;  // format, name
+  std::vector<ArrowSchema> kids;
+  std::vector<ArrowSchema*> kid_ptrs;
+};
+
+void release_schema(ArrowSchema* s) {
+  auto* p = static_cast<SchemaPrivate*>(s->private_data);
+  for (auto& k : p->kids) {
+    if (k.release) k.release(&k);
+  }
+  delete p;
+  s->release = nullptr;
+}
+
+struct SchemaNodeCopy {
+  std::string format, name;
+  int64_t flags;
+  uint32_t n_children;
+};
+
+void build_schema(const std::vector<SchemaNodeCopy>& nodes, size_t& i, ArrowSchema* out) {
+  const SchemaNodeCopy& n = nodes[i++];
+  auto* p = new SchemaPrivate;
+  p->strings = {n.format, n.name};
+  p->kids.resize(n.n_children);
+  for (uint32_t c = 0; c < n.n_children; ++c) {
+    build_schema(nodes, i, &p->kids[c]);
+    p->kid_ptrs.push_back(&p->kids[c]);
+  }
+  *out = ArrowSchema{};
+  out->format = p->strings[0].c_str();
+  out->name = p->strings[1].c_str();
+  out->flags = n.flags;
+  out->n_children = n.n_children;
+  out->children = p->kid_ptrs.empty() ? nullptr : p->kid_ptrs.data();
+  out->release = release_schema;
+  out->private_data = p;
+}
+
+/// A mapped slab; its destructor unmaps it and releases the lease.
+struct Slab {
+  std::shared_ptr<Conn> conn;
+  uint64_t lease = 0;
+  void* base = nullptr;
+  size_t bytes = 0;
+  ~Slab() {
+    if (base) ::munmap(base, bytes);
+    flatbuffers::FlatBufferBuilder fbb;
+    auto rel = fbs::CreateRelease(fbb, lease);
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Release, rel.Union()));
+    (void)conn->send(fbb);  // a dead daemon has reclaimed the lease already
+  }
+};
+
+struct ArrayPrivate {
+  std::shared_ptr<Slab> slab;
+  std::vector<const void*> buffers;
+  std::vector<ArrowArray> kids;
+  std::vector<ArrowArray*> kid_ptrs;
+};
+
+void release_array(ArrowArray* a) {
+  auto* p = static_cast<ArrayPrivate*>(a->private_data);
+  for (auto& k : p->kids) {
+    if (k.release) k.release(&k);
+  }
+  delete p;
+  a->release = nullptr;
+}
+
+alignas(64) const uint8_t kEmpty[64] = {};
+
+Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<Slab>& slab,
+                         int depth, ArrowArray* out) {
+  OC_EXPECT(depth < 64 && b.arrays() && i < b.arrays()->size(), protocol,
+            "Batch array tree is malformed");
+  const fbs::ArrayNode* n = b.arrays()->Get(static_cast<flatbuffers::uoffset_t>(i++));
+  auto p = std::make_unique<ArrayPrivate>();
+  p->slab = slab;
+  if (n->buffers()) {
+    for (const fbs::BufferRef* r : *n->buffers()) {
+      if (!r->present()) {
+        p->buffers.push_back(nullptr);
+        continue;
+      }
+      OC_EXPECT(r->offset() <= slab->bytes && r->length() <= slab->bytes - r->offset(), protocol,
+                "buffer [{}, +{}) outside the {}-byte slab", r->offset(), r->length(), slab->bytes);
+      p->buffers.push_back(r->length() == 0 ? kEmpty
+                                            : static_cast<const uint8_t*>(slab->base) + r->offset());
+    }
+  }
+  p->kids.resize(n->n_children());
+  for (uint32_t c = 0; c < n->n_children(); ++c) {
+    auto r = build_array(b, i, slab, depth + 1, &p->kids[c]);
+    if (!r.ok()) {
+      for (uint32_t j = 0; j < c; ++j) p->kids[j].release(&p->kids[j]);
+      p->kids.clear();
+      return r;
+    }
+    p->kid_ptrs.push_back(&p->kids[c]);
+  }
+  *out = ArrowArray{};
+  out->length = n->length();
+  out->null_count = n->null_count();
+  out->offset = n->offset();
+  out->n_buffers = static_cast<int64_t>(p->buffers.size());
+  out->n_children = n->n_children();
+  out->buffers = p->buffers.empty() ? nullptr : p->buffers.data();
+  out->children = p->kid_ptrs.empty() ? nullptr : p->kid_ptrs.data();
+  out->release = release_array;
+  out->private_data = p.release();
+  return {};
+}
+
+struct StreamPrivate {
+  std::shared_ptr<Conn> conn;
+  uint64_t scan = 0;
+  std::vector<SchemaNodeCopy> schema;
+  bool done = false;
+  std::string last_error;
+};
+
+int stream_get_schema(ArrowArrayStream* s, ArrowSchema* out) {
+  auto* p = static_cast<StreamPrivate*>(s->private_data);
+  size_t i = 0;
+  build_schema(p->schema, i, out);
+  return 0;
+}
+
+Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
+  *out = ArrowArray{};
+  if (p.done) return {};
+  while (true) {
+    int fd = -1;
+    OC_ASSIGN_OR_RETURN(const fbs::Message* m, p.conn->recv(&fd));
+    if (const auto* end = m->body_as_ScanEnd()) {
+      if (fd >= 0) ::close(fd);
+      if (end->scan() == p.scan) {
+        p.done = true;
+        return {};
+      }
+      continue;
+    }
+    const auto* b = m->body_as_Batch();
+    if (!b) {
+      if (fd >= 0) ::close(fd);
+      continue;
+    }
+    auto slab = std::make_shared<Slab>();
+    slab->conn = p.conn;
+    slab->lease = b->lease();
+    slab->bytes = b->slab_bytes();
+    if (fd >= 0 && slab->bytes > 0) {
+      void* base = ::mmap(nullptr, slab->bytes, PROT_READ, MAP_SHARED, fd, 0);
+      ::close(fd);
+      if (base == MAP_FAILED) return Error(Errc::io, "mmap of a slab", __FILE__, __LINE__, errno);
+      slab->base = base;
+    } else {
+      if (fd >= 0) ::close(fd);
+      OC_EXPECT(slab->bytes == 0, protocol, "Batch of {} bytes came without its slab", slab->bytes);
+    }
+    size_t i = 0;
+    return build_array(*b, i, slab, 0, out);
+  }
+}
+
+int stream_get_next(ArrowArrayStream* s, ArrowArray* out) {
+  auto* p = static_cast<StreamPrivate*>(s->private_data);
+  auto r = next_batch(*p, out);
+  if (!r.ok()) {
+    p->last_error = r.error().to_string();
+    return EIO;
+  }
+  return 0;
+}
+
+const char* stream_last_error(ArrowArrayStream* s) {
+  return static_cast<StreamPrivate*>(s->private_data)->last_error.c_str();
+}
+
+void stream_release(ArrowArrayStream* s) {
+  auto* p = static_cast<StreamPrivate*>(s->private_data);
+  if (!p->done) {
+    // Abandoned early: stop the daemon's scan; batches still held keep the connection open.
+    flatbuffers::FlatBufferBuilder fbb;
+    auto cancel = fbs::CreateCancel(fbb, p->scan);
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Cancel, cancel.Union()));
+    (void)p->conn->send(fbb);
+  }
+  delete p;
+  s->release = nullptr;
+}
+
+}  // namespace
+
+std::string client_socket_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  if (const char* env = std::getenv("ONECOPY_SOCKET"); env && *env) return env;
+  return builtin_defaults().daemon_socket;
+}
+
+Result<Status> query_status(const std::string& socket) {
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  flatbuffers::FlatBufferBuilder fbb;
+  auto req = fbs::CreateStatusRequest(fbb);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusRequest, req.Union()));
+  OC_TRY(conn->send(fbb));
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  const auto* r = m->body_as_StatusReply();
+  OC_EXPECT(r, protocol, "onecopyd did not answer Status");
+  Status s;
+  s.version = r->version() ? r->version()->str() : "";
+  s.uptime_ms = r->uptime_ms();
+  s.clients = r->clients();
+  s.active_scans = r->active_scans();
+  s.batches_in_flight = r->batches_in_flight();
+  s.bytes_delivered = r->bytes_delivered();
+  s.errors = r->errors();
+  s.pool_bytes = r->pool_bytes();
+  s.pool_limit_bytes = r->pool_limit_bytes();
+  return s;
+}
+
+std::string status_json(const Status& s) {
+  return fmt::format(
+      "{{\"version\": \"{}\", \"uptime_ms\": {}, \"clients\": {}, \"active_scans\": {}, "
+      "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"errors\": {}, \"pool_bytes\": {}, "
+      "\"pool_limit_bytes\": {}}}",
+      s.version, s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight, s.bytes_delivered,
+      s.errors, s.pool_bytes, s.pool_limit_bytes);
+}
+
+Result<void> remote_scan(const std::string& socket, const std::string& uri,
+                         const RemoteScanOptions& options, ArrowArrayStream* out) {
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto open = fbs::CreateOpenDirect(fbb, 1, uri.c_str());
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Open, open.Union()));
+    OC_TRY(conn->send(fbb));
+  }
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  const auto* opened = m->body_as_Opened();
+  OC_EXPECT(opened, protocol, "onecopyd did not answer Open");
+  const uint64_t file = opened->file();
+  {
+    flatbuffers::FlatBufferBuilder fbb;
+    std::vector<flatbuffers::Offset<flatbuffers::String>> cols;
+    for (const auto& c : options.columns) cols.push_back(fbb.CreateString(c));
+    auto cv = fbb.CreateVector(cols);
+    auto filter = fbb.CreateString(options.filter);
+    auto scan = fbs::CreateScan(fbb, 2, file, cv, filter, options.batch_rows,
+                                options.row_range ? options.row_range->first : 0,
+                                options.row_range ? options.row_range->second : 0,
+                                options.row_range.has_value());
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
+    OC_TRY(conn->send(fbb));
+  }
+  OC_ASSIGN_OR_RETURN(m, conn->recv(nullptr));
+  const auto* begin = m->body_as_ScanBegin();
+  OC_EXPECT(begin && begin->schema() && begin->schema()->size() > 0, protocol,
+            "onecopyd did not answer Scan");
+  auto p = std::make_unique<StreamPrivate>();
+  p->conn = conn;
+  p->scan = begin->scan();
+  uint64_t expected = 1;
+  for (const fbs::SchemaNode* n : *begin->schema()) {
+    p->schema.push_back({n->format() ? n->format()->str() : "", n->name() ? n->name()->str() : "",
+                         n->flags(), n->n_children()});
+    expected += n->n_children();
+  }
+  OC_EXPECT(expected == p->schema.size(), protocol, "ScanBegin schema tree is malformed");
+  *out = ArrowArrayStream{};
+  out->get_schema = stream_get_schema;
+  out->get_next = stream_get_next;
+  out->get_last_error = stream_last_error;
+  out->release = stream_release;
+  out->private_data = p.release();
+  return {};
+}
+
+}  // namespace oc::daemon

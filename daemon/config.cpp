@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/config.hpp"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+// Debian's libtomlplusplus is built with exceptions; its parse error is caught right here.
+#include <toml++/toml.h>
+
+namespace oc::daemon {
+
+Result<void> apply_toml(Defaults& d, std::string_view toml, const std::string& origin) {
+  toml::table table;
+  try {
+    table = toml::parse(toml, origin);
+  } catch (const toml::parse_error& e) {
+    return OC_ERROR(Errc::invalid, "{}:{}:{}: {}", origin, e.source().begin.line,
+                    e.source().begin.column, e.description());
+  }
+  for (const auto& [key, node] : table) {
+    const auto line = node.source().begin.line;
+    const Knob* knob = nullptr;
+    for (const Knob& k : knob_table()) {
+      if (k.name == key.str()) knob = &k;
+    }
+    OC_EXPECT(knob != nullptr, invalid, "{}:{}: unknown key '{}' (`onecopy defaults` lists them)",
+              origin, line, key.str());
+    std::string text;
+    if (const auto* s = node.as_string()) {
+      text = s->get();
+    } else if (const auto* i = node.as_integer()) {
+      OC_EXPECT(i->get() >= 0, invalid, "{}:{}: {} must not be negative", origin, line, key.str());
+      text = std::to_string(i->get());
+    } else {
+      return OC_ERROR(Errc::invalid, "{}:{}: {} must be a string or an integer", origin, line,
+                      key.str());
+    }
+    auto r = knob->apply(d, text);
+    if (!r.ok()) return std::move(r.error()).with_context(fmt::format("{}:{}", origin, line));
+  }
+  return {};
+}
+
+Result<Defaults> load_config(const std::string& path, bool optional) {
+  Defaults d = builtin_defaults();
+  std::ifstream in(path);
+  if (in) {
+    std::stringstream ss;
+    ss << in.rdbuf();
+    OC_TRY(apply_toml(d, ss.str(), path));
+  } else if (!optional) {
+    return OC_ERROR(Errc::not_found, "cannot read config file {}", path);
+  }
+  for (const Knob& k : knob_table()) {
+    if (const char* v = std::getenv(std::string(k.env).c_str())) {
+      auto r = k.apply(d, v);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("from ${}", k.env));
+    }
+  }
+  return d;
+}
+
+std::string example_config() {
+  std::string out =
+      "# onecopyd configuration (/etc/onecopy/onecopyd.toml, or `onecopyd --config PATH`).\n"
+      "# Every key is a row of onecopy's knob table; each line below shows the built-in default.\n"
+      "# The environment variable named after each key overrides the file. Sizes take KiB/MiB/GiB.\n"
+      "# Unknown keys are an error. SIGHUP re-reads this file and applies log_level.\n";
+  for (const Knob& k : knob_table()) {
+    out += fmt::format("\n# {}\n# env: {}\n# {} = \"{}\"\n", k.doc, k.env, k.name, k.default_value);
+  }
+  return out;
+}
+
+}  // namespace oc::daemon

@@ -1,0 +1,643 @@
+// SPDX-License-Identifier: Apache-2.0
+// onecopyd: serves Vortex scans to local clients over a SOCK_SEQPACKET Unix socket
+// (daemon/PROTOCOL.md). One thread, one epoll loop: accepts, reads requests, and produces at most
+// one batch per client per turn so that one large scan does not starve the others.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/open_uri.hpp"
+#include "config/defaults.hpp"
+#include "config/log.hpp"
+#include "daemon/config.hpp"
+#include "daemon/wire.hpp"
+#include "format/arrow_export.hpp"
+#include "onecopy_build_config.h"
+
+namespace oc::daemon {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- sd_notify, by hand: one datagram to $NOTIFY_SOCKET ----------------------------------------
+void sd_notify(const std::string& state) {
+  const char* path = std::getenv("NOTIFY_SOCKET");
+  if (!path || !*path) return;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  const size_t len = std::strlen(path);
+  if (len >= sizeof(addr.sun_path)) return;
+  std::memcpy(addr.sun_path, path, len);
+  if (addr.sun_path[0] == '@') addr.sun_path[0] = '\0';  // abstract namespace
+  int fd = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  (void)::sendto(fd, state.data(), state.size(), MSG_NOSIGNAL, reinterpret_cast<sockaddr*>(&addr),
+                 static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + len));
+  ::close(fd);
+}
+
+bool id_allowed(const std::string& list, uint32_t id) {
+  if (list == "*") return true;
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string::npos) end = list.size();
+    if (std::strtoul(list.substr(start, end - start).c_str(), nullptr, 10) == id) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+struct ActiveScan {
+  uint64_t id = 0;
+  std::unique_ptr<format::Scan> scan;
+  uint64_t rows = 0, batches = 0, bytes = 0;
+};
+
+struct Client {
+  int fd = -1;
+  ucred cred{};
+  std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
+  std::deque<ActiveScan> scans;
+  std::map<uint64_t, uint64_t> leases;  // lease -> slab bytes
+  uint64_t bytes_in_flight = 0;
+  bool said_hello = false;
+};
+
+class Server {
+ public:
+  Server(Defaults cfg, std::string config_path, bool config_optional)
+      : cfg_(std::move(cfg)), config_path_(std::move(config_path)),
+        config_optional_(config_optional), started_(Clock::now()) {}
+
+  Result<void> setup();
+  int run();
+
+ private:
+  Result<void> listen_socket();
+  void accept_clients();
+  void on_readable(Client& c);
+  Result<void> handle(Client& c, const fbs::Message& m);
+  Result<void> send(Client& c, flatbuffers::FlatBufferBuilder& fbb, int fd = -1);
+  void send_error(Client& c, uint64_t request, const Error& e);
+  void disconnect(int fd, const std::string& why);
+  bool pump(Client& c);  // produces one batch; true when the client has more to do now
+  Result<void> send_batch(Client& c, ActiveScan& s, const format::ColumnPtr& batch);
+  void reload();
+  uint64_t pool_bytes() const;
+
+  Defaults cfg_;
+  std::string config_path_;
+  bool config_optional_;
+  Clock::time_point started_;
+  int epoll_ = -1, listen_ = -1, signal_ = -1, watchdog_ = -1;
+  std::map<int, std::unique_ptr<Client>> clients_;
+  uint64_t next_id_ = 1;
+  uint64_t bytes_delivered_ = 0, errors_ = 0;
+  std::vector<uint8_t> rbuf_;
+};
+
+uint64_t Server::pool_bytes() const {
+  uint64_t total = 0;
+  for (const auto& [fd, c] : clients_) total += c->bytes_in_flight;
+  return total;
+}
+
+Result<void> Server::listen_socket() {
+  // Socket activation: systemd passes the listening socket as fd 3.
+  const char* pid = std::getenv("LISTEN_PID");
+  const char* fds = std::getenv("LISTEN_FDS");
+  if (pid && fds && std::strtol(pid, nullptr, 10) == ::getpid() && std::atoi(fds) >= 1) {
+    listen_ = 3;
+    ::fcntl(listen_, F_SETFD, FD_CLOEXEC);
+    ::fcntl(listen_, F_SETFL, ::fcntl(listen_, F_GETFL) | O_NONBLOCK);
+    ::unsetenv("LISTEN_PID");
+    ::unsetenv("LISTEN_FDS");
+    ::unsetenv("LISTEN_FDNAMES");
+    log::get().info("listening on the socket systemd passed (fd 3)");
+    return {};
+  }
+  listen_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (listen_ < 0) return Error(Errc::io, "socket()", __FILE__, __LINE__, errno);
+  const std::string& path = cfg_.daemon_socket;
+  struct stat st{};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::bind(listen_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    return Error(Errc::io, fmt::format("bind {}", path), __FILE__, __LINE__, errno);
+  }
+  ::chmod(path.c_str(), 0660);
+  if (::listen(listen_, 128) != 0) return Error(Errc::io, "listen()", __FILE__, __LINE__, errno);
+  log::get().info("listening on {}", path);
+  return {};
+}
+
+Result<void> Server::setup() {
+  rbuf_.resize(cfg_.daemon_max_message_bytes + 1);
+  epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
+  OC_TRY(listen_socket());
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGTERM);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGHUP);
+  ::sigprocmask(SIG_BLOCK, &mask, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+  signal_ = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = listen_;
+  ::epoll_ctl(epoll_, EPOLL_CTL_ADD, listen_, &ev);
+  ev.data.fd = signal_;
+  ::epoll_ctl(epoll_, EPOLL_CTL_ADD, signal_, &ev);
+
+  uint64_t watchdog_us = uint64_t{cfg_.daemon_watchdog_ms} * 1000;
+  if (const char* w = std::getenv("WATCHDOG_USEC")) {
+    const char* wpid = std::getenv("WATCHDOG_PID");
+    if (!wpid || std::strtol(wpid, nullptr, 10) == ::getpid()) {
+      watchdog_us = std::strtoull(w, nullptr, 10) / 2;
+    }
+  }
+  if (watchdog_us > 0) {
+    watchdog_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    itimerspec its{};
+    its.it_interval.tv_sec = static_cast<time_t>(watchdog_us / 1'000'000);
+    its.it_interval.tv_nsec = static_cast<long>(watchdog_us % 1'000'000) * 1000;
+    its.it_value = its.it_interval;
+    ::timerfd_settime(watchdog_, 0, &its, nullptr);
+    ev.data.fd = watchdog_;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, watchdog_, &ev);
+  }
+  return {};
+}
+
+void Server::accept_clients() {
+  while (true) {
+    int fd = ::accept4(listen_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    ucred cred{};
+    socklen_t len = sizeof(cred);
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+        !(id_allowed(cfg_.daemon_allowed_uids, cred.uid) ||
+          id_allowed(cfg_.daemon_allowed_gids, cred.gid))) {
+      log::get().warn("refused a client: pid {} uid {} gid {} not allowed", cred.pid, cred.uid,
+                      cred.gid);
+      ++errors_;
+      ::close(fd);
+      continue;
+    }
+    if (clients_.size() >= cfg_.daemon_max_clients) {
+      log::get().warn("refused a client (pid {}): {} clients already", cred.pid, clients_.size());
+      ++errors_;
+      ::close(fd);
+      continue;
+    }
+    auto c = std::make_unique<Client>();
+    c->fd = fd;
+    c->cred = cred;
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.fd = fd;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
+    log::get().debug("client fd {} connected: pid {} uid {}", fd, cred.pid, cred.uid);
+    clients_[fd] = std::move(c);
+  }
+}
+
+void Server::disconnect(int fd, const std::string& why) {
+  auto it = clients_.find(fd);
+  if (it == clients_.end()) return;
+  Client& c = *it->second;
+  if (!why.empty()) {
+    log::get().error("disconnecting client pid {}: {}", c.cred.pid, why);
+    ++errors_;
+  }
+  // Slabs are memfds the client maps; closing the connection ends every lease at once, and the
+  // kernel frees each slab when its last mapping goes.
+  log::get().debug("client pid {} gone; {} leases ({} bytes) reclaimed", c.cred.pid,
+                   c.leases.size(), c.bytes_in_flight);
+  ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+  ::close(fd);
+  clients_.erase(it);
+}
+
+Result<void> Server::send(Client& c, flatbuffers::FlatBufferBuilder& fbb, int fd) {
+  auto frame = make_frame(fbb);
+  iovec iov{frame.data(), frame.size()};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof(control);
+    cmsghdr* cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+  }
+  // Non-blocking: a client that leaves its replies unread until the socket buffer is full is
+  // disconnected rather than stalling every other client.
+  ssize_t n = ::sendmsg(c.fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+  if (n != static_cast<ssize_t>(frame.size())) {
+    return Error(Errc::io, "send to client failed", __FILE__, __LINE__, errno);
+  }
+  return {};
+}
+
+void Server::send_error(Client& c, uint64_t request, const Error& e) {
+  ++errors_;
+  flatbuffers::FlatBufferBuilder fbb;
+  auto err = fbs::CreateErrorDirect(fbb, request, std::string(errc_name(e.code())).c_str(),
+                                    e.to_string().c_str());
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Error, err.Union()));
+  (void)send(c, fbb);
+}
+
+void Server::on_readable(Client& c) {
+  const int fd = c.fd;
+  while (clients_.count(fd)) {
+    iovec iov{rbuf_.data(), rbuf_.size()};
+    msghdr mh{};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;  // no control buffer: any fds a client sends are closed by the kernel
+    ssize_t n = ::recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) {
+      disconnect(fd, n < 0 ? fmt::format("recv: {}", std::strerror(errno)) : "");
+      return;
+    }
+    if (mh.msg_flags & MSG_TRUNC) {
+      disconnect(fd, fmt::format("message over the {}-byte limit (daemon_max_message_bytes)",
+                                 cfg_.daemon_max_message_bytes));
+      return;
+    }
+    auto msg = parse_frame({rbuf_.data(), static_cast<size_t>(n)}, cfg_.daemon_max_message_bytes);
+    if (!msg.ok()) {
+      send_error(c, 0, msg.error());
+      disconnect(fd, msg.error().to_string());
+      return;
+    }
+    // handle() fails only for a protocol violation or a reply that could not be sent; either
+    // ends this client. Request-level failures (a missing file) are Error replies instead.
+    auto r = handle(c, **msg);
+    if (!r.ok()) {
+      if (r.error().code() == Errc::protocol) send_error(c, 0, r.error());
+      disconnect(fd, r.error().to_string());
+      return;
+    }
+  }
+}
+
+Result<void> Server::handle(Client& c, const fbs::Message& m) {
+  flatbuffers::FlatBufferBuilder fbb;
+  OC_EXPECT(c.said_hello || m.body_type() == fbs::Body::Hello, protocol,
+            "{} before Hello", fbs::EnumNameBody(m.body_type()));
+  switch (m.body_type()) {
+    case fbs::Body::Hello: {
+      const auto* h = m.body_as_Hello();
+      OC_EXPECT(h->version() == kProtocolVersion, protocol, "client speaks protocol {}",
+                h->version());
+      c.said_hello = true;
+      std::vector<flatbuffers::Offset<flatbuffers::String>> features{
+          fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("memfd-slab")};
+      auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, &features, "host",
+                                               "onecopyd " OC_VERSION);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
+      return send(c, fbb);
+    }
+    case fbs::Body::StatusRequest: {
+      uint32_t scans = 0;
+      uint64_t leases = 0;
+      for (const auto& [fd, cl] : clients_) {
+        scans += static_cast<uint32_t>(cl->scans.size());
+        leases += cl->leases.size();
+      }
+      const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+      auto reply = fbs::CreateStatusReplyDirect(
+          fbb, OC_VERSION, static_cast<uint64_t>(up.count()),
+          static_cast<uint32_t>(clients_.size()), scans, leases, bytes_delivered_, errors_,
+          pool_bytes(), cfg_.daemon_pool_bytes);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
+      return send(c, fbb);
+    }
+    case fbs::Body::Open: {
+      const auto* o = m.body_as_Open();
+      OC_EXPECT(o->uri(), protocol, "Open without a uri");
+      auto file = client::open_uri(o->uri()->string_view());
+      if (!file.ok()) {
+        send_error(c, o->request(), file.error());
+        return {};
+      }
+      const uint64_t id = next_id_++;
+      const uint64_t rows = (*file)->row_count();
+      c.files[id] = std::move(*file);
+      auto reply = fbs::CreateOpened(fbb, o->request(), id, rows);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened, reply.Union()));
+      return send(c, fbb);
+    }
+    case fbs::Body::Scan: {
+      const auto* s = m.body_as_Scan();
+      auto f = c.files.find(s->file());
+      if (f == c.files.end()) {
+        send_error(c, s->request(), Error(Errc::invalid, fmt::format("no open file {}", s->file())));
+        return {};
+      }
+      format::ScanOptions opts;
+      if (s->columns()) {
+        for (const auto* col : *s->columns()) opts.columns.push_back(col->str());
+      }
+      if (s->filter()) opts.filter = s->filter()->str();
+      opts.batch_rows = s->batch_rows();
+      if (s->has_row_range()) opts.row_range = std::pair{s->row_begin(), s->row_end()};
+      auto scan = f->second->scan(opts);
+      if (!scan.ok()) {
+        send_error(c, s->request(), scan.error());
+        return {};
+      }
+      ArrowSchema schema{};
+      auto er = format::export_schema(*(*scan)->dtype(), "", &schema);
+      if (!er.ok()) {
+        send_error(c, s->request(), er.error());
+        return {};
+      }
+      std::vector<flatbuffers::Offset<fbs::SchemaNode>> nodes;
+      auto walk = [&](auto& self, const ArrowSchema& n) -> void {
+        nodes.push_back(fbs::CreateSchemaNodeDirect(fbb, n.format, n.name ? n.name : "", n.flags,
+                                                    static_cast<uint32_t>(n.n_children)));
+        for (int64_t i = 0; i < n.n_children; ++i) self(self, *n.children[i]);
+      };
+      walk(walk, schema);
+      schema.release(&schema);
+      ActiveScan as;
+      as.id = next_id_++;
+      as.scan = std::move(*scan);
+      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as.id, &nodes);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanBegin, reply.Union()));
+      c.scans.push_back(std::move(as));
+      return send(c, fbb);
+    }
+    case fbs::Body::Release: {
+      auto it = c.leases.find(m.body_as_Release()->lease());
+      OC_EXPECT(it != c.leases.end(), protocol, "Release of unknown lease {}",
+                m.body_as_Release()->lease());
+      c.bytes_in_flight -= it->second;
+      c.leases.erase(it);
+      return {};
+    }
+    case fbs::Body::Cancel: {
+      const uint64_t id = m.body_as_Cancel()->scan();
+      std::erase_if(c.scans, [&](const ActiveScan& s) { return s.id == id; });
+      return {};
+    }
+    default:
+      return OC_ERROR(Errc::protocol, "unexpected message type {}",
+                      fbs::EnumNameBody(m.body_type()));
+  }
+}
+
+// Copies every buffer of @p batch into one sealed memfd and sends it with a Batch message.
+Result<void> Server::send_batch(Client& c, ActiveScan& s, const format::ColumnPtr& batch) {
+  struct Node {
+    const format::Column* col;
+    std::vector<std::pair<uint64_t, const format::Buffer*>> bufs;  // slab offset, buffer
+    bool has_validity_slot;
+  };
+  std::vector<Node> nodes;
+  uint64_t size = 0;
+  auto place = [&](const format::Buffer& b) {
+    size = (size + 63) & ~uint64_t{63};
+    const uint64_t at = size;
+    size += b.size();
+    return at;
+  };
+  auto walk = [&](auto& self, const format::Column& col) -> void {
+    Node n{&col, {}, col.dtype->storage().kind != format::TypeKind::null};
+    if (n.has_validity_slot) {
+      n.bufs.emplace_back(col.validity.empty() ? 0 : place(col.validity), &col.validity);
+      for (const auto& b : col.buffers) n.bufs.emplace_back(place(b), &b);
+    }
+    nodes.push_back(std::move(n));
+    for (const auto& child : col.children) self(self, *child);
+  };
+  walk(walk, *batch);
+
+  int fd = ::memfd_create("onecopy-slab", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return Error(Errc::io, "memfd_create", __FILE__, __LINE__, errno);
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  if (size > 0) {
+    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
+      return Error(Errc::io, "ftruncate of a slab", __FILE__, __LINE__, errno);
+    }
+    void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) return Error(Errc::io, "mmap of a slab", __FILE__, __LINE__, errno);
+    for (const Node& n : nodes) {
+      for (const auto& [at, b] : n.bufs) {
+        if (!b->empty()) std::memcpy(static_cast<uint8_t*>(base) + at, b->data(), b->size());
+      }
+    }
+    ::munmap(base, size);
+  }
+  // Sealed: the client may map it read-only and trust that nobody changes or shrinks it.
+  ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
+  for (const Node& n : nodes) {
+    std::vector<fbs::BufferRef> refs;
+    for (size_t i = 0; i < n.bufs.size(); ++i) {
+      const auto& [at, b] = n.bufs[i];
+      const bool present = !(i == 0 && b->empty());
+      refs.emplace_back(at, b->size(), present);
+    }
+    const auto& col = *n.col;
+    const bool is_null = col.dtype->kind == format::TypeKind::null;
+    arrays.push_back(fbs::CreateArrayNodeDirect(
+        fbb, static_cast<int64_t>(col.length),
+        is_null ? static_cast<int64_t>(col.length) : col.null_count,
+        static_cast<int64_t>(col.offset), &refs, static_cast<uint32_t>(col.children.size())));
+  }
+  const uint64_t lease = next_id_++;
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, batch->length, size, &arrays);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
+  OC_TRY(send(c, fbb, fd));
+  c.leases[lease] = size;
+  c.bytes_in_flight += size;
+  bytes_delivered_ += size;
+  s.rows += batch->length;
+  s.batches += 1;
+  s.bytes += size;
+  return {};
+}
+
+bool Server::pump(Client& c) {
+  if (c.scans.empty()) return false;
+  if (!c.leases.empty() && (c.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
+                            c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
+                            pool_bytes() >= cfg_.daemon_pool_bytes)) {
+    return false;  // backpressure: wait for Release
+  }
+  ActiveScan& s = c.scans.front();
+  auto next = s.scan->next();
+  flatbuffers::FlatBufferBuilder fbb;
+  if (!next.ok()) {
+    send_error(c, s.id, next.error());
+    c.scans.pop_front();
+    return !c.scans.empty();
+  }
+  if (!*next) {
+    auto end = fbs::CreateScanEnd(fbb, s.id, s.rows, s.batches, s.bytes);
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanEnd, end.Union()));
+    c.scans.pop_front();
+    if (auto r = send(c, fbb); !r.ok()) {
+      disconnect(c.fd, r.error().to_string());
+      return false;
+    }
+    return !c.scans.empty();
+  }
+  if (auto r = send_batch(c, s, **next); !r.ok()) {
+    if (r.error().code() == Errc::io && r.error().sys_errno() != 0 &&
+        r.error().message().starts_with("send")) {
+      disconnect(c.fd, r.error().to_string());
+      return false;
+    }
+    send_error(c, s.id, r.error());
+    c.scans.pop_front();
+  }
+  return true;
+}
+
+void Server::reload() {
+  auto fresh = load_config(config_path_, config_optional_);
+  if (!fresh.ok()) {
+    log::get().error("SIGHUP: config not reloaded: {}", fresh.error().to_string());
+    return;
+  }
+  // Runtime-changeable knobs; the socket, limits on messages and the pool keep their values.
+  cfg_.log_level = fresh->log_level;
+  cfg_.daemon_max_clients = fresh->daemon_max_clients;
+  cfg_.daemon_client_max_batches_in_flight = fresh->daemon_client_max_batches_in_flight;
+  cfg_.daemon_client_max_bytes_in_flight = fresh->daemon_client_max_bytes_in_flight;
+  cfg_.daemon_allowed_uids = fresh->daemon_allowed_uids;
+  cfg_.daemon_allowed_gids = fresh->daemon_allowed_gids;
+  (void)log::init(cfg_.log_level);
+  log::get().info("SIGHUP: config reloaded from {}: log_level={}", config_path_, cfg_.log_level);
+}
+
+int Server::run() {
+  sd_notify("READY=1\nSTATUS=serving on " + cfg_.daemon_socket);
+  std::vector<epoll_event> events(64);
+  bool busy = false;
+  while (true) {
+    const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), busy ? 0 : -1);
+    for (int i = 0; i < n; ++i) {
+      const int fd = events[static_cast<size_t>(i)].data.fd;
+      if (fd == listen_) {
+        accept_clients();
+      } else if (fd == signal_) {
+        signalfd_siginfo si{};
+        while (::read(signal_, &si, sizeof(si)) == sizeof(si)) {
+          if (si.ssi_signo == SIGHUP) {
+            sd_notify("RELOADING=1");
+            reload();
+            sd_notify("READY=1");
+          } else {
+            log::get().info("signal {}: stopping", si.ssi_signo);
+            sd_notify("STOPPING=1");
+            while (!clients_.empty()) disconnect(clients_.begin()->first, "");
+            return 0;
+          }
+        }
+      } else if (fd == watchdog_) {
+        uint64_t ticks;
+        (void)::read(watchdog_, &ticks, sizeof(ticks));
+        sd_notify(fmt::format("WATCHDOG=1\nSTATUS={} clients, {} bytes delivered",
+                              clients_.size(), bytes_delivered_));
+      } else if (auto it = clients_.find(fd); it != clients_.end()) {
+        on_readable(*it->second);
+      }
+    }
+    busy = false;
+    std::vector<int> fds;
+    for (const auto& [fd, c] : clients_) fds.push_back(fd);
+    for (int fd : fds) {
+      auto it = clients_.find(fd);
+      if (it != clients_.end() && pump(*it->second)) busy = true;
+    }
+  }
+}
+
+int usage() {
+  fmt::print(stderr,
+             "usage: onecopyd [--config PATH] [--socket PATH] [--print-example-config]\n"
+             "Serves Vortex scans over a Unix socket (daemon/PROTOCOL.md).\n");
+  return 2;
+}
+
+}  // namespace
+}  // namespace oc::daemon
+
+int main(int argc, char** argv) {
+  using namespace oc::daemon;
+  std::string config_path = kDefaultConfigPath, socket;
+  bool optional = true;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--config" && i + 1 < argc) {
+      config_path = argv[++i];
+      optional = false;
+    } else if (a == "--socket" && i + 1 < argc) {
+      socket = argv[++i];
+    } else if (a == "--print-example-config") {
+      fmt::print("{}", example_config());
+      return 0;
+    } else {
+      return usage();
+    }
+  }
+  auto cfg = load_config(config_path, optional);
+  if (!cfg.ok()) {
+    fmt::print(stderr, "onecopyd: {}\n", cfg.error().to_string());
+    return 1;
+  }
+  if (!socket.empty()) {
+    for (const auto& k : oc::knob_table()) {
+      if (k.name == "daemon_socket") {
+        auto r = k.apply(*cfg, socket);
+        if (!r.ok()) {
+          fmt::print(stderr, "onecopyd: --socket: {}\n", r.error().to_string());
+          return 1;
+        }
+      }
+    }
+  }
+  if (auto r = oc::log::init(cfg->log_level); !r.ok()) return 1;
+  Server server(*cfg, config_path, optional);
+  if (auto r = server.setup(); !r.ok()) {
+    oc::log::get().critical("{}", r.error().to_string());
+    return 1;
+  }
+  return server.run();
+}

@@ -1,0 +1,310 @@
+# SPDX-License-Identifier: Apache-2.0
+"""onecopyd started for real on a temporary socket: status, scans over memfd slabs, filters,
+malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify."""
+
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import vortex as vx
+
+import onecopy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _binary(name: str) -> Path:
+    lib = os.environ.get("ONECOPY_LIBRARY")
+    build = Path(lib).parent.parent if lib else ROOT / "build"
+    return build / name
+
+
+ONECOPYD = _binary("onecopyd")
+CLI = _binary("client/onecopy")
+
+
+class Daemon:
+    def __init__(self, tmp: Path, config: str = "", env: dict | None = None):
+        self.sock = str(tmp / "d.sock")
+        self.config = tmp / "onecopyd.toml"
+        self.config.write_text(config)
+        self.log = tmp / "onecopyd.log"
+        self.notify_path = str(tmp / "notify.sock")
+        self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.notify.bind(self.notify_path)
+        e = dict(os.environ, NOTIFY_SOCKET=self.notify_path, **(env or {}))
+        self.proc = subprocess.Popen([str(ONECOPYD), "--config", str(self.config), "--socket", self.sock],
+                                     env=e, stderr=open(self.log, "w"))
+        self.notify.settimeout(10)
+        self.ready = self.notify.recv(4096).decode()
+        self.client = onecopy.Client(self.sock)
+
+    def notifications(self, timeout=2.0) -> str:
+        """Notifications that arrive within @timeout s, stopping 0.2 s after the last one."""
+        deadline = time.time() + timeout
+        self.notify.settimeout(timeout)
+        out = ""
+        try:
+            while time.time() < deadline:
+                out += self.notify.recv(4096).decode() + "\n"
+                self.notify.settimeout(0.2)
+        except (socket.timeout, BlockingIOError):
+            pass
+        return out
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.proc.wait(10)
+        self.notify.close()
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    d = Daemon(tmp_path)
+    yield d
+    d.stop()
+
+
+@pytest.fixture(scope="module")
+def data_file(tmp_path_factory):
+    rng = np.random.default_rng(7)
+    n = 50_000
+    table = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "score": pa.array(rng.random(n)),
+        "tag": pa.array([None if i % 17 == 0 else f"t{i % 13}" for i in range(n)]),
+    })
+    path = tmp_path_factory.mktemp("daemon") / "data.vortex"
+    vx.io.write(table, str(path))
+    return path, table
+
+
+def _frame(body: bytes, version=1) -> bytes:
+    return struct.pack("<II", version, len(body)) + body
+
+
+def test_ready_and_status(daemon):
+    assert "READY=1" in daemon.ready
+    s = daemon.client.status()
+    for key in ("version", "uptime_ms", "clients", "active_scans", "batches_in_flight",
+                "bytes_delivered", "errors", "pool_bytes", "pool_limit_bytes"):
+        assert key in s, key
+    assert s["clients"] == 1  # the status connection itself
+    assert s["batches_in_flight"] == 0
+    cli = subprocess.run([str(CLI), "status", "--json", "--socket", daemon.sock], capture_output=True,
+                         text=True, check=True)
+    assert json.loads(cli.stdout)["version"] == s["version"]
+    env = dict(os.environ, ONECOPY_SOCKET=daemon.sock)
+    text = subprocess.run([str(CLI), "status"], capture_output=True, text=True, check=True, env=env)
+    assert "batches in flight" in text.stdout
+
+
+def test_scan_equals_pyarrow(daemon, data_file):
+    path, table = data_file
+    got = pa.Table.from_batches(list(daemon.client.scan(str(path), batch_rows=8192)))
+    assert got.num_rows == table.num_rows
+    for name in table.column_names:
+        assert got.column(name).combine_chunks().equals(table.column(name).combine_chunks()), name
+    del got
+    deadline = time.time() + 2
+    while daemon.client.status()["batches_in_flight"] and time.time() < deadline:
+        time.sleep(0.05)
+    s = daemon.client.status()
+    assert s["batches_in_flight"] == 0
+    assert s["bytes_delivered"] > 0
+
+
+def test_scan_with_filter_and_columns(daemon, data_file):
+    path, table = data_file
+    got = pa.Table.from_batches(list(daemon.client.scan(str(path), columns=["id", "tag"],
+                                                        filter="id >= 1000 AND id < 1100")))
+    assert got.column_names == ["id", "tag"]
+    assert got.column("id").to_pylist() == list(range(1000, 1100))
+    assert got.column("tag").to_pylist() == table.column("tag").to_pylist()[1000:1100]
+
+
+def test_scan_errors_are_reported(daemon, tmp_path):
+    with pytest.raises(onecopy.OnecopyError, match="onecopyd") as e:
+        list(daemon.client.scan(str(tmp_path / "missing.vortex")))
+    assert e.value.code == "not_found"
+    assert daemon.proc.poll() is None
+
+
+def _send_bad(daemon, payloads):
+    for payload in payloads:
+        bad = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        bad.connect(daemon.sock)
+        bad.send(payload)
+        bad.settimeout(5)
+        try:
+            while bad.recv(1 << 16):
+                pass  # an Error message, then EOF
+        except ConnectionResetError:
+            pass
+        bad.close()
+
+
+def test_malformed_frames_disconnect_only_that_client(daemon, data_file):
+    other = daemon.client.scan(str(data_file[0]), batch_rows=1000)
+    first = next(other)
+    _send_bad(daemon, (b"garbage", _frame(b"\x00" * 16), _frame(b"x" * 64, version=9)))
+    assert daemon.proc.poll() is None
+    assert first.num_rows == 1000 and next(other).num_rows == 1000  # the other client goes on
+    s = daemon.client.status()
+    assert s["errors"] >= 3
+    assert "disconnecting client" in daemon.log.read_text()
+
+
+def test_oversized_frame_disconnects(tmp_path):
+    d = Daemon(tmp_path, config='daemon_max_message_bytes = "16KiB"\n')
+    try:
+        _send_bad(d, (_frame(b"y" * (64 << 10)),))
+        assert d.proc.poll() is None
+        assert d.client.status()["errors"] >= 1
+        assert "over the 16384-byte limit" in d.log.read_text()
+    finally:
+        d.stop()
+
+
+def test_killed_client_leases_are_reclaimed(daemon, data_file):
+    path, _ = data_file
+    holder = textwrap.dedent(f"""
+        import sys, time, onecopy
+        it = onecopy.Client({daemon.sock!r}).scan({str(path)!r}, batch_rows=1000)
+        held = [next(it), next(it), next(it)]
+        print("holding", flush=True)
+        time.sleep(60)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", holder], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "holding"
+        s = daemon.client.status()
+        assert s["batches_in_flight"] >= 3
+        assert s["active_scans"] == 1
+        p.kill()
+        p.wait()
+        deadline = time.time() + 1.0
+        while time.time() < deadline:
+            s = daemon.client.status()
+            if s["batches_in_flight"] == 0:
+                break
+            time.sleep(0.02)
+        assert s["batches_in_flight"] == 0
+        assert s["active_scans"] == 0
+        assert s["pool_bytes"] == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+
+
+def test_backpressure_limits_batches_in_flight(tmp_path, data_file):
+    path, _ = data_file
+    d = Daemon(tmp_path, config="daemon_client_max_batches_in_flight = 2\n")
+    try:
+        it = d.client.scan(str(path), batch_rows=1000)
+        held = [next(it), next(it)]
+        time.sleep(0.2)
+        assert d.client.status()["batches_in_flight"] == 2
+        del held  # releasing lets the scan go on
+        assert sum(b.num_rows for b in it) == 50_000 - 2000
+    finally:
+        d.stop()
+
+
+def test_sighup_reloads_log_level(daemon):
+    daemon.config.write_text('log_level = "debug"\n')
+    daemon.proc.send_signal(signal.SIGHUP)
+    notes = daemon.notifications()
+    assert "RELOADING=1" in notes
+    assert "log_level=debug" in daemon.log.read_text()
+    daemon.client.status()
+    assert daemon.proc.poll() is None
+
+
+def test_bad_config_is_rejected_with_key_and_line(tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text('log_level = "info"\nno_such_knob = 3\n')
+    r = subprocess.run([str(ONECOPYD), "--config", str(cfg), "--socket", str(tmp_path / "s")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0
+    assert "no_such_knob" in r.stderr and "bad.toml:2" in r.stderr
+
+
+def test_sigterm_exits_zero_and_says_stopping(daemon):
+    daemon.proc.send_signal(signal.SIGTERM)
+    assert daemon.proc.wait(10) == 0
+    assert "STOPPING=1" in daemon.notifications()
+
+
+def test_watchdog_pings(tmp_path):
+    d = Daemon(tmp_path, env={"WATCHDOG_USEC": "200000"})
+    try:
+        assert "WATCHDOG=1" in d.notifications(timeout=2.0)
+    finally:
+        d.stop()
+
+
+def test_peer_credentials_not_allowed_are_refused(tmp_path):
+    d = Daemon(tmp_path, config='daemon_allowed_uids = "4242"\ndaemon_allowed_gids = ""\n')
+    try:
+        with pytest.raises(onecopy.OnecopyError):
+            d.client.status()
+        assert "not allowed" in d.log.read_text()
+    finally:
+        d.stop()
+
+
+def test_socket_activation(tmp_path, data_file):
+    path = str(tmp_path / "activated.sock")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen()
+    fd = listener.fileno()
+
+    # LISTEN_PID must name the daemon itself: the shell moves the socket to fd 3, exports its
+    # own pid, then execs the daemon.
+    script = f'exec 3<&{fd}; export LISTEN_PID=$$; exec "{ONECOPYD}" --socket /nonexistent/x.sock'
+    p = subprocess.Popen(["bash", "-c", script], env=dict(os.environ, LISTEN_FDS="1"), pass_fds=(fd,),
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        listener.close()
+        deadline = time.time() + 5
+        while True:
+            try:
+                s = onecopy.Client(path).status()
+                break
+            except onecopy.OnecopyError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.05)
+        assert s["clients"] == 1
+        got = pa.Table.from_batches(list(onecopy.Client(path).scan(str(data_file[0]), columns=["id"])))
+        assert got.num_rows == data_file[1].num_rows
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(10) == 0
+        assert "systemd passed" in p.stderr.read()
+
+
+def test_abandoned_scan_is_cancelled(daemon, data_file):
+    it = daemon.client.scan(str(data_file[0]), batch_rows=1000)
+    held = next(it)
+    it.close()  # drops the stream: Cancel
+    deadline = time.time() + 2
+    while daemon.client.status()["active_scans"] and time.time() < deadline:
+        time.sleep(0.02)
+    s = daemon.client.status()
+    assert s["active_scans"] == 0
+    assert s["batches_in_flight"] >= 1  # the batch still held keeps its lease
+    del held
