@@ -78,6 +78,27 @@ uint64_t unsigned_at(const Column& c, uint64_t i) noexcept {
   }
 }
 
+namespace {
+template <class T>
+void widen_into(const uint8_t* p, std::vector<uint64_t>& out) {
+  for (size_t i = 0; i < out.size(); ++i) out[i] = load_le<T>(p + i * sizeof(T));
+}
+}  // namespace
+
+std::vector<uint64_t> unsigned_values(const Column& c) {
+  std::vector<uint64_t> out(c.length);
+  const size_t width = fixed_width_of(*c.dtype);
+  const uint8_t* p = c.buffers[0].data() + c.offset * width;
+  // One loop per width rather than a switch per row: this feeds every dictionary gather.
+  switch (width) {
+    case 1: widen_into<uint8_t>(p, out); break;
+    case 2: widen_into<uint16_t>(p, out); break;
+    case 4: widen_into<uint32_t>(p, out); break;
+    default: widen_into<uint64_t>(p, out); break;
+  }
+  return out;
+}
+
 Buffer make_bitmap(uint64_t len, bool value) {
   Buffer b = Buffer::allocate((len + 7) / 8);
   if (value) std::memset(b.mutable_data(), 0xff, b.size());

@@ -62,6 +62,10 @@ struct Column {
 /// @note The caller has checked the column's ptype; values of other widths read as u64.
 [[nodiscard]] uint64_t unsigned_at(const Column& c, uint64_t i) noexcept;
 
+/// Every row of an unsigned integer column (u8 to u64) widened to 64 bits, nulls included as
+/// whatever their slots hold. Same caller contract as `unsigned_at`.
+[[nodiscard]] std::vector<uint64_t> unsigned_values(const Column& c);
+
 /// Arrow C Data Interface format string for @p t ("l", "u", "+s", "tss:UTC", ...).
 [[nodiscard]] Result<std::string> arrow_format(const DType& t);
 

@@ -398,8 +398,7 @@ class DictReader final : public LayoutReader {
   template <class RowOf>
   Result<ColumnPtr> gather(const Column& codes, RowOf row_of) {
     // Codes are unsigned: make_layout_reader checked codes_ptype.
-    std::vector<uint64_t> idx(codes.length);
-    for (uint64_t i = 0; i < codes.length; ++i) idx[i] = unsigned_at(codes, i);
+    std::vector<uint64_t> idx = unsigned_values(codes);
     Buffer code_valid;
     if (codes.null_count > 0) {
       code_valid = make_bitmap(codes.length, false);
