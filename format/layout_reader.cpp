@@ -297,7 +297,7 @@ class StructReader final : public LayoutReader {
     // Fields decode independently (each has its own readers; the segment cache locks), so
     // they decode side by side.
     std::vector<std::optional<Result<ColumnPtr>>> got(fields_.size());
-    parallel_for(fields_.size(), [&](size_t i) { got[i] = fields_[i]->read(begin, end); });
+    parallel_for(fields_.size(), end - begin, [&](size_t i) { got[i] = fields_[i]->read(begin, end); });
     for (size_t i = 0; i < fields_.size(); ++i) {
       if (!got[i]->ok()) return std::move(got[i]->error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
       c->children.push_back(std::move(*got[i]).value());

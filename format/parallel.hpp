@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -19,11 +20,16 @@ namespace oc::format {
   return knob ? knob : std::max(1u, std::thread::hardware_concurrency());
 }
 
+/// Decodes of fewer rows than this run on the calling thread: starting threads costs more.
+inline constexpr uint64_t kParallelFromRows = 8192;
+
 /// Runs f(0), ..., f(n - 1) on up to `decode_threads()` threads, the caller's included, and
-/// returns when all are done. @p f must not throw and must be safe to run concurrently.
+/// returns when all are done; with @p rows (the rows the work covers) below
+/// `kParallelFromRows`, on the caller's thread alone. @p f must not throw and must be safe to
+/// run concurrently.
 template <class F>
-void parallel_for(size_t n, F&& f) {
-  const size_t threads = std::min(n, decode_threads());
+void parallel_for(size_t n, uint64_t rows, F&& f) {
+  const size_t threads = rows < kParallelFromRows ? 1 : std::min(n, decode_threads());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < n;) f(i);

@@ -37,9 +37,6 @@
 namespace oc::format::encodings {
 namespace {
 
-// Fewest rows a thread decompresses on its own: below this, starting it costs more.
-constexpr uint64_t kRowsPerSlice = 8192;
-
 // The compressed side of an FSST array, from either form.
 struct Codes {
   Buffer bytes;
@@ -130,9 +127,9 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
   out_offsets[n] = static_cast<int32_t>(pos);
   // Every row's place is known from the lengths, so slices of rows decompress side by side.
   // A slice may write its symbol words past its own end only when it is the last one.
-  const size_t slices = n >= kRowsPerSlice * 2 ? std::min<size_t>(decode_threads(), n / kRowsPerSlice) : 1;
+  const size_t slices = std::max<size_t>(1, std::min<size_t>(decode_threads(), n / kParallelFromRows));
   std::vector<std::optional<Error>> failed(slices);
-  parallel_for(slices, [&](size_t s) {
+  parallel_for(slices, n, [&](size_t s) {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
     const uint64_t limit = s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
     for (uint64_t i = first; i < last; ++i) {
