@@ -213,6 +213,9 @@ constexpr std::array kKnobs{
     Knob{"daemon_watchdog_ms", "ONECOPY_DAEMON_WATCHDOG_MS", "0",
          "WATCHDOG=1 interval without systemd's WATCHDOG_USEC; 0 = half of WATCHDOG_USEC or off.",
          OC_NUMBER_KNOB(daemon_watchdog_ms, 0, 3'600'000, false)},
+    Knob{"daemon_worker_threads", "ONECOPY_DAEMON_WORKER_THREADS", "0",
+         "Threads onecopyd opens files and decodes batches on, off its epoll thread; 0 = cores.",
+         OC_NUMBER_KNOB(daemon_worker_threads, 0, 1024, false)},
 };
 
 #undef OC_NUMBER_KNOB

@@ -64,6 +64,7 @@ struct Defaults {
   std::string daemon_allowed_uids;
   std::string daemon_allowed_gids;
   uint32_t daemon_watchdog_ms;
+  uint32_t daemon_worker_threads;
 };
 
 /// One row of the defaults table.

@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -308,3 +309,47 @@ def test_abandoned_scan_is_cancelled(daemon, data_file):
     assert s["active_scans"] == 0
     assert s["batches_in_flight"] >= 1  # the batch still held keeps its lease
     del held
+
+
+def test_slow_open_does_not_stall_other_clients(daemon):
+    # A real HTTP server that reads the daemon's request and then answers nothing until the test
+    # closes the connection: the open stays in progress for as long as the test wants.
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    conns, asked = [], threading.Event()
+
+    def serve():
+        c, _ = srv.accept()
+        conns.append(c)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += c.recv(4096)
+        asked.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    failed = []
+
+    def slow_client():
+        try:
+            list(daemon.client.scan(f"http://127.0.0.1:{srv.getsockname()[1]}/big.vortex"))
+        except onecopy.OnecopyError as e:
+            failed.append(e)
+
+    t = threading.Thread(target=slow_client)
+    t.start()
+    try:
+        assert asked.wait(10)
+        s = daemon.client.status()  # answered while the other client's open is waiting
+        conns[0].setblocking(False)
+        with pytest.raises(BlockingIOError):  # not closed: the daemon still waits for an answer
+            conns[0].recv(1, socket.MSG_PEEK)
+        assert t.is_alive()
+        assert s["active_scans"] == 0
+    finally:
+        for c in conns:
+            c.close()
+        srv.close()
+        t.join(30)
+    assert failed  # the server hung up, so the open failed, and only that client saw it
+    assert daemon.proc.poll() is None
