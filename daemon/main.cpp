@@ -390,11 +390,25 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
     case fbs::Body::Open: {
       const auto* o = m.body_as_Open();
       OC_EXPECT(o->uri(), protocol, "Open without a uri");
+      if (c.files.size() + c.opening >= cfg_.daemon_client_max_open_files) {
+        send_error(c, o->request(),
+                   Error(Errc::invalid, fmt::format("this connection has {} files open, the limit "
+                                                    "(daemon_client_max_open_files)",
+                                                    c.files.size() + c.opening)));
+        return {};
+      }
       open_async(c, o->request(), o->uri()->str());
       return {};
     }
     case fbs::Body::Scan: {
       const auto* s = m.body_as_Scan();
+      if (c.scans.size() >= cfg_.daemon_client_max_scans) {
+        send_error(c, s->request(),
+                   Error(Errc::invalid, fmt::format("this connection has {} scans active, the "
+                                                    "limit (daemon_client_max_scans)",
+                                                    c.scans.size())));
+        return {};
+      }
       auto f = c.files.find(s->file());
       if (f == c.files.end()) {
         send_error(c, s->request(), Error(Errc::invalid, fmt::format("no open file {}", s->file())));
@@ -593,6 +607,8 @@ void Server::reload() {
   cfg_.daemon_max_clients = fresh->daemon_max_clients;
   cfg_.daemon_client_max_batches_in_flight = fresh->daemon_client_max_batches_in_flight;
   cfg_.daemon_client_max_bytes_in_flight = fresh->daemon_client_max_bytes_in_flight;
+  cfg_.daemon_client_max_open_files = fresh->daemon_client_max_open_files;
+  cfg_.daemon_client_max_scans = fresh->daemon_client_max_scans;
   cfg_.daemon_allowed_uids = fresh->daemon_allowed_uids;
   cfg_.daemon_allowed_gids = fresh->daemon_allowed_gids;
   (void)log::init(cfg_.log_level);

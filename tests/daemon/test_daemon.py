@@ -95,6 +95,43 @@ def _frame(body: bytes, version=1) -> bytes:
     return struct.pack("<II", version, len(body)) + body
 
 
+SCHEMA = ROOT / "daemon" / "protocol.fbs"
+
+
+def _encode(tmp: Path, body_type: str, body: dict) -> bytes:
+    """One frame of the protocol, built by flatc (the build's own FlatBuffers compiler) from JSON."""
+    src = tmp / "msg.json"
+    src.write_text(json.dumps({"body_type": body_type, "body": body}))
+    subprocess.run(["flatc", "-b", "-o", str(tmp), str(SCHEMA), str(src)], check=True)
+    return _frame((tmp / "msg.bin").read_bytes())
+
+
+def _decode(tmp: Path, frame: bytes) -> dict:
+    (tmp / "reply.bin").write_bytes(frame[8:])
+    subprocess.run(["flatc", "--json", "--strict-json", "--raw-binary", "-o", str(tmp), str(SCHEMA),
+                    "--", str(tmp / "reply.bin")], check=True)
+    return json.loads((tmp / "reply.json").read_text())
+
+
+class RawClient:
+    """One connection speaking the protocol by hand, so that a test can send what it likes."""
+
+    def __init__(self, daemon, tmp: Path):
+        self.tmp = tmp
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.connect(daemon.sock)
+        self.sock.settimeout(10)
+        assert self.ask("Hello", {"version": 1, "client": "test"}, "HelloReply")
+
+    def ask(self, body_type: str, body: dict, want: str) -> dict:
+        """Sends a message; returns the body of the first reply of type @want or Error."""
+        self.sock.send(_encode(self.tmp, body_type, body))
+        while True:
+            m = _decode(self.tmp, self.sock.recv(1 << 20))  # a Batch's fd is dropped by the kernel
+            if m["body_type"] in (want, "Error"):
+                return m
+
+
 def test_ready_and_status(daemon):
     assert "READY=1" in daemon.ready
     s = daemon.client.status()
@@ -353,3 +390,27 @@ def test_slow_open_does_not_stall_other_clients(daemon):
         t.join(30)
     assert failed  # the server hung up, so the open failed, and only that client saw it
     assert daemon.proc.poll() is None
+
+
+def test_client_limits_on_open_files_and_scans(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_client_max_open_files = 2\ndaemon_client_max_scans = 1\n")
+    try:
+        c = RawClient(d, tmp_path)
+        uri = str(data_file[0])
+        files = [c.ask("Open", {"request": i, "uri": uri}, "Opened") for i in (1, 2)]
+        assert [f["body_type"] for f in files] == ["Opened", "Opened"]
+        third = c.ask("Open", {"request": 3, "uri": uri}, "Opened")
+        assert third["body_type"] == "Error" and third["body"]["request"] == 3
+        assert "daemon_client_max_open_files" in third["body"]["message"]
+
+        scan = {"request": 4, "file": files[0]["body"]["file"], "batch_rows": 1000}
+        assert c.ask("Scan", scan, "ScanBegin")["body_type"] == "ScanBegin"
+        second = c.ask("Scan", dict(scan, request=5), "ScanBegin")
+        assert second["body_type"] == "Error" and second["body"]["request"] == 5
+        assert "daemon_client_max_scans" in second["body"]["message"]
+
+        # Still connected and served.
+        assert c.ask("StatusRequest", {}, "StatusReply")["body"]["active_scans"] == 1
+        c.sock.close()
+    finally:
+        d.stop()
