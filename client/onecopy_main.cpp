@@ -252,7 +252,13 @@ int run_status(const std::vector<std::string>& args) {
             << "clients:           " << s.clients << "\n"
             << "active scans:      " << s.active_scans << "\n"
             << "batches in flight: " << s.batches_in_flight << "\n"
-            << "bytes delivered:   " << s.bytes_delivered << "\n"
+            << "bytes delivered:   " << s.bytes_delivered << " in " << s.batches_delivered
+            << " batches\n"
+            << "rate (last 10 s):  " << fmt::format("{:.3f}", s.gbps_10s) << " GB/s\n"
+            << "requests in flight: " << s.requests_in_flight << " (" << s.worker_threads
+            << " worker threads)\n"
+            << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
+            << s.bytes_copied << " bytes copied into slabs)\n"
             << "errors:            " << s.errors << "\n"
             << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes\n";
   return 0;

@@ -325,16 +325,25 @@ Result<Status> query_status(const std::string& socket) {
   s.errors = r->errors();
   s.pool_bytes = r->pool_bytes();
   s.pool_limit_bytes = r->pool_limit_bytes();
+  s.batches_delivered = r->batches_delivered();
+  s.gbps_10s = r->gbps_10s();
+  s.requests_in_flight = r->requests_in_flight();
+  s.bytes_copied = r->bytes_copied();
+  s.copies_per_byte = r->copies_per_byte();
+  s.worker_threads = r->worker_threads();
   return s;
 }
 
 std::string status_json(const Status& s) {
   return fmt::format(
       "{{\"version\": \"{}\", \"uptime_ms\": {}, \"clients\": {}, \"active_scans\": {}, "
-      "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"errors\": {}, \"pool_bytes\": {}, "
-      "\"pool_limit_bytes\": {}}}",
+      "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"batches_delivered\": {}, "
+      "\"gbps_10s\": {}, \"requests_in_flight\": {}, \"errors\": {}, \"bytes_copied\": {}, "
+      "\"copies_per_byte\": {}, \"pool_bytes\": {}, \"pool_limit_bytes\": {}, "
+      "\"worker_threads\": {}}}",
       s.version, s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight, s.bytes_delivered,
-      s.errors, s.pool_bytes, s.pool_limit_bytes);
+      s.batches_delivered, s.gbps_10s, s.requests_in_flight, s.errors, s.bytes_copied,
+      s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads);
 }
 
 Result<void> remote_scan(const std::string& socket, const std::string& uri,

@@ -31,7 +31,12 @@ struct Status {
   uint64_t errors = 0;
   uint64_t pool_bytes = 0;
   uint64_t pool_limit_bytes = 0;
-  std::string device;
+  uint64_t batches_delivered = 0;
+  double gbps_10s = 0;
+  uint64_t requests_in_flight = 0;
+  uint64_t bytes_copied = 0;
+  double copies_per_byte = 0;
+  uint32_t worker_threads = 0;
 };
 
 /// Connects to @p socket, says Hello and asks for Status.

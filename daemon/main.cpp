@@ -28,6 +28,7 @@
 #include "config/defaults.hpp"
 #include "config/log.hpp"
 #include "daemon/config.hpp"
+#include "daemon/rate.hpp"
 #include "daemon/slab.hpp"
 #include "daemon/wire.hpp"
 #include "daemon/workers.hpp"
@@ -136,7 +137,8 @@ class Server {
   int epoll_ = -1, listen_ = -1, signal_ = -1, watchdog_ = -1;
   std::map<int, std::unique_ptr<Client>> clients_;
   uint64_t next_id_ = 1, next_serial_ = 1;
-  uint64_t bytes_delivered_ = 0, errors_ = 0;
+  uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
+  RateWindow<10> delivered_rate_;
   std::vector<uint8_t> rbuf_;
   // Last: destroyed first, so its threads are joined while everything above still exists.
   // Started in setup(), after the signals are blocked, so that the threads inherit the mask.
@@ -380,10 +382,17 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
         leases += cl->leases.size();
       }
       const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+      const double gbps =
+          delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) /
+          1e9;
+      const double copies = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
+                                                   static_cast<double>(bytes_delivered_)
+                                             : 0.0;
       auto reply = fbs::CreateStatusReplyDirect(
           fbb, OC_VERSION, static_cast<uint64_t>(up.count()),
           static_cast<uint32_t>(clients_.size()), scans, leases, bytes_delivered_, errors_,
-          pool_bytes(), cfg_.daemon_pool_bytes);
+          pool_bytes(), cfg_.daemon_pool_bytes, batches_delivered_, gbps, workers_->pending(),
+          bytes_copied_, copies, static_cast<uint32_t>(workers_->size()));
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
       return send(c, fbb);
     }
@@ -527,6 +536,7 @@ void Server::decode_ahead(Client& c, const ScanPtr& s) {
 
 void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p) {
   s->decoding = false;
+  if (p.slab) bytes_copied_ += p.slab->copied;  // counted whether or not it is ever sent
   Client* c = find(fd, serial);
   if (!c || std::find(c->scans.begin(), c->scans.end(), s) == c->scans.end()) return;  // dropped
   if (!p.slab) s->finished = true;
@@ -548,7 +558,11 @@ Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab) {
   OC_TRY(send(c, fbb, slab.fd));
   c.leases[lease] = slab.bytes;
   c.bytes_in_flight += slab.bytes;
-  bytes_delivered_ += slab.bytes;
+  bytes_delivered_ += slab.copied;
+  batches_delivered_ += 1;
+  delivered_rate_.add(
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
+      slab.copied);
   s.rows += slab.rows;
   s.batches += 1;
   s.bytes += slab.bytes;

@@ -136,7 +136,9 @@ def test_ready_and_status(daemon):
     assert "READY=1" in daemon.ready
     s = daemon.client.status()
     for key in ("version", "uptime_ms", "clients", "active_scans", "batches_in_flight",
-                "bytes_delivered", "errors", "pool_bytes", "pool_limit_bytes"):
+                "bytes_delivered", "batches_delivered", "gbps_10s", "requests_in_flight", "errors",
+                "bytes_copied", "copies_per_byte", "pool_bytes", "pool_limit_bytes",
+                "worker_threads"):
         assert key in s, key
     assert s["clients"] == 1  # the status connection itself
     assert s["batches_in_flight"] == 0
@@ -383,6 +385,7 @@ def test_slow_open_does_not_stall_other_clients(daemon):
             conns[0].recv(1, socket.MSG_PEEK)
         assert t.is_alive()
         assert s["active_scans"] == 0
+        assert s["requests_in_flight"] == 1  # the open, on a worker
     finally:
         for c in conns:
             c.close()
@@ -412,5 +415,25 @@ def test_client_limits_on_open_files_and_scans(tmp_path, data_file):
         # Still connected and served.
         assert c.ask("StatusRequest", {}, "StatusReply")["body"]["active_scans"] == 1
         c.sock.close()
+    finally:
+        d.stop()
+
+
+def test_status_counts_deliveries_and_copies(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_worker_threads = 3\n")
+    try:
+        s = d.client.status()
+        assert s["worker_threads"] == 3
+        assert s["batches_delivered"] == 0 and s["copies_per_byte"] == 0
+        assert sum(1 for _ in d.client.scan(str(data_file[0]), batch_rows=5000)) == 10
+        s = d.client.status()
+        assert s["batches_delivered"] == 10
+        assert s["bytes_delivered"] > 50_000 * 8  # the id column alone
+        # A scan read to its end sends every slab it filled: each byte copied exactly once.
+        assert s["bytes_copied"] == s["bytes_delivered"]
+        assert s["copies_per_byte"] == 1.0
+        assert s["gbps_10s"] > 0
+        assert s["requests_in_flight"] == 0
+        assert s["pool_limit_bytes"] == 16 << 30
     finally:
         d.stop()
