@@ -45,6 +45,10 @@ struct Status {
 /// @return @p s as a JSON object.
 [[nodiscard]] std::string status_json(const Status& s);
 
+/// @return @p s in the Prometheus text exposition format (version 0.0.4): `onecopy_` names,
+/// counters ending in `_total`, each with its `# HELP` and `# TYPE` lines.
+[[nodiscard]] std::string status_prometheus(const Status& s);
+
 struct RemoteScanOptions {
   std::vector<std::string> columns;
   std::string filter;

@@ -4,6 +4,7 @@ malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify."""
 
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -437,3 +438,50 @@ def test_status_counts_deliveries_and_copies(tmp_path, data_file):
         assert s["pool_limit_bytes"] == 16 << 30
     finally:
         d.stop()
+
+
+METRIC_LINE = re.compile(r'^(onecopy_[a-z_]+)(\{[a-z_]+="[^"\\]*"\})? (-?[0-9.e+-]+)$')
+
+
+def _parse_prometheus(text: str) -> dict:
+    """A strict reader of the text exposition format onecopy writes: every sample follows its own
+    HELP and TYPE lines, counters end in _total."""
+    samples, types, helped = {}, {}, set()
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name, help_text = line[7:].split(" ", 1)
+            assert name.startswith("onecopy_") and help_text, line
+            helped.add(name)
+        elif line.startswith("# TYPE "):
+            name, kind = line[7:].split(" ")
+            assert kind in ("counter", "gauge"), line
+            assert name in helped, line
+            assert (kind == "counter") == name.endswith("_total"), line
+            types[name] = kind
+        else:
+            m = METRIC_LINE.match(line)
+            assert m, line
+            assert m.group(1) in types and m.group(1) not in samples, line
+            samples[m.group(1)] = (m.group(2), float(m.group(3)))
+    return samples
+
+
+def test_metrics_in_prometheus_format_match_status(daemon, data_file):
+    assert sum(1 for _ in daemon.client.scan(str(data_file[0]), batch_rows=10_000)) == 5
+    status = json.loads(subprocess.run([str(CLI), "status", "--json", "--socket", daemon.sock],
+                                       capture_output=True, text=True, check=True).stdout)
+    text = subprocess.run([str(CLI), "metrics", "--socket", daemon.sock], capture_output=True,
+                          text=True, check=True).stdout
+    m = _parse_prometheus(text)
+    assert m["onecopy_build_info"] == (f'{{version="{status["version"]}"}}', 1.0)
+    same = {"clients": "clients", "active_scans": "active_scans",
+            "batches_in_flight": "batches_in_flight", "delivered_bytes_total": "bytes_delivered",
+            "delivered_batches_total": "batches_delivered", "errors_total": "errors",
+            "copied_bytes_total": "bytes_copied", "copies_per_byte": "copies_per_byte",
+            "pool_bytes": "pool_bytes", "pool_limit_bytes": "pool_limit_bytes",
+            "requests_in_flight": "requests_in_flight", "worker_threads": "worker_threads"}
+    for metric, key in same.items():
+        assert m["onecopy_" + metric][1] == status[key], metric
+    assert m["onecopy_delivered_batches_total"][1] == 5
+    assert m["onecopy_uptime_seconds"][1] >= status["uptime_ms"] / 1000
+    assert m["onecopy_delivered_gigabytes_per_second"][1] > 0 and status["gbps_10s"] > 0
