@@ -11,7 +11,10 @@
 namespace oc::daemon {
 
 Slab::Slab(Slab&& o) noexcept
-    : fd(std::exchange(o.fd, -1)), bytes(o.bytes), copied(o.copied), rows(o.rows),
+    : fd(std::exchange(o.fd, -1)),
+      bytes(o.bytes),
+      copied(o.copied),
+      rows(o.rows),
       arrays(std::move(o.arrays)) {}
 
 Slab& Slab::operator=(Slab&& o) noexcept {

@@ -30,7 +30,7 @@ struct Slab {
   ~Slab();
 
   int fd = -1;
-  uint64_t bytes = 0;  ///< slab size
+  uint64_t bytes = 0;   ///< slab size
   uint64_t copied = 0;  ///< bytes memcpy'd into it (buffers, without alignment padding)
   uint64_t rows = 0;
   std::vector<SlabArray> arrays;
