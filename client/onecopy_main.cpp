@@ -13,6 +13,7 @@
 //   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
 //   onecopy defaults            every knob with its environment variable and default
 //   onecopy status [--json] [--socket PATH]
+//   onecopy metrics [--socket PATH]
 //                     onecopyd's version, uptime, clients, scans, bytes delivered, errors, pool
 //   onecopy version
 #include <cstdio>
@@ -48,6 +49,7 @@ int usage(const std::string& why) {
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
                "  onecopy defaults\n"
                "  onecopy status [--json] [--socket PATH]\n"
+               "  onecopy metrics [--socket PATH]\n"
                "  onecopy version\n";
   return kExitUsage;
 }
@@ -252,9 +254,31 @@ int run_status(const std::vector<std::string>& args) {
             << "clients:           " << s.clients << "\n"
             << "active scans:      " << s.active_scans << "\n"
             << "batches in flight: " << s.batches_in_flight << "\n"
-            << "bytes delivered:   " << s.bytes_delivered << "\n"
+            << "bytes delivered:   " << s.bytes_delivered << " in " << s.batches_delivered
+            << " batches\n"
+            << "rate (last 10 s):  " << fmt::format("{:.3f}", s.gbps_10s) << " GB/s\n"
+            << "requests in flight: " << s.requests_in_flight << " (" << s.worker_threads
+            << " worker threads)\n"
+            << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
+            << s.bytes_copied << " bytes copied into slabs)\n"
             << "errors:            " << s.errors << "\n"
             << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes\n";
+  return 0;
+}
+
+// onecopy metrics [--socket PATH]: onecopyd's status for Prometheus (text exposition format).
+int run_metrics(const std::vector<std::string>& args) {
+  std::string socket;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--socket" && i + 1 < args.size()) {
+      socket = args[++i];
+    } else {
+      return usage("metrics: unexpected argument " + args[i]);
+    }
+  }
+  auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket));
+  if (!r.ok()) return fail(r.error());
+  std::cout << oc::daemon::status_prometheus(*r);
   return 0;
 }
 
@@ -280,6 +304,7 @@ int main(int argc, char** argv) {
     if (cmd == "inspect") return run_inspect(args);
     if (cmd == "defaults") return run_defaults();
     if (cmd == "status") return run_status(args);
+    if (cmd == "metrics") return run_metrics(args);
     if (cmd == "ls") return oc::client::run_ls(args);
     if (cmd == "cp") return oc::client::run_cp(args);
     if (cmd == "version" || cmd == "--version") {

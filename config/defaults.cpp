@@ -213,6 +213,15 @@ constexpr std::array kKnobs{
     Knob{"daemon_watchdog_ms", "ONECOPY_DAEMON_WATCHDOG_MS", "0",
          "WATCHDOG=1 interval without systemd's WATCHDOG_USEC; 0 = half of WATCHDOG_USEC or off.",
          OC_NUMBER_KNOB(daemon_watchdog_ms, 0, 3'600'000, false)},
+    Knob{"daemon_worker_threads", "ONECOPY_DAEMON_WORKER_THREADS", "0",
+         "Threads onecopyd opens files and decodes batches on, off its epoll thread; 0 = cores.",
+         OC_NUMBER_KNOB(daemon_worker_threads, 0, 1024, false)},
+    Knob{"daemon_client_max_open_files", "ONECOPY_DAEMON_CLIENT_MAX_OPEN_FILES", "64",
+         "Files one connection may have open (or opening); another Open is an Error reply.",
+         OC_NUMBER_KNOB(daemon_client_max_open_files, 1, 65'536, false)},
+    Knob{"daemon_client_max_scans", "ONECOPY_DAEMON_CLIENT_MAX_SCANS", "16",
+         "Scans one connection may have active at once; another Scan is an Error reply.",
+         OC_NUMBER_KNOB(daemon_client_max_scans, 1, 65'536, false)},
 };
 
 #undef OC_NUMBER_KNOB

@@ -64,6 +64,9 @@ struct Defaults {
   std::string daemon_allowed_uids;
   std::string daemon_allowed_gids;
   uint32_t daemon_watchdog_ms;
+  uint32_t daemon_worker_threads;
+  uint32_t daemon_client_max_open_files;
+  uint32_t daemon_client_max_scans;
 };
 
 /// One row of the defaults table.

@@ -325,16 +325,63 @@ Result<Status> query_status(const std::string& socket) {
   s.errors = r->errors();
   s.pool_bytes = r->pool_bytes();
   s.pool_limit_bytes = r->pool_limit_bytes();
+  s.batches_delivered = r->batches_delivered();
+  s.gbps_10s = r->gbps_10s();
+  s.requests_in_flight = r->requests_in_flight();
+  s.bytes_copied = r->bytes_copied();
+  s.copies_per_byte = r->copies_per_byte();
+  s.worker_threads = r->worker_threads();
   return s;
 }
 
 std::string status_json(const Status& s) {
   return fmt::format(
       "{{\"version\": \"{}\", \"uptime_ms\": {}, \"clients\": {}, \"active_scans\": {}, "
-      "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"errors\": {}, \"pool_bytes\": {}, "
-      "\"pool_limit_bytes\": {}}}",
+      "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"batches_delivered\": {}, "
+      "\"gbps_10s\": {}, \"requests_in_flight\": {}, \"errors\": {}, \"bytes_copied\": {}, "
+      "\"copies_per_byte\": {}, \"pool_bytes\": {}, \"pool_limit_bytes\": {}, "
+      "\"worker_threads\": {}}}",
       s.version, s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight, s.bytes_delivered,
-      s.errors, s.pool_bytes, s.pool_limit_bytes);
+      s.batches_delivered, s.gbps_10s, s.requests_in_flight, s.errors, s.bytes_copied,
+      s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads);
+}
+
+std::string status_prometheus(const Status& s) {
+  std::string out;
+  auto metric = [&](std::string_view name, std::string_view type, std::string_view help,
+                    auto value) {
+    out += fmt::format("# HELP onecopy_{0} {1}\n# TYPE onecopy_{0} {2}\nonecopy_{0} {3}\n", name,
+                       help, type, value);
+  };
+  // Labels carry the version, as Prometheus' own *_build_info metrics do.
+  out += fmt::format(
+      "# HELP onecopy_build_info onecopyd's version.\n# TYPE onecopy_build_info gauge\n"
+      "onecopy_build_info{{version=\"{}\"}} 1\n",
+      s.version);
+  metric("uptime_seconds", "gauge", "Seconds since onecopyd started.",
+         static_cast<double>(s.uptime_ms) / 1e3);
+  metric("clients", "gauge", "Connected clients.", s.clients);
+  metric("active_scans", "gauge", "Scans being served.", s.active_scans);
+  metric("batches_in_flight", "gauge", "Batches leased to clients, not yet released.",
+         s.batches_in_flight);
+  metric("delivered_bytes_total", "counter", "Arrow buffer bytes sent in batches.",
+         s.bytes_delivered);
+  metric("delivered_batches_total", "counter", "Batches sent.", s.batches_delivered);
+  metric("delivered_gigabytes_per_second", "gauge",
+         "Delivery rate over the last 10 s, in GB/s (1e9 bytes).", s.gbps_10s);
+  metric("requests_in_flight", "gauge", "Opens and decodes queued or running on the workers.",
+         s.requests_in_flight);
+  metric("errors_total", "counter", "Error replies, refused connections and disconnects.",
+         s.errors);
+  metric("copied_bytes_total", "counter", "Bytes copied into slabs, sent or not.",
+         s.bytes_copied);
+  metric("copies_per_byte", "gauge", "Bytes copied into slabs per byte delivered.",
+         s.copies_per_byte);
+  metric("pool_bytes", "gauge", "Slab bytes leased or decoded ahead.", s.pool_bytes);
+  metric("pool_limit_bytes", "gauge", "daemon_pool_bytes.", s.pool_limit_bytes);
+  metric("worker_threads", "gauge", "Threads that open files and decode batches.",
+         s.worker_threads);
+  return out;
 }
 
 Result<void> remote_scan(const std::string& socket, const std::string& uri,

@@ -31,7 +31,12 @@ struct Status {
   uint64_t errors = 0;
   uint64_t pool_bytes = 0;
   uint64_t pool_limit_bytes = 0;
-  std::string device;
+  uint64_t batches_delivered = 0;
+  double gbps_10s = 0;
+  uint64_t requests_in_flight = 0;
+  uint64_t bytes_copied = 0;
+  double copies_per_byte = 0;
+  uint32_t worker_threads = 0;
 };
 
 /// Connects to @p socket, says Hello and asks for Status.
@@ -39,6 +44,10 @@ struct Status {
 
 /// @return @p s as a JSON object.
 [[nodiscard]] std::string status_json(const Status& s);
+
+/// @return @p s in the Prometheus text exposition format (version 0.0.4): `onecopy_` names,
+/// counters ending in `_total`, each with its `# HELP` and `# TYPE` lines.
+[[nodiscard]] std::string status_prometheus(const Status& s);
 
 struct RemoteScanOptions {
   std::vector<std::string> columns;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // onecopyd: serves Vortex scans to local clients over a SOCK_SEQPACKET Unix socket
-// (daemon/PROTOCOL.md). One thread, one epoll loop: accepts, reads requests, and produces at most
-// one batch per client per turn so that one large scan does not starve the others.
+// (daemon/PROTOCOL.md). One epoll thread accepts, reads requests and sends replies; opening files
+// and decoding batches into slabs run on a worker pool (daemon/workers.hpp), so a slow open or
+// decode never holds up another client's requests.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/epoll.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,12 +13,14 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +28,12 @@
 #include "config/defaults.hpp"
 #include "config/log.hpp"
 #include "daemon/config.hpp"
+#include "daemon/rate.hpp"
+#include "daemon/slab.hpp"
 #include "daemon/wire.hpp"
+#include "daemon/workers.hpp"
 #include "format/arrow_export.hpp"
+#include "format/reader.hpp"
 #include "onecopy_build_config.h"
 
 namespace oc::daemon {
@@ -64,17 +70,34 @@ bool id_allowed(const std::string& list, uint32_t id) {
   return false;
 }
 
+// What one decode job produced for a scan: a filled slab, or the scan's end (no slab, no
+// error), or its error.
+struct Produced {
+  std::optional<Slab> slab;
+  std::optional<Error> error;
+};
+
 struct ActiveScan {
   uint64_t id = 0;
+  std::shared_ptr<format::VortexFile> file;
+  // Only the one decode job in flight touches the scan; the loop never does.
   std::unique_ptr<format::Scan> scan;
+  std::deque<Produced> ready;  // decoded ahead, in scan order
+  uint64_t ready_bytes = 0;
+  bool decoding = false;
+  bool finished = false;  // its end or error is in `ready`
   uint64_t rows = 0, batches = 0, bytes = 0;
 };
+// Shared with a running decode job, so that Cancel or a disconnect may drop it at any time.
+using ScanPtr = std::shared_ptr<ActiveScan>;
 
 struct Client {
   int fd = -1;
+  uint64_t serial = 0;  // tells a completion whether its client is still this fd's
   ucred cred{};
   std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
-  std::deque<ActiveScan> scans;
+  uint32_t opening = 0;  // Opens running on a worker
+  std::deque<ScanPtr> scans;  // served in order, the front one only
   std::map<uint64_t, uint64_t> leases;  // lease -> slab bytes
   uint64_t bytes_in_flight = 0;
   bool said_hello = false;
@@ -97,10 +120,15 @@ class Server {
   Result<void> send(Client& c, flatbuffers::FlatBufferBuilder& fbb, int fd = -1);
   void send_error(Client& c, uint64_t request, const Error& e);
   void disconnect(int fd, const std::string& why);
-  bool pump(Client& c);  // produces one batch; true when the client has more to do now
-  Result<void> send_batch(Client& c, ActiveScan& s, const format::ColumnPtr& batch);
+  Client* find(int fd, uint64_t serial);
+  void open_async(Client& c, uint64_t request, std::string uri);
+  void decode_ahead(Client& c, const ScanPtr& s);
+  void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p);
+  bool service(Client& c);  // sends what is ready, schedules decodes; false: client gone
+  Result<void> send_batch(Client& c, ActiveScan& s, const Slab& slab);
   void reload();
-  uint64_t pool_bytes() const;
+  uint64_t leased_bytes() const;
+  uint64_t pool_bytes() const;  // leased, plus decoded ahead and not yet sent
 
   Defaults cfg_;
   std::string config_path_;
@@ -108,15 +136,32 @@ class Server {
   Clock::time_point started_;
   int epoll_ = -1, listen_ = -1, signal_ = -1, watchdog_ = -1;
   std::map<int, std::unique_ptr<Client>> clients_;
-  uint64_t next_id_ = 1;
-  uint64_t bytes_delivered_ = 0, errors_ = 0;
+  uint64_t next_id_ = 1, next_serial_ = 1;
+  uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
+  RateWindow<10> delivered_rate_;
   std::vector<uint8_t> rbuf_;
+  // Last: destroyed first, so its threads are joined while everything above still exists.
+  // Started in setup(), after the signals are blocked, so that the threads inherit the mask.
+  std::unique_ptr<Workers> workers_;
 };
 
-uint64_t Server::pool_bytes() const {
+uint64_t Server::leased_bytes() const {
   uint64_t total = 0;
   for (const auto& [fd, c] : clients_) total += c->bytes_in_flight;
   return total;
+}
+
+uint64_t Server::pool_bytes() const {
+  uint64_t total = leased_bytes();
+  for (const auto& [fd, c] : clients_) {
+    for (const auto& s : c->scans) total += s->ready_bytes;
+  }
+  return total;
+}
+
+Client* Server::find(int fd, uint64_t serial) {
+  auto it = clients_.find(fd);
+  return it != clients_.end() && it->second->serial == serial ? it->second.get() : nullptr;
 }
 
 Result<void> Server::listen_socket() {
@@ -162,12 +207,15 @@ Result<void> Server::setup() {
   ::sigprocmask(SIG_BLOCK, &mask, nullptr);
   ::signal(SIGPIPE, SIG_IGN);
   signal_ = ::signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  workers_ = std::make_unique<Workers>(cfg_.daemon_worker_threads);
   epoll_event ev{};
   ev.events = EPOLLIN;
   ev.data.fd = listen_;
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, listen_, &ev);
   ev.data.fd = signal_;
   ::epoll_ctl(epoll_, EPOLL_CTL_ADD, signal_, &ev);
+  ev.data.fd = workers_->event_fd();
+  ::epoll_ctl(epoll_, EPOLL_CTL_ADD, workers_->event_fd(), &ev);
 
   uint64_t watchdog_us = uint64_t{cfg_.daemon_watchdog_ms} * 1000;
   if (const char* w = std::getenv("WATCHDOG_USEC")) {
@@ -213,6 +261,7 @@ void Server::accept_clients() {
     auto c = std::make_unique<Client>();
     c->fd = fd;
     c->cred = cred;
+    c->serial = next_serial_++;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP;
     ev.data.fd = fd;
@@ -333,30 +382,42 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
         leases += cl->leases.size();
       }
       const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+      const double gbps =
+          delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) /
+          1e9;
+      const double copies = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
+                                                   static_cast<double>(bytes_delivered_)
+                                             : 0.0;
       auto reply = fbs::CreateStatusReplyDirect(
           fbb, OC_VERSION, static_cast<uint64_t>(up.count()),
           static_cast<uint32_t>(clients_.size()), scans, leases, bytes_delivered_, errors_,
-          pool_bytes(), cfg_.daemon_pool_bytes);
+          pool_bytes(), cfg_.daemon_pool_bytes, batches_delivered_, gbps, workers_->pending(),
+          bytes_copied_, copies, static_cast<uint32_t>(workers_->size()));
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
       return send(c, fbb);
     }
     case fbs::Body::Open: {
       const auto* o = m.body_as_Open();
       OC_EXPECT(o->uri(), protocol, "Open without a uri");
-      auto file = client::open_uri(o->uri()->string_view());
-      if (!file.ok()) {
-        send_error(c, o->request(), file.error());
+      if (c.files.size() + c.opening >= cfg_.daemon_client_max_open_files) {
+        send_error(c, o->request(),
+                   Error(Errc::invalid, fmt::format("this connection has {} files open, the limit "
+                                                    "(daemon_client_max_open_files)",
+                                                    c.files.size() + c.opening)));
         return {};
       }
-      const uint64_t id = next_id_++;
-      const uint64_t rows = (*file)->row_count();
-      c.files[id] = std::move(*file);
-      auto reply = fbs::CreateOpened(fbb, o->request(), id, rows);
-      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened, reply.Union()));
-      return send(c, fbb);
+      open_async(c, o->request(), o->uri()->str());
+      return {};
     }
     case fbs::Body::Scan: {
       const auto* s = m.body_as_Scan();
+      if (c.scans.size() >= cfg_.daemon_client_max_scans) {
+        send_error(c, s->request(),
+                   Error(Errc::invalid, fmt::format("this connection has {} scans active, the "
+                                                    "limit (daemon_client_max_scans)",
+                                                    c.scans.size())));
+        return {};
+      }
       auto f = c.files.find(s->file());
       if (f == c.files.end()) {
         send_error(c, s->request(), Error(Errc::invalid, fmt::format("no open file {}", s->file())));
@@ -388,10 +449,11 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       };
       walk(walk, schema);
       schema.release(&schema);
-      ActiveScan as;
-      as.id = next_id_++;
-      as.scan = std::move(*scan);
-      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as.id, &nodes);
+      auto as = std::make_shared<ActiveScan>();
+      as->id = next_id_++;
+      as->file = f->second;
+      as->scan = std::move(*scan);
+      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as->id, &nodes);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanBegin, reply.Union()));
       c.scans.push_back(std::move(as));
       return send(c, fbb);
@@ -406,7 +468,7 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
     }
     case fbs::Body::Cancel: {
       const uint64_t id = m.body_as_Cancel()->scan();
-      std::erase_if(c.scans, [&](const ActiveScan& s) { return s.id == id; });
+      std::erase_if(c.scans, [&](const ScanPtr& s) { return s->id == id; });
       return {};
     }
     default:
@@ -415,116 +477,135 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
   }
 }
 
-// Copies every buffer of @p batch into one sealed memfd and sends it with a Batch message.
-Result<void> Server::send_batch(Client& c, ActiveScan& s, const format::ColumnPtr& batch) {
-  struct Node {
-    const format::Column* col;
-    std::vector<std::pair<uint64_t, const format::Buffer*>> bufs;  // slab offset, buffer
-    bool has_validity_slot;
-  };
-  std::vector<Node> nodes;
-  uint64_t size = 0;
-  auto place = [&](const format::Buffer& b) {
-    size = (size + 63) & ~uint64_t{63};
-    const uint64_t at = size;
-    size += b.size();
-    return at;
-  };
-  auto walk = [&](auto& self, const format::Column& col) -> void {
-    Node n{&col, {}, col.dtype->storage().kind != format::TypeKind::null};
-    if (n.has_validity_slot) {
-      n.bufs.emplace_back(col.validity.empty() ? 0 : place(col.validity), &col.validity);
-      for (const auto& b : col.buffers) n.bufs.emplace_back(place(b), &b);
-    }
-    nodes.push_back(std::move(n));
-    for (const auto& child : col.children) self(self, *child);
-  };
-  walk(walk, *batch);
+// Opening may wait on the network (S3, HTTP), so it runs on a worker; Opened is sent from the
+// loop when it is done.
+void Server::open_async(Client& c, uint64_t request, std::string uri) {
+  ++c.opening;
+  workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri)] {
+    auto file = std::make_shared<Result<std::shared_ptr<format::VortexFile>>>(
+        client::open_uri(uri));
+    return Workers::Completion([this, fd, serial, request, file] {
+      Client* c = find(fd, serial);
+      if (!c) return;
+      --c->opening;
+      if (!file->ok()) {
+        send_error(*c, request, file->error());
+        return;
+      }
+      const uint64_t id = next_id_++;
+      const uint64_t rows = (**file)->row_count();
+      c->files[id] = std::move(**file);
+      flatbuffers::FlatBufferBuilder fbb;
+      auto reply = fbs::CreateOpened(fbb, request, id, rows);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened, reply.Union()));
+      if (auto r = send(*c, fbb); !r.ok()) disconnect(fd, r.error().to_string());
+    });
+  });
+}
 
-  int fd = ::memfd_create("onecopy-slab", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-  if (fd < 0) return Error(Errc::io, "memfd_create", __FILE__, __LINE__, errno);
-  struct FdCloser {
-    int fd;
-    ~FdCloser() { ::close(fd); }
-  } closer{fd};
-  if (size > 0) {
-    if (::ftruncate(fd, static_cast<off_t>(size)) != 0) {
-      return Error(Errc::io, "ftruncate of a slab", __FILE__, __LINE__, errno);
-    }
-    void* base = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (base == MAP_FAILED) return Error(Errc::io, "mmap of a slab", __FILE__, __LINE__, errno);
-    for (const Node& n : nodes) {
-      for (const auto& [at, b] : n.bufs) {
-        if (!b->empty()) std::memcpy(static_cast<uint8_t*>(base) + at, b->data(), b->size());
+// Keeps up to daemon_client_max_batches_in_flight batches of the scan decoded ahead, one job at
+// a time (scan->next() is sequential), within the client's and the pool's byte limits; the
+// first batch always goes.
+void Server::decode_ahead(Client& c, const ScanPtr& s) {
+  if (s->decoding || s->finished || s->ready.size() >= cfg_.daemon_client_max_batches_in_flight) {
+    return;
+  }
+  if (!s->ready.empty() &&
+      (s->ready_bytes + c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
+       pool_bytes() >= cfg_.daemon_pool_bytes)) {
+    return;
+  }
+  s->decoding = true;
+  workers_->submit([this, fd = c.fd, serial = c.serial, s] {
+    auto p = std::make_shared<Produced>();
+    auto next = s->scan->next();
+    if (!next.ok()) {
+      p->error = std::move(next.error());
+    } else if (*next) {
+      auto slab = fill_slab(***next);
+      if (slab.ok()) {
+        p->slab = std::move(*slab);
+      } else {
+        p->error = std::move(slab.error());
       }
     }
-    ::munmap(base, size);
-  }
-  // Sealed: the client may map it read-only and trust that nobody changes or shrinks it.
-  ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+    return Workers::Completion(
+        [this, fd, serial, s, p] { on_decoded(fd, serial, s, std::move(*p)); });
+  });
+}
 
+void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p) {
+  s->decoding = false;
+  if (p.slab) bytes_copied_ += p.slab->copied;  // counted whether or not it is ever sent
+  Client* c = find(fd, serial);
+  if (!c || std::find(c->scans.begin(), c->scans.end(), s) == c->scans.end()) return;  // dropped
+  if (!p.slab) s->finished = true;
+  if (p.slab) s->ready_bytes += p.slab->bytes;
+  s->ready.push_back(std::move(p));
+}
+
+// Sends the Batch message for a slab a worker filled.
+Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
-  for (const Node& n : nodes) {
-    std::vector<fbs::BufferRef> refs;
-    for (size_t i = 0; i < n.bufs.size(); ++i) {
-      const auto& [at, b] = n.bufs[i];
-      const bool present = !(i == 0 && b->empty());
-      refs.emplace_back(at, b->size(), present);
-    }
-    const auto& col = *n.col;
-    const bool is_null = col.dtype->kind == format::TypeKind::null;
-    arrays.push_back(fbs::CreateArrayNodeDirect(
-        fbb, static_cast<int64_t>(col.length),
-        is_null ? static_cast<int64_t>(col.length) : col.null_count,
-        static_cast<int64_t>(col.offset), &refs, static_cast<uint32_t>(col.children.size())));
+  for (const SlabArray& a : slab.arrays) {
+    arrays.push_back(fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &a.buffers,
+                                                a.n_children));
   }
   const uint64_t lease = next_id_++;
-  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, batch->length, size, &arrays);
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
-  OC_TRY(send(c, fbb, fd));
-  c.leases[lease] = size;
-  c.bytes_in_flight += size;
-  bytes_delivered_ += size;
-  s.rows += batch->length;
+  OC_TRY(send(c, fbb, slab.fd));
+  c.leases[lease] = slab.bytes;
+  c.bytes_in_flight += slab.bytes;
+  bytes_delivered_ += slab.copied;
+  batches_delivered_ += 1;
+  delivered_rate_.add(
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
+      slab.copied);
+  s.rows += slab.rows;
   s.batches += 1;
-  s.bytes += size;
+  s.bytes += slab.bytes;
   return {};
 }
 
-bool Server::pump(Client& c) {
-  if (c.scans.empty()) return false;
-  if (!c.leases.empty() && (c.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
-                            c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
-                            pool_bytes() >= cfg_.daemon_pool_bytes)) {
-    return false;  // backpressure: wait for Release
-  }
-  ActiveScan& s = c.scans.front();
-  auto next = s.scan->next();
-  flatbuffers::FlatBufferBuilder fbb;
-  if (!next.ok()) {
-    send_error(c, s.id, next.error());
-    c.scans.pop_front();
-    return !c.scans.empty();
-  }
-  if (!*next) {
-    auto end = fbs::CreateScanEnd(fbb, s.id, s.rows, s.batches, s.bytes);
-    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanEnd, end.Union()));
-    c.scans.pop_front();
-    if (auto r = send(c, fbb); !r.ok()) {
-      disconnect(c.fd, r.error().to_string());
-      return false;
+bool Server::service(Client& c) {
+  while (!c.scans.empty()) {
+    const ScanPtr s = c.scans.front();
+    while (!s->ready.empty()) {
+      Produced& p = s->ready.front();
+      if (p.slab) {
+        if (!c.leases.empty() && (c.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
+                                  c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
+                                  leased_bytes() >= cfg_.daemon_pool_bytes)) {
+          break;  // backpressure: wait for Release
+        }
+        if (auto r = send_batch(c, *s, *p.slab); !r.ok()) {
+          disconnect(c.fd, r.error().to_string());
+          return false;
+        }
+        s->ready_bytes -= p.slab->bytes;
+        s->ready.pop_front();
+        continue;
+      }
+      c.scans.pop_front();
+      if (p.error) {
+        send_error(c, s->id, *p.error);
+        break;
+      }
+      flatbuffers::FlatBufferBuilder fbb;
+      auto end = fbs::CreateScanEnd(fbb, s->id, s->rows, s->batches, s->bytes);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanEnd, end.Union()));
+      if (auto r = send(c, fbb); !r.ok()) {
+        disconnect(c.fd, r.error().to_string());
+        return false;
+      }
+      break;
     }
-    return !c.scans.empty();
-  }
-  if (auto r = send_batch(c, s, **next); !r.ok()) {
-    if (r.error().code() == Errc::io && r.error().sys_errno() != 0 &&
-        r.error().message().starts_with("send")) {
-      disconnect(c.fd, r.error().to_string());
-      return false;
+    if (!c.scans.empty() && c.scans.front() == s) {
+      decode_ahead(c, s);
+      return true;
     }
-    send_error(c, s.id, r.error());
-    c.scans.pop_front();
   }
   return true;
 }
@@ -540,6 +621,8 @@ void Server::reload() {
   cfg_.daemon_max_clients = fresh->daemon_max_clients;
   cfg_.daemon_client_max_batches_in_flight = fresh->daemon_client_max_batches_in_flight;
   cfg_.daemon_client_max_bytes_in_flight = fresh->daemon_client_max_bytes_in_flight;
+  cfg_.daemon_client_max_open_files = fresh->daemon_client_max_open_files;
+  cfg_.daemon_client_max_scans = fresh->daemon_client_max_scans;
   cfg_.daemon_allowed_uids = fresh->daemon_allowed_uids;
   cfg_.daemon_allowed_gids = fresh->daemon_allowed_gids;
   (void)log::init(cfg_.log_level);
@@ -549,9 +632,8 @@ void Server::reload() {
 int Server::run() {
   sd_notify("READY=1\nSTATUS=serving on " + cfg_.daemon_socket);
   std::vector<epoll_event> events(64);
-  bool busy = false;
   while (true) {
-    const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), busy ? 0 : -1);
+    const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), -1);
     for (int i = 0; i < n; ++i) {
       const int fd = events[static_cast<size_t>(i)].data.fd;
       if (fd == listen_) {
@@ -575,16 +657,17 @@ int Server::run() {
         (void)::read(watchdog_, &ticks, sizeof(ticks));
         sd_notify(fmt::format("WATCHDOG=1\nSTATUS={} clients, {} bytes delivered",
                               clients_.size(), bytes_delivered_));
+      } else if (fd == workers_->event_fd()) {
+        workers_->drain();
       } else if (auto it = clients_.find(fd); it != clients_.end()) {
         on_readable(*it->second);
       }
     }
-    busy = false;
+    // Releases, completions and new scans all may let a client's scans go on.
     std::vector<int> fds;
     for (const auto& [fd, c] : clients_) fds.push_back(fd);
     for (int fd : fds) {
-      auto it = clients_.find(fd);
-      if (it != clients_.end() && pump(*it->second)) busy = true;
+      if (auto it = clients_.find(fd); it != clients_.end()) (void)service(*it->second);
     }
   }
 }

@@ -231,7 +231,8 @@ class Client:
 
     def status(self) -> dict:
         """version, uptime_ms, clients, active_scans, batches_in_flight, bytes_delivered,
-        errors, pool_bytes, pool_limit_bytes."""
+        batches_delivered, gbps_10s, requests_in_flight, errors, bytes_copied, copies_per_byte,
+        pool_bytes, pool_limit_bytes, worker_threads (daemon/protocol.fbs StatusReply)."""
         out = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
         _check(_lib.onecopy_daemon_status_json(self._sock(), ctypes.byref(out), err, _ERRLEN), err)

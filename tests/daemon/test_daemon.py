@@ -4,12 +4,14 @@ malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify."""
 
 import json
 import os
+import re
 import signal
 import socket
 import struct
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -94,11 +96,50 @@ def _frame(body: bytes, version=1) -> bytes:
     return struct.pack("<II", version, len(body)) + body
 
 
+SCHEMA = ROOT / "daemon" / "protocol.fbs"
+
+
+def _encode(tmp: Path, body_type: str, body: dict) -> bytes:
+    """One frame of the protocol, built by flatc (the build's own FlatBuffers compiler) from JSON."""
+    src = tmp / "msg.json"
+    src.write_text(json.dumps({"body_type": body_type, "body": body}))
+    subprocess.run(["flatc", "-b", "-o", str(tmp), str(SCHEMA), str(src)], check=True)
+    return _frame((tmp / "msg.bin").read_bytes())
+
+
+def _decode(tmp: Path, frame: bytes) -> dict:
+    (tmp / "reply.bin").write_bytes(frame[8:])
+    subprocess.run(["flatc", "--json", "--strict-json", "--raw-binary", "-o", str(tmp), str(SCHEMA),
+                    "--", str(tmp / "reply.bin")], check=True)
+    return json.loads((tmp / "reply.json").read_text())
+
+
+class RawClient:
+    """One connection speaking the protocol by hand, so that a test can send what it likes."""
+
+    def __init__(self, daemon, tmp: Path):
+        self.tmp = tmp
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.sock.connect(daemon.sock)
+        self.sock.settimeout(10)
+        assert self.ask("Hello", {"version": 1, "client": "test"}, "HelloReply")
+
+    def ask(self, body_type: str, body: dict, want: str) -> dict:
+        """Sends a message; returns the body of the first reply of type @want or Error."""
+        self.sock.send(_encode(self.tmp, body_type, body))
+        while True:
+            m = _decode(self.tmp, self.sock.recv(1 << 20))  # a Batch's fd is dropped by the kernel
+            if m["body_type"] in (want, "Error"):
+                return m
+
+
 def test_ready_and_status(daemon):
     assert "READY=1" in daemon.ready
     s = daemon.client.status()
     for key in ("version", "uptime_ms", "clients", "active_scans", "batches_in_flight",
-                "bytes_delivered", "errors", "pool_bytes", "pool_limit_bytes"):
+                "bytes_delivered", "batches_delivered", "gbps_10s", "requests_in_flight", "errors",
+                "bytes_copied", "copies_per_byte", "pool_bytes", "pool_limit_bytes",
+                "worker_threads"):
         assert key in s, key
     assert s["clients"] == 1  # the status connection itself
     assert s["batches_in_flight"] == 0
@@ -308,3 +349,139 @@ def test_abandoned_scan_is_cancelled(daemon, data_file):
     assert s["active_scans"] == 0
     assert s["batches_in_flight"] >= 1  # the batch still held keeps its lease
     del held
+
+
+def test_slow_open_does_not_stall_other_clients(daemon):
+    # A real HTTP server that reads the daemon's request and then answers nothing until the test
+    # closes the connection: the open stays in progress for as long as the test wants.
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    conns, asked = [], threading.Event()
+
+    def serve():
+        c, _ = srv.accept()
+        conns.append(c)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += c.recv(4096)
+        asked.set()
+
+    threading.Thread(target=serve, daemon=True).start()
+    failed = []
+
+    def slow_client():
+        try:
+            list(daemon.client.scan(f"http://127.0.0.1:{srv.getsockname()[1]}/big.vortex"))
+        except onecopy.OnecopyError as e:
+            failed.append(e)
+
+    t = threading.Thread(target=slow_client)
+    t.start()
+    try:
+        assert asked.wait(10)
+        s = daemon.client.status()  # answered while the other client's open is waiting
+        conns[0].setblocking(False)
+        with pytest.raises(BlockingIOError):  # not closed: the daemon still waits for an answer
+            conns[0].recv(1, socket.MSG_PEEK)
+        assert t.is_alive()
+        assert s["active_scans"] == 0
+        assert s["requests_in_flight"] == 1  # the open, on a worker
+    finally:
+        for c in conns:
+            c.close()
+        srv.close()
+        t.join(30)
+    assert failed  # the server hung up, so the open failed, and only that client saw it
+    assert daemon.proc.poll() is None
+
+
+def test_client_limits_on_open_files_and_scans(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_client_max_open_files = 2\ndaemon_client_max_scans = 1\n")
+    try:
+        c = RawClient(d, tmp_path)
+        uri = str(data_file[0])
+        files = [c.ask("Open", {"request": i, "uri": uri}, "Opened") for i in (1, 2)]
+        assert [f["body_type"] for f in files] == ["Opened", "Opened"]
+        third = c.ask("Open", {"request": 3, "uri": uri}, "Opened")
+        assert third["body_type"] == "Error" and third["body"]["request"] == 3
+        assert "daemon_client_max_open_files" in third["body"]["message"]
+
+        scan = {"request": 4, "file": files[0]["body"]["file"], "batch_rows": 1000}
+        assert c.ask("Scan", scan, "ScanBegin")["body_type"] == "ScanBegin"
+        second = c.ask("Scan", dict(scan, request=5), "ScanBegin")
+        assert second["body_type"] == "Error" and second["body"]["request"] == 5
+        assert "daemon_client_max_scans" in second["body"]["message"]
+
+        # Still connected and served.
+        assert c.ask("StatusRequest", {}, "StatusReply")["body"]["active_scans"] == 1
+        c.sock.close()
+    finally:
+        d.stop()
+
+
+def test_status_counts_deliveries_and_copies(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_worker_threads = 3\n")
+    try:
+        s = d.client.status()
+        assert s["worker_threads"] == 3
+        assert s["batches_delivered"] == 0 and s["copies_per_byte"] == 0
+        assert sum(1 for _ in d.client.scan(str(data_file[0]), batch_rows=5000)) == 10
+        s = d.client.status()
+        assert s["batches_delivered"] == 10
+        assert s["bytes_delivered"] > 50_000 * 8  # the id column alone
+        # A scan read to its end sends every slab it filled: each byte copied exactly once.
+        assert s["bytes_copied"] == s["bytes_delivered"]
+        assert s["copies_per_byte"] == 1.0
+        assert s["gbps_10s"] > 0
+        assert s["requests_in_flight"] == 0
+        assert s["pool_limit_bytes"] == 16 << 30
+    finally:
+        d.stop()
+
+
+METRIC_LINE = re.compile(r'^(onecopy_[a-z_]+)(\{[a-z_]+="[^"\\]*"\})? (-?[0-9.e+-]+)$')
+
+
+def _parse_prometheus(text: str) -> dict:
+    """A strict reader of the text exposition format onecopy writes: every sample follows its own
+    HELP and TYPE lines, counters end in _total."""
+    samples, types, helped = {}, {}, set()
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            name, help_text = line[7:].split(" ", 1)
+            assert name.startswith("onecopy_") and help_text, line
+            helped.add(name)
+        elif line.startswith("# TYPE "):
+            name, kind = line[7:].split(" ")
+            assert kind in ("counter", "gauge"), line
+            assert name in helped, line
+            assert (kind == "counter") == name.endswith("_total"), line
+            types[name] = kind
+        else:
+            m = METRIC_LINE.match(line)
+            assert m, line
+            assert m.group(1) in types and m.group(1) not in samples, line
+            samples[m.group(1)] = (m.group(2), float(m.group(3)))
+    return samples
+
+
+def test_metrics_in_prometheus_format_match_status(daemon, data_file):
+    assert sum(1 for _ in daemon.client.scan(str(data_file[0]), batch_rows=10_000)) == 5
+    status = json.loads(subprocess.run([str(CLI), "status", "--json", "--socket", daemon.sock],
+                                       capture_output=True, text=True, check=True).stdout)
+    text = subprocess.run([str(CLI), "metrics", "--socket", daemon.sock], capture_output=True,
+                          text=True, check=True).stdout
+    m = _parse_prometheus(text)
+    assert m["onecopy_build_info"] == (f'{{version="{status["version"]}"}}', 1.0)
+    same = {"clients": "clients", "active_scans": "active_scans",
+            "batches_in_flight": "batches_in_flight", "delivered_bytes_total": "bytes_delivered",
+            "delivered_batches_total": "batches_delivered", "errors_total": "errors",
+            "copied_bytes_total": "bytes_copied", "copies_per_byte": "copies_per_byte",
+            "pool_bytes": "pool_bytes", "pool_limit_bytes": "pool_limit_bytes",
+            "requests_in_flight": "requests_in_flight", "worker_threads": "worker_threads"}
+    for metric, key in same.items():
+        assert m["onecopy_" + metric][1] == status[key], metric
+    assert m["onecopy_delivered_batches_total"][1] == 5
+    assert m["onecopy_uptime_seconds"][1] >= status["uptime_ms"] / 1000
+    assert m["onecopy_delivered_gigabytes_per_second"][1] > 0 and status["gbps_10s"] > 0
