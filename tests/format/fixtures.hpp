@@ -86,4 +86,52 @@ inline std::vector<std::string> strings_of(const format::Column& c) {
   return out;
 }
 
+// A row rendered as text, recursively: equal text means equal logical values. Values of
+// fixed-width types print as their bytes.
+inline std::string row_text(const format::Column& c, uint64_t i) {
+  if (!c.is_valid(i)) return "null";
+  const DType& s = c.dtype->storage();
+  switch (s.kind) {
+    case format::TypeKind::null: return "null";
+    case format::TypeKind::boolean:
+      return format::bitmap_get(c.buffers[0].data(), c.offset + i) ? "t" : "f";
+    case format::TypeKind::utf8:
+    case format::TypeKind::binary: {
+      const int32_t* o = c.offsets();
+      return std::string(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
+                         static_cast<size_t>(o[i + 1] - o[i]));
+    }
+    case format::TypeKind::list: {
+      const int32_t* o = c.offsets();
+      std::string out = "[";
+      for (int32_t k = o[i]; k < o[i + 1]; ++k) out += row_text(*c.children[0], static_cast<uint64_t>(k)) + ",";
+      return out + "]";
+    }
+    case format::TypeKind::fixed_size_list: {
+      std::string out = "[";
+      for (uint32_t k = 0; k < s.list_size; ++k) {
+        out += row_text(*c.children[0], (c.offset + i) * s.list_size + k) + ",";
+      }
+      return out + "]";
+    }
+    case format::TypeKind::struct_: {
+      std::string out = "{";
+      for (const auto& f : c.children) out += row_text(*f, c.offset + i) + ",";
+      return out + "}";
+    }
+    default: {
+      const size_t w = format::fixed_width_of(s);
+      std::string out;
+      for (size_t k = 0; k < w; ++k) out += std::to_string(c.buffers[0].data()[(c.offset + i) * w + k]) + ".";
+      return out;
+    }
+  }
+}
+
+inline std::vector<std::string> rows_of(const format::Column& c) {
+  std::vector<std::string> out;
+  for (uint64_t i = 0; i < c.length; ++i) out.push_back(row_text(c, i));
+  return out;
+}
+
 }  // namespace oc::test

@@ -16,39 +16,6 @@ using namespace oc::test;
 
 namespace {
 
-// A row rendered as text, recursively: equal text means equal logical values.
-std::string row_text(const format::Column& c, uint64_t i) {
-  if (!c.is_valid(i)) return "null";
-  const format::DType& s = c.dtype->storage();
-  switch (s.kind) {
-    case format::TypeKind::boolean: return format::bitmap_get(c.buffers[0].data(), c.offset + i) ? "t" : "f";
-    case format::TypeKind::primitive: {
-      const size_t w = format::ptype_width(s.ptype);
-      std::string out;
-      for (size_t k = 0; k < w; ++k) out += std::to_string(c.buffers[0].data()[(c.offset + i) * w + k]) + ".";
-      return out;
-    }
-    case format::TypeKind::utf8:
-    case format::TypeKind::binary: {
-      const int32_t* o = c.offsets();
-      return std::string(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i], static_cast<size_t>(o[i + 1] - o[i]));
-    }
-    case format::TypeKind::list: {
-      const int32_t* o = c.offsets();
-      std::string out = "[";
-      for (int32_t k = o[i]; k < o[i + 1]; ++k) out += row_text(*c.children[0], static_cast<uint64_t>(k)) + ",";
-      return out + "]";
-    }
-    default: return "?";
-  }
-}
-
-std::vector<std::string> rows_of(const format::Column& c) {
-  std::vector<std::string> out;
-  for (uint64_t i = 0; i < c.length; ++i) out.push_back(row_text(c, i));
-  return out;
-}
-
 void collect_flats(const format::LayoutNode& l, std::vector<const format::LayoutNode*>& out) {
   if (l.encoding == "vortex.flat") out.push_back(&l);
   // Zoned: data only (not the zones table); dict: values only (the codes have another dtype).

@@ -29,6 +29,7 @@ import vortex as vx
 
 import corpus as corpus_mod
 import onecopy
+from test_interop import same
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
@@ -84,19 +85,7 @@ def tpch() -> dict[str, tuple[Path, pa.Table]]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Comparison (floats bit for bit, as test_interop does)
-
-
-def same(actual: pa.Array, expected: pa.Array) -> bool:
-    if actual.equals(expected):
-        return True
-    if not pa.types.is_floating(expected.type) or len(actual) != len(expected):
-        return False
-    valid = expected.is_valid()
-    if not actual.is_valid().equals(valid):
-        return False
-    width = {16: pa.uint16(), 32: pa.uint32(), 64: pa.uint64()}[expected.type.bit_width]
-    return actual.filter(valid).view(width).equals(expected.filter(valid).view(width))
+# Comparison (floats bit for bit: test_interop.same)
 
 
 def assert_tables_equal(got: pa.Table, exp: pa.Table, what: str):
