@@ -18,6 +18,7 @@
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "format/shard.hpp"
 #include "daemon/client.hpp"
 #include "onecopy_build_config.h"
 
@@ -132,6 +133,59 @@ OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, si
     return 0;
   });
 }
+
+namespace {
+
+// A malloc'd copy of @p values, for the caller to free with onecopy_free_units.
+uint64_t* malloc_copy(const std::vector<uint64_t>& values) {
+  auto* out = static_cast<uint64_t*>(std::malloc(std::max<size_t>(values.size(), 1) * 8));
+  if (out == nullptr) throw std::bad_alloc();
+  std::copy(values.begin(), values.end(), out);
+  return out;
+}
+
+}  // namespace
+
+OC_API int onecopy_file_units(const onecopy_file* file, uint64_t max_rows, uint64_t** out,
+                              size_t* n, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto units = oc::format::file_units(*file->file, 0,
+                                        max_rows ? max_rows : oc::defaults().shard_unit_rows);
+    if (!units.ok()) return report(units.error(), err, errlen);
+    std::vector<uint64_t> flat;
+    for (const auto& u : *units) flat.insert(flat.end(), {u.begin, u.end});
+    *out = malloc_copy(flat);
+    *n = units->size();
+    return 0;
+  });
+}
+
+OC_API int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t rank,
+                               uint32_t world_size, uint32_t worker, uint32_t num_workers,
+                               int shuffle, uint64_t seed, uint64_t epoch, uint64_t** out,
+                               size_t* n, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    const oc::format::ShardSpec spec{rank, world_size, worker, num_workers, shuffle != 0, seed,
+                                     epoch};
+    if (auto v = oc::format::validate(spec); !v.ok()) return report(v.error(), err, errlen);
+    std::vector<oc::format::Unit> all;
+    for (size_t i = 0; i < nunits; ++i) {
+      if (units[3 * i] > UINT32_MAX) {
+        return report(oc::Error(oc::Errc::invalid, "a unit's file index is over 2^32"), err,
+                      errlen);
+      }
+      all.push_back({static_cast<uint32_t>(units[3 * i]), units[3 * i + 1], units[3 * i + 2]});
+    }
+    std::vector<uint64_t> flat;
+    const auto mine = oc::format::shard_units(all, spec);
+    for (const auto& u : mine) flat.insert(flat.end(), {u.file, u.begin, u.end});
+    *out = malloc_copy(flat);
+    *n = mine.size();
+    return 0;
+  });
+}
+
+OC_API void onecopy_free_units(uint64_t* units) { std::free(units); }
 
 OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err,
                                       size_t errlen) {

@@ -64,6 +64,21 @@ int onecopy_take(const onecopy_file* file, const char* const* columns, size_t nc
                  const uint64_t* rows, size_t nrows, struct ArrowArrayStream* out, char* err,
                  size_t errlen);
 
+/* The file's units of work for sharded reading (format/shard.hpp): row ranges cut at chunk
+ * boundaries, none longer than `max_rows` (0: the shard_unit_rows knob). `*out` receives 2 * `*n`
+ * values, (begin, end) pairs in row order; free it with onecopy_free_units. */
+int onecopy_file_units(const onecopy_file* file, uint64_t max_rows, uint64_t** out, size_t* n,
+                       char* err, size_t errlen);
+
+/* The units that shard (rank, worker) of (world_size, num_workers) reads, in reading order
+ * (format/shard.hpp shard_units): `units` holds 3 * `nunits` values, (file, begin, end) triples;
+ * `*out` receives 3 * `*n` values the same way. With `shuffle` non-zero the units are dealt in
+ * an order drawn from (seed, epoch). Free `*out` with onecopy_free_units. */
+int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t rank, uint32_t world_size,
+                        uint32_t worker, uint32_t num_workers, int shuffle, uint64_t seed,
+                        uint64_t epoch, uint64_t** out, size_t* n, char* err, size_t errlen);
+void onecopy_free_units(uint64_t* units);
+
 /* A JSON report on the file (onecopy inspect --json). Free with onecopy_free_string. */
 int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen);
 void onecopy_free_string(char* s);

@@ -62,6 +62,17 @@ _lib.onecopy_take.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
     ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
 ]
+_lib.onecopy_file_units.argtypes = [
+    ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
+    ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_shard_units.argtypes = [
+    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+    ctypes.c_uint32, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
+    ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)), ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p,
+    ctypes.c_size_t,
+]
+_lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
 _lib.onecopy_version.restype = ctypes.c_char_p
@@ -196,6 +207,19 @@ class VortexFile:
         _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), scan._stream, err, _ERRLEN), err)
         return scan
 
+    def units(self, max_rows: int = 0) -> list[tuple[int, int]]:
+        """The file's units of work for sharded reading: (begin, end) row ranges in row order,
+        cut at chunk boundaries, none longer than `max_rows` (0: the shard_unit_rows knob)."""
+        out = ctypes.POINTER(ctypes.c_uint64)()
+        n = ctypes.c_size_t()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_file_units(self._handle, int(max_rows), ctypes.byref(out), ctypes.byref(n), err,
+                                       _ERRLEN), err)
+        try:
+            return [(out[2 * i], out[2 * i + 1]) for i in range(n.value)]
+        finally:
+            _lib.onecopy_free_units(out)
+
     def inspect(self) -> dict:
         """The dtype, layout tree, encodings, segments and zone maps, as a dict."""
         out = ctypes.c_void_p()
@@ -210,6 +234,25 @@ class VortexFile:
 def open(path) -> VortexFile:  # noqa: A001 - mirrors builtins.open / vortex.open
     """Opens a local Vortex file."""
     return VortexFile(path)
+
+
+def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size: int = 1, worker: int = 0,
+                num_workers: int = 1, shuffle: bool = False, seed: int = 0, epoch: int = 0) -> list[tuple[int, int, int]]:
+    """The (file, begin, end) units that shard (rank, worker) of (world_size, num_workers) reads,
+    in reading order: with `shuffle`, dealt in an order drawn from (seed, epoch). Over all ranks
+    and workers the shards partition `units` (format/shard.hpp)."""
+    flat = [int(v) for u in units for v in u]
+    arr = (ctypes.c_uint64 * max(len(flat), 1))(*flat)
+    out = ctypes.POINTER(ctypes.c_uint64)()
+    n = ctypes.c_size_t()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    _check(_lib.onecopy_shard_units(arr, len(units), int(rank), int(world_size), int(worker), int(num_workers),
+                                    1 if shuffle else 0, int(seed) & (2**64 - 1), int(epoch), ctypes.byref(out),
+                                    ctypes.byref(n), err, _ERRLEN), err)
+    try:
+        return [(out[3 * i], out[3 * i + 1], out[3 * i + 2]) for i in range(n.value)]
+    finally:
+        _lib.onecopy_free_units(out)
 
 
 def version() -> str:
