@@ -39,7 +39,14 @@ class Conn {
 
   /// Receives one frame into buf_ (and an SCM_RIGHTS fd, if any, into @p fd).
   Result<const fbs::Message*> recv(int* fd) {
-    buf_.resize(kMaxReply);
+    // Peek the packet's real length first (MSG_TRUNC on SOCK_SEQPACKET, Linux 3.4+): replies
+    // are small, and a buffer sized for the largest one would cost a 64 MiB clear per connection.
+    ssize_t len = ::recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+    if (len < 0) return Error(Errc::io, "recv from onecopyd failed", __FILE__, __LINE__, errno);
+    OC_EXPECT(len > 0, protocol, "onecopyd closed the connection");
+    OC_EXPECT(static_cast<size_t>(len) <= kMaxReply, protocol, "a {}-byte reply is over the {}-byte limit",
+              len, kMaxReply);
+    if (buf_.size() < static_cast<size_t>(len)) buf_.resize(static_cast<size_t>(len));
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
     iovec iov{buf_.data(), buf_.size()};
     msghdr mh{};

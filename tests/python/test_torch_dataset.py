@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""onecopy.torch against real PyTorch DataLoaders and vortex-data-written files: exactly once per
-epoch over ranks and workers, deterministic shuffles, exact resume with another worker count,
-mixing proportions, filter changes between epochs, token packing and equality with pyarrow."""
+"""onecopy.torch against real PyTorch DataLoaders and vortex-data-written files, read in-process
+and through a real onecopyd: exactly once per epoch over ranks and workers, deterministic
+shuffles, exact resume with another worker count, mixing proportions, filter changes between
+epochs, token packing and equality with pyarrow."""
 
-import collections
+import sys
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -14,6 +16,9 @@ import vortex as vx
 
 import onecopy
 import onecopy.torch as oct
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
+from test_daemon import Daemon  # noqa: E402
 
 SIZES = (4000, 2500, 3500)
 
@@ -42,12 +47,30 @@ def files(tmp_path_factory):
     return paths, pa.concat_tables(tables)
 
 
-def dataset(paths, **kw):
-    kw.setdefault("socket", False)
-    kw.setdefault("unit_rows", 300)
-    kw.setdefault("shuffle_units", 3)
-    kw.setdefault("batch_rows", 64)
-    return oct.Dataset(paths, **kw)
+@pytest.fixture(scope="module", params=["in-process", "daemon"])
+def mode(request, tmp_path_factory):
+    """The socket Datasets use: False reads in-process; a path, a real onecopyd's."""
+    if request.param == "in-process":
+        yield False
+        return
+    d = Daemon(tmp_path_factory.mktemp("daemon"))
+    yield d.sock
+    status = d.client.status()
+    d.stop()
+    assert status["errors"] == 0
+    assert status["batches_delivered"] > 0
+
+
+@pytest.fixture
+def dataset(mode):
+    """Builds Datasets that read the way `mode` says, with small units so that there are many."""
+    def build(paths, **kw):
+        kw.setdefault("socket", mode)
+        kw.setdefault("unit_rows", 300)
+        kw.setdefault("shuffle_units", 3)
+        kw.setdefault("batch_rows", 64)
+        return oct.Dataset(paths, **kw)
+    return build
 
 
 def ids_of(items):
@@ -58,7 +81,7 @@ def ids_of(items):
     return out
 
 
-def test_two_workers_and_ranks_read_every_row_exactly_once(files):
+def test_two_workers_and_ranks_read_every_row_exactly_once(files, dataset):
     paths, table = files
     everything = sorted(table["id"].to_pylist())
     for world in (1, 2, 3):
@@ -69,7 +92,7 @@ def test_two_workers_and_ranks_read_every_row_exactly_once(files):
         assert sorted(seen) == everything, f"world {world}"
 
 
-def test_shuffle_is_deterministic_per_seed_and_epoch(files):
+def test_shuffle_is_deterministic_per_seed_and_epoch(files, dataset):
     paths, _ = files
     run = lambda seed, epoch: ids_of(_epoch(dataset(paths, seed=seed), epoch))  # noqa: E731
     a = run(3, 0)
@@ -89,7 +112,7 @@ def _epoch(ds, epoch, workers=0):
 
 
 @pytest.mark.parametrize("before,after", [(2, 3), (2, 0), (0, 2), (3, 1)])
-def test_resume_mid_epoch_with_another_worker_count(files, before, after):
+def test_resume_mid_epoch_with_another_worker_count(files, before, after, dataset):
     paths, table = files
     ds = dataset(paths, seed=11, rank=1, world_size=2)
     full = ids_of(_epoch(dataset(paths, seed=11, rank=1, world_size=2), 4))
@@ -111,7 +134,7 @@ def test_resume_mid_epoch_with_another_worker_count(files, before, after):
     assert len(resumed.state_dict()["done"]) == len(resumed.groups())
 
 
-def test_resume_single_samples_in_process(files):
+def test_resume_single_samples_without_workers(files, dataset):
     paths, _ = files
     ds = dataset(paths, batch_rows=None, seed=2)
     ds.set_epoch(1)
@@ -125,7 +148,7 @@ def test_resume_single_samples_in_process(files):
     assert head + tail == [int(s["id"]) for s in ds]
 
 
-def test_state_dict_refuses_untracked_workers_and_changed_plans(files):
+def test_state_dict_refuses_untracked_workers_and_changed_plans(files, dataset):
     paths, _ = files
     ds = dataset(paths)
     for _ in torch.utils.data.DataLoader(ds, num_workers=2, batch_size=None):
@@ -137,7 +160,7 @@ def test_state_dict_refuses_untracked_workers_and_changed_plans(files):
         dataset(paths, filter="quality > 0.5").load_state_dict(state)
 
 
-def test_mixing_proportions(files):
+def test_mixing_proportions(files, dataset):
     paths, _ = files
     a = dataset(paths[:2], batch_rows=None, seed=1)
     b = dataset(paths[2:], batch_rows=None, seed=1)
@@ -153,7 +176,7 @@ def test_mixing_proportions(files):
     assert sorted(everything) == list(range(sum(SIZES)))
 
 
-def test_a_new_filter_or_columns_between_epochs(files):
+def test_a_new_filter_or_columns_between_epochs(files, dataset):
     paths, table = files
     ds = dataset(paths, seed=4)
     assert len(ids_of(_epoch(ds, 0))) == table.num_rows
@@ -169,7 +192,7 @@ def test_a_new_filter_or_columns_between_epochs(files):
         len(ds)
 
 
-def test_equals_pyarrow_and_len(files):
+def test_equals_pyarrow_and_len(files, dataset):
     paths, table = files
     ds = dataset(paths, batch_rows=None, shuffle=False)
     assert len(ds) == table.num_rows
@@ -191,7 +214,7 @@ def test_equals_pyarrow_and_len(files):
     assert first["tokens"][offsets[1]:offsets[2]].tolist() == table["tokens"][int(first["id"][1])].as_py()
 
 
-def test_packed_tokens_cut_across_samples_with_document_ids(files):
+def test_packed_tokens_cut_across_samples_with_document_ids(files, dataset):
     paths, table = files
     seq = 128
     packed = list(oct.PackedTokens(dataset(paths, batch_rows=None, shuffle=False), seq_len=seq))
