@@ -187,6 +187,40 @@ OC_API int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t ra
 
 OC_API void onecopy_free_units(uint64_t* units) { std::free(units); }
 
+namespace {
+
+// @p names joined, each ended by '\n', as a malloc'd C string.
+char* malloc_lines(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += n + "\n";
+  auto* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+OC_API int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto names = oc::client::expand_uri(pattern);
+    if (!names.ok()) return report(names.error(), err, errlen);
+    *out = malloc_lines(*names);
+    return 0;
+  });
+}
+
+OC_API int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
+                               size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto names =
+        oc::daemon::remote_list(oc::daemon::client_socket_path(socket ? socket : ""), pattern);
+    if (!names.ok()) return report(names.error(), err, errlen);
+    *out = malloc_lines(*names);
+    return 0;
+  });
+}
+
 OC_API int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows,
                                 uint64_t** out, size_t* n, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {

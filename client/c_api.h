@@ -97,6 +97,14 @@ int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* 
                         int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
                         char* err, size_t errlen);
 
+/* The files `pattern` names: an S3 prefix ending in '/' (its *.vortex objects), an s3:// or local
+ * glob, a local directory (its *.vortex files), or else the name itself (client/open_uri.hpp).
+ * `*out` is a string of names each ended by '\n'; free it with onecopy_free_string. The daemon
+ * variant lists with the daemon's credentials. */
+int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen);
+int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
+                        size_t errlen);
+
 /* The units of `uri` as the daemon computes them (onecopy_file_units for a file the daemon opens
  * with its own credentials); `*out` as onecopy_file_units, freed with onecopy_free_units. */
 int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows, uint64_t** out,

@@ -391,6 +391,26 @@ std::string status_prometheus(const Status& s) {
   return out;
 }
 
+Result<std::vector<std::string>> remote_list(const std::string& socket, const std::string& pattern) {
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  std::vector<std::string> uris;
+  while (true) {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(fbs::CreateMessage(
+        fbb, fbs::Body::List, fbs::CreateListDirect(fbb, 1, pattern.c_str(), uris.size()).Union()));
+    OC_TRY(conn->send(fbb));
+    OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+    const auto* listed = m->body_as_Listed();
+    OC_EXPECT(listed, protocol, "onecopyd did not answer List");
+    const size_t before = uris.size();
+    if (listed->uris()) {
+      for (const auto* u : *listed->uris()) uris.push_back(u->str());
+    }
+    if (!listed->more()) return uris;
+    OC_EXPECT(uris.size() > before, protocol, "onecopyd sent an empty Listed part with more to come");
+  }
+}
+
 Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::string& socket,
                                                                const std::string& uri,
                                                                uint64_t max_rows) {

@@ -56,6 +56,11 @@ struct RemoteScanOptions {
   std::optional<std::pair<uint64_t, uint64_t>> row_range;
 };
 
+/// The files @p pattern names (client/open_uri.hpp expand_uri), listed by the daemon at
+/// @p socket with its own credentials.
+[[nodiscard]] Result<std::vector<std::string>> remote_list(const std::string& socket,
+                                                           const std::string& pattern);
+
 /// The units of work of @p uri (format/shard.hpp file_units with @p max_rows), computed by the
 /// daemon at @p socket, which opens the file with its own credentials: (begin, end) pairs.
 [[nodiscard]] Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(

@@ -42,6 +42,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Names per Listed reply: well under the default Unix socket send buffer (about 208 KiB), which
+// bounds one SOCK_SEQPACKET packet.
+constexpr size_t kListPartBytes = 64 << 10;
+
 // ---- sd_notify, by hand: one datagram to $NOTIFY_SOCKET ----------------------------------------
 void sd_notify(const std::string& state) {
   const char* path = std::getenv("NOTIFY_SOCKET");
@@ -102,6 +106,9 @@ struct Client {
   std::map<uint64_t, uint64_t> leases;  // lease -> slab bytes
   uint64_t bytes_in_flight = 0;
   bool said_hello = false;
+  // The latest List expansion, served in parts as the client asks for them.
+  std::string listed_pattern;
+  std::vector<std::string> listed;
 };
 
 class Server {
@@ -123,6 +130,8 @@ class Server {
   void disconnect(int fd, const std::string& why);
   Client* find(int fd, uint64_t serial);
   void open_async(Client& c, uint64_t request, std::string uri, uint64_t unit_rows);
+  void list_async(Client& c, uint64_t request, std::string pattern);
+  Result<void> send_listed(Client& c, uint64_t request, uint64_t offset);
   void decode_ahead(Client& c, const ScanPtr& s);
   void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p);
   bool service(Client& c);  // sends what is ready, schedules decodes; false: client gone
@@ -410,6 +419,17 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       open_async(c, o->request(), o->uri()->str(), o->unit_rows());
       return {};
     }
+    case fbs::Body::List: {
+      const auto* l = m.body_as_List();
+      OC_EXPECT(l->pattern(), protocol, "List without a pattern");
+      if (l->offset() > 0 && l->pattern()->str() == c.listed_pattern) {
+        return send_listed(c, l->request(), l->offset());
+      }
+      OC_EXPECT(l->offset() == 0, protocol, "List offset {} of a pattern not listed before",
+                l->offset());
+      list_async(c, l->request(), l->pattern()->str());
+      return {};
+    }
     case fbs::Body::Scan: {
       const auto* s = m.body_as_Scan();
       if (c.scans.size() >= cfg_.daemon_client_max_scans) {
@@ -513,6 +533,39 @@ void Server::open_async(Client& c, uint64_t request, std::string uri, uint64_t u
       if (auto r = send(*c, fbb); !r.ok()) disconnect(fd, r.error().to_string());
     });
   });
+}
+
+// Listing an S3 prefix is network work, so it runs on a worker like Open.
+void Server::list_async(Client& c, uint64_t request, std::string pattern) {
+  workers_->submit([this, fd = c.fd, serial = c.serial, request, pattern] {
+    auto uris = std::make_shared<Result<std::vector<std::string>>>(client::expand_uri(pattern));
+    return Workers::Completion([this, fd, serial, request, pattern, uris] {
+      Client* c = find(fd, serial);
+      if (!c) return;
+      if (!uris->ok()) {
+        send_error(*c, request, uris->error());
+        return;
+      }
+      c->listed_pattern = pattern;
+      c->listed = std::move(**uris);
+      if (auto r = send_listed(*c, request, 0); !r.ok()) disconnect(fd, r.error().to_string());
+    });
+  });
+}
+
+Result<void> Server::send_listed(Client& c, uint64_t request, uint64_t offset) {
+  OC_EXPECT(offset <= c.listed.size(), protocol, "List offset {} is past the {} names", offset,
+            c.listed.size());
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+  size_t i = offset;
+  for (size_t bytes = 0; i < c.listed.size() && bytes < kListPartBytes; ++i) {
+    names.push_back(fbb.CreateString(c.listed[i]));
+    bytes += c.listed[i].size() + 8;
+  }
+  auto reply = fbs::CreateListed(fbb, request, fbb.CreateVector(names), i < c.listed.size());
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Listed, reply.Union()));
+  return send(c, fbb);
 }
 
 // Keeps up to daemon_client_max_batches_in_flight batches of the scan decoded ahead, one job at

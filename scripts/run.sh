@@ -6,8 +6,8 @@
 # DATASET is a directory, glob or file of Vortex files, or s3://bucket/prefix/ (with the usual
 # AWS_* variables; AWS_ENDPOINT_URL for S3-compatible stores). Without one it uses a sample
 # dataset (token sequences, a label and a quality score) written with vortex-data on first use.
-# onecopyd runs in the foreground of this script on a private socket and stops at the end; the
-# training process gets its batches from it and never sees the S3 credentials' use.
+# onecopyd runs in the foreground of this script on a private socket and stops at the end; it
+# lists, opens and decodes the files, and the training process gets its batches from it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/scripts/bootstrap.sh"
@@ -22,18 +22,8 @@ if [ -z "$dataset" ]; then
   fi
 fi
 
-urls=()
-if [[ $dataset == s3://* ]]; then
-  # The listing uses this shell's credentials; reading is the daemon's.
-  prefix=${dataset%/}/
-  bucket=${prefix#s3://}; bucket=${bucket%%/*}
-  while read -r size key; do
-    [[ $key == *.vortex ]] && urls+=("s3://$bucket/$key")
-  done < <("$BUILD_DIR/client/onecopy" ls "$prefix" --recursive)
-  [ ${#urls[@]} -gt 0 ] || { echo "no .vortex objects under $prefix" >&2; exit 1; }
-else
-  urls=("$dataset")
-fi
+# An S3 bucket or prefix means every .vortex object under it; the daemon lists and reads it.
+[[ $dataset == s3://* && $dataset != */ && $dataset != *.vortex ]] && dataset=$dataset/
 
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
   echo "GPU: $(nvidia-smi -L | head -n1); this version decodes on the CPU and delivers host memory"
@@ -60,7 +50,7 @@ for _ in $(seq 100); do
 done
 echo "onecopyd: pid $daemon, socket $sock"
 
-"$VENV/bin/python" "$ROOT/scripts/train_example.py" "${urls[@]}" --socket "$sock" "$@"
+"$VENV/bin/python" "$ROOT/scripts/train_example.py" "$dataset" --socket "$sock" "$@"
 echo
 echo "== onecopy status"
 "$BUILD_DIR/client/onecopy" status --socket "$sock"

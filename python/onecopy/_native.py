@@ -76,6 +76,10 @@ _lib.onecopy_daemon_units.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
     ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
 ]
+_lib.onecopy_expand.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_daemon_list.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+]
 _lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
@@ -240,6 +244,23 @@ def open(path) -> VortexFile:  # noqa: A001 - mirrors builtins.open / vortex.ope
     return VortexFile(path)
 
 
+def _lines(out: ctypes.c_void_p) -> list[str]:
+    try:
+        return ctypes.string_at(out.value).decode().splitlines()
+    finally:
+        _lib.onecopy_free_string(out)
+
+
+def expand(pattern: Union[str, os.PathLike]) -> list[str]:
+    """The files `pattern` names, sorted: an S3 prefix ending in '/' (its *.vortex objects), an
+    s3:// or local glob, a local directory (its *.vortex files), or else the name itself.
+    OnecopyError "not_found" when a prefix, glob or directory names none."""
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    _check(_lib.onecopy_expand(os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
+    return _lines(out)
+
+
 def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size: int = 1, worker: int = 0,
                 num_workers: int = 1, shuffle: bool = False, seed: int = 0, epoch: int = 0) -> list[tuple[int, int, int]]:
     """The (file, begin, end) units that shard (rank, worker) of (world_size, num_workers) reads,
@@ -287,6 +308,13 @@ class Client:
             return json.loads(ctypes.string_at(out.value).decode())
         finally:
             _lib.onecopy_free_string(out)
+
+    def list(self, pattern: str) -> list[str]:
+        """onecopy.expand(pattern), listed by the daemon with its own credentials."""
+        out = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_daemon_list(self._sock(), os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
+        return _lines(out)
 
     def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
         """VortexFile.units of `path`, computed by the daemon (which opens it with its own

@@ -26,10 +26,8 @@ samples a group already gave, whatever the new worker count.
 
 from __future__ import annotations
 
-import glob
 import multiprocessing
 import os
-from pathlib import Path
 from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
@@ -49,22 +47,14 @@ __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens"]
 POSITION_KEY = "__onecopy_position__"
 
 
-def _expand(urls: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]) -> list[str]:
-    """Local globs and directories (their *.vortex files) expand, sorted; URLs stay as given."""
+def _expand(urls, socket: Optional[str]) -> list[str]:
+    """Each pattern's files (onecopy.expand; listed by the daemon when there is one)."""
     items = [urls] if isinstance(urls, (str, os.PathLike)) else list(urls)
+    if not items:
+        raise ValueError("no dataset URLs given")
     out: list[str] = []
     for item in items:
-        s = os.fspath(item)
-        if "://" in s:
-            out.append(s)
-        elif os.path.isdir(s):
-            out.extend(sorted(str(p) for p in Path(s).glob("*.vortex")))
-        elif any(c in s for c in "*?["):
-            out.extend(sorted(glob.glob(s)))
-        else:
-            out.append(s)
-    if not out:
-        raise ValueError(f"no files match {urls!r}")
+        out.extend(Client(socket).list(os.fspath(item)) if socket else onecopy.expand(item))
     return out
 
 
@@ -173,7 +163,6 @@ class Dataset(torch.utils.data.IterableDataset):
                  socket: Union[str, None, bool] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8):
         super().__init__()
-        self.urls = _expand(urls)
         self.columns = list(columns) if columns is not None else None
         self.filter = str(filter) if filter is not None else None
         if batch_rows is not None and batch_rows < 1:
@@ -182,6 +171,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
         self.socket = _default_socket() if socket is None else (socket or None)
+        self.urls = _expand(urls, self.socket)
         self.rank, self.world_size = _world(rank, world_size)
         if unit_rows < 1 or shuffle_units < 1:
             raise ValueError("unit_rows and shuffle_units must be at least 1")

@@ -66,3 +66,22 @@ def test_units_from_the_daemon_and_its_errors(tmp_path, files):
         assert e.value.code in ("not_found", "io")
     finally:
         d.stop()
+
+
+def test_the_daemon_lists_patterns(tmp_path, files):
+    d = Daemon(tmp_path)
+    try:
+        root = str(files[0]).rsplit("/", 1)[0]
+        assert d.client.list(root) == onecopy.expand(root) == sorted(files)
+        assert d.client.list(root + "/p1*") == [files[1]]
+        with pytest.raises(onecopy.OnecopyError, match="no Vortex files match"):
+            d.client.list(root + "/zzz*")
+        # Thousands of names come back in several parts.
+        many = tmp_path / "many"
+        many.mkdir()
+        for i in range(3000):
+            (many / f"{'x' * 60}-{i:05d}.vortex").write_bytes(b"")
+        names = d.client.list(str(many))
+        assert len(names) == 3000 and names == sorted(names)
+    finally:
+        d.stop()

@@ -338,3 +338,30 @@ def test_swift_rejects_a_wrong_region(swift):
     out = onecopy("ls", f"s3://{bucket}/", env=env, ok=False)
     assert out.returncode == 1
     assert b"HTTP 400" in out.stderr or b"HTTP 403" in out.stderr
+
+
+def test_expand_s3_prefixes_and_globs(moto, tmp_path):
+    bucket, s3 = make_bucket(moto)
+    local = tmp_path / "t.vortex"
+    write_vortex(local)
+    for key in ("ds/b.vortex", "ds/a.vortex", "ds/sub/c.vortex", "ds/notes.txt", "other/d.vortex"):
+        s3.upload_file(str(local), bucket, key)
+    env = s3_env(moto, moto["S3_ENDPOINT"], bucket)
+    code = f"""
+import onecopy
+for p in ["s3://{bucket}/ds/", "s3://{bucket}/ds/*.vortex", "s3://{bucket}/*/?.vortex", "s3://{bucket}/ds/a.vortex"]:
+    print(",".join(u.rsplit("/{bucket}/", 1)[1] for u in onecopy.expand(p)))
+try:
+    onecopy.expand("s3://{bucket}/none/")
+except onecopy.OnecopyError as e:
+    print(e.code)
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "ds/a.vortex,ds/b.vortex,ds/sub/c.vortex",
+        "ds/a.vortex,ds/b.vortex,ds/sub/c.vortex",  # `*` crosses '/' in keys
+        "ds/a.vortex,ds/b.vortex,ds/sub/c.vortex,other/d.vortex",
+        "ds/a.vortex",
+        "not_found",
+    ]
