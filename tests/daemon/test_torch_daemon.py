@@ -2,6 +2,12 @@
 """onecopy.torch.Dataset served by a real onecopyd: the daemon plans the units and delivers every
 batch, and the samples equal an in-process read exactly."""
 
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -85,3 +91,32 @@ def test_the_daemon_lists_patterns(tmp_path, files):
         assert len(names) == 3000 and names == sorted(names)
     finally:
         d.stop()
+
+
+def _status_as(uid, sock):
+    """`onecopy status` run as another user (setpriv; these tests run as root)."""
+    cli = str(Path(onecopy.__file__).resolve().parents[2] / "build" / "client" / "onecopy")
+    cli = os.environ.get("ONECOPY_CLI", cli)
+    return subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", cli, "status",
+                           "--socket", sock], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+def test_another_user_is_refused_unless_allowed():
+    for allowed, served in (('"0"', False), ('"0,65534"', True)):
+        # pytest's own temporary directories are private to root; this one the other user reaches.
+        where = Path(tempfile.mkdtemp(prefix="onecopy-uid-", dir="/tmp"))
+        os.chmod(where, 0o755)
+        d = Daemon(where, config=f'daemon_allowed_uids = {allowed}\ndaemon_allowed_gids = ""\n')
+        try:
+            os.chmod(d.sock, 0o666)  # let the kernel connect it: SO_PEERCRED must refuse it
+            r = _status_as(65534, d.sock)
+            assert (r.returncode == 0) == served, r.stderr
+            if served:
+                assert "onecopyd" in r.stdout
+            else:
+                assert "uid 65534" in d.log.read_text() and "not allowed" in d.log.read_text()
+            assert d.client.status()["clients"] >= 1  # root is still served
+        finally:
+            d.stop()
+            shutil.rmtree(where, ignore_errors=True)
