@@ -13,8 +13,8 @@
 zero-copy. The C++ library is reached through its C API (libonecopy.so) with ctypes.
 """
 
-from onecopy._native import Client, OnecopyError, VortexFile, open, reload_settings, shard_units, version
+from onecopy._native import Client, OnecopyError, ScanCursor, VortexFile, open, reload_settings, shard_units, version
 from onecopy.expr import Expr, col, lit
 
-__all__ = ["Client", "Expr", "OnecopyError", "VortexFile", "col", "lit", "open", "reload_settings", "shard_units", "version"]
+__all__ = ["Client", "Expr", "OnecopyError", "ScanCursor", "VortexFile", "col", "lit", "open", "reload_settings", "shard_units", "version"]
 __version__ = version()
