@@ -228,9 +228,13 @@ OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char*
           row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
     }
     if (shard != nullptr) {
-      o.shard = oc::format::ShardSpec{shard->rank,    shard->world_size, shard->worker,
-                                      shard->num_workers, shard->shuffle != 0, shard->seed,
-                                      shard->epoch};
+      o.shard = oc::format::ShardSpec{.rank = shard->rank,
+                                      .world_size = shard->world_size,
+                                      .worker = shard->worker,
+                                      .num_workers = shard->num_workers,
+                                      .shuffle = shard->shuffle != 0,
+                                      .seed = shard->seed,
+                                      .epoch = shard->epoch};
       o.start = {shard->start_unit, shard->start_rows};
       o.unit_rows = shard->unit_rows;
     }
@@ -242,8 +246,7 @@ OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char*
   });
 }
 
-OC_API void onecopy_cursor_position(const onecopy_cursor* cursor, uint64_t* unit,
-                                    uint64_t* rows) {
+OC_API void onecopy_cursor_position(const onecopy_cursor* cursor, uint64_t* unit, uint64_t* rows) {
   const oc::format::UnitPosition p = cursor->cursor->position();
   *unit = p.unit;
   *rows = p.rows;

@@ -456,9 +456,8 @@ Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socke
             "onecopyd did not answer Scan");
   auto p = std::make_unique<StreamPrivate>();
   p->conn = conn;
-  p->cursor = std::make_shared<RemoteCursor>(begin->units(), options.shard
-                                                                  ? options.start
-                                                                  : format::UnitPosition{});
+  p->cursor = std::make_shared<RemoteCursor>(
+      begin->units(), options.shard ? options.start : format::UnitPosition{});
   p->scan = begin->scan();
   uint64_t expected = 1;
   for (const fbs::SchemaNode* n : *begin->schema()) {

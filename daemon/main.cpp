@@ -551,8 +551,8 @@ Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab,
                                                 a.n_children));
   }
   const uint64_t lease = next_id_++;
-  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays,
-                                    position.unit, position.rows);
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays, position.unit,
+                                    position.rows);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
   OC_TRY(send(c, fbb, slab.fd));
   c.leases[lease] = slab.bytes;

@@ -23,17 +23,21 @@ Result<PlannedScan> plan_scan(const fbs::Scan& request,
   }
   OC_EXPECT(!request.has_row_range(), invalid,
             "a sharded scan reads whole units; it takes no row range");
-  const format::ShardSpec spec{request.rank(),    request.world_size(), request.worker(),
-                               request.num_workers(), request.shuffle(), request.seed(),
-                               request.epoch()};
+  const format::ShardSpec spec{.rank = request.rank(),
+                               .world_size = request.world_size(),
+                               .worker = request.worker(),
+                               .num_workers = request.num_workers(),
+                               .shuffle = request.shuffle(),
+                               .seed = request.seed(),
+                               .epoch = request.epoch()};
   OC_TRY(format::validate(spec));
   const uint64_t unit_rows = request.unit_rows() ? request.unit_rows() : default_unit_rows;
   OC_ASSIGN_OR_RETURN(auto all, format::file_units(*file, 0, unit_rows));
   std::vector<format::Unit> mine = format::shard_units(all, spec);
   const uint64_t units = mine.size();
-  OC_ASSIGN_OR_RETURN(auto scan, format::scan_units(std::move(file), std::move(opts),
-                                                    std::move(mine),
-                                                    {request.start_unit(), request.start_rows()}));
+  OC_ASSIGN_OR_RETURN(auto scan,
+                      format::scan_units(std::move(file), std::move(opts), std::move(mine),
+                                         {request.start_unit(), request.start_rows()}));
   return PlannedScan{std::move(scan), units};
 }
 
