@@ -341,9 +341,9 @@ class Client:
         shard_unit_rows), in an order drawn from (seed, epoch) with `shuffle`, from `start`, a
         (unit, rows) position an earlier cursor reported. A sharded scan takes no row_range.
 
-        With `resume`, a lost daemon connection (an `io` error) does not end the scan: the cursor
-        reconnects with backoff for up to `reconnect_timeout` seconds and goes on from its
-        position, delivering each row once. An unsharded scan with `resume` runs as the sharded
+        With `resume`, a lost daemon connection (an `io` error, at the start or mid-scan) does not
+        end the scan: the cursor reconnects with backoff for up to `reconnect_timeout` seconds and
+        goes on from its position, delivering each row once. An unsharded scan with `resume` runs as the sharded
         scan of world 1 without shuffle: the same rows in the same order, with positions."""
         sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
                    or shuffle or start is not None or unit_rows != 0)
@@ -406,7 +406,12 @@ class ScanCursor:
         self.position = (shard.start_unit, shard.start_rows) if shard is not None else None
         self.units = 0
         self.reconnects = 0
-        self._connect()
+        try:
+            self._connect()
+        except OnecopyError as e:
+            if not (resume and e.code == "io"):
+                raise
+            self._reconnect(e)
 
     def _connect(self) -> None:
         import pyarrow as pa

@@ -563,6 +563,22 @@ def test_lost_daemon_without_resume_is_a_clear_io_error(tmp_path, data_file):
         d.stop()
 
 
+def test_resume_waits_for_a_daemon_that_is_not_up_yet(tmp_path, data_file):
+    sock = str(tmp_path / "later.sock")
+    (tmp_path / "d").mkdir()
+    started = []
+    starter = threading.Timer(0.5, lambda: started.append(Daemon(tmp_path / "d", sock=sock)))
+    starter.start()
+    try:
+        it = onecopy.Client(sock).scan(str(data_file[0]), columns=["id"], resume=True, reconnect_timeout=20)
+        assert it.reconnects == 1
+        assert sum(b.num_rows for b in it) == data_file[1].num_rows
+    finally:
+        starter.join()
+        for d in started:
+            d.stop()
+
+
 def test_resume_gives_up_after_the_timeout(tmp_path, data_file):
     d = Daemon(tmp_path)
     try:
@@ -620,7 +636,10 @@ def test_bad_shard_specs_are_error_replies(daemon, data_file):
     bad = c.ask("Scan", {"request": 2, "file": f, "sharded": True, "has_row_range": True, "row_end": 10}, "ScanBegin")
     assert bad["body_type"] == "Error" and bad["body"]["code"] == "invalid"
     assert "row range" in bad["body"]["message"]
-    ok = c.ask("Scan", {"request": 3, "file": f, "sharded": True, "world_size": 2, "rank": 1, "unit_rows": 10000,
+    worse = c.ask("Scan", {"request": 3, "file": f, "sharded": True, "worker": 2, "num_workers": 2}, "ScanBegin")
+    assert worse["body_type"] == "Error" and worse["body"]["request"] == 3
+    assert "worker 2 is not below num_workers 2" in worse["body"]["message"]
+    ok = c.ask("Scan", {"request": 4, "file": f, "sharded": True, "world_size": 2, "rank": 1, "unit_rows": 10000,
                         "batch_rows": 100000}, "ScanBegin")
     assert ok["body_type"] == "ScanBegin" and ok["body"]["units"] == 2
     while (m := _decode(c.tmp, c.sock.recv(1 << 20)))["body_type"] != "Batch":

@@ -2,7 +2,11 @@
 // Scan requests become scans: unsharded ones as before, sharded ones as the shard's units from
 // a start position, so that a request rebuilt from a Batch's position resumes without a gap.
 #include <catch2/catch.hpp>
-#include <numeric>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "daemon/scan_request.hpp"
 #include "tests/format/seed_files.hpp"
