@@ -28,6 +28,10 @@ struct onecopy_file {
   std::shared_ptr<oc::format::VortexFile> file;
 };
 
+struct onecopy_cursor {
+  std::shared_ptr<const oc::daemon::RemoteCursor> cursor;
+};
+
 namespace {
 
 int report(const oc::Error& e, char* err, size_t errlen) {
@@ -252,6 +256,15 @@ OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* 
                                size_t ncolumns, const char* filter, uint64_t batch_rows,
                                int64_t row_begin, int64_t row_end, ArrowArrayStream* out,
                                char* err, size_t errlen) {
+  return onecopy_daemon_scan2(socket, uri, columns, ncolumns, filter, batch_rows, row_begin,
+                              row_end, nullptr, out, nullptr, err, errlen);
+}
+
+OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
+                                size_t ncolumns, const char* filter, uint64_t batch_rows,
+                                int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
+                                ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                                size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::daemon::RemoteScanOptions o;
     for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
@@ -262,12 +275,41 @@ OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* 
           static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
           row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
     }
+    if (shard != nullptr) {
+      o.shard = oc::format::ShardSpec{.rank = shard->rank,
+                                      .world_size = shard->world_size,
+                                      .worker = shard->worker,
+                                      .num_workers = shard->num_workers,
+                                      .shuffle = shard->shuffle != 0,
+                                      .seed = shard->seed,
+                                      .epoch = shard->epoch};
+      o.start = {shard->start_unit, shard->start_rows};
+      o.unit_rows = shard->unit_rows;
+    }
     auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
                                      out);
     if (!r.ok()) return report(r.error(), err, errlen);
+    if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
     return 0;
   });
 }
+
+OC_API void onecopy_cursor_position(const onecopy_cursor* cursor, uint64_t* unit, uint64_t* rows) {
+  const oc::format::UnitPosition p = cursor->cursor->position();
+  *unit = p.unit;
+  *rows = p.rows;
+}
+
+OC_API uint64_t onecopy_cursor_units(const onecopy_cursor* cursor) {
+  return cursor->cursor->units();
+}
+
+OC_API int onecopy_cursor_error(const onecopy_cursor* cursor, char* err, size_t errlen) {
+  const auto e = cursor->cursor->error();
+  return e ? report(*e, err, errlen) : 0;
+}
+
+OC_API void onecopy_cursor_free(onecopy_cursor* cursor) { delete cursor; }
 
 OC_API int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {

@@ -29,6 +29,7 @@
 #include "config/log.hpp"
 #include "daemon/config.hpp"
 #include "daemon/rate.hpp"
+#include "daemon/scan_request.hpp"
 #include "daemon/slab.hpp"
 #include "daemon/wire.hpp"
 #include "daemon/workers.hpp"
@@ -80,6 +81,7 @@ bool id_allowed(const std::string& list, uint32_t id) {
 struct Produced {
   std::optional<Slab> slab;
   std::optional<Error> error;
+  format::UnitPosition position;  // a sharded scan's, just after this slab's batch
 };
 
 struct ActiveScan {
@@ -135,7 +137,8 @@ class Server {
   void decode_ahead(Client& c, const ScanPtr& s);
   void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p);
   bool service(Client& c);  // sends what is ready, schedules decodes; false: client gone
-  Result<void> send_batch(Client& c, ActiveScan& s, const Slab& slab);
+  Result<void> send_batch(Client& c, ActiveScan& s, const Slab& slab,
+                          const format::UnitPosition& position);
   void reload();
   uint64_t leased_bytes() const;
   uint64_t pool_bytes() const;  // leased, plus decoded ahead and not yet sent
@@ -444,20 +447,13 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
         send_error(c, s->request(), Error(Errc::invalid, fmt::format("no open file {}", s->file())));
         return {};
       }
-      format::ScanOptions opts;
-      if (s->columns()) {
-        for (const auto* col : *s->columns()) opts.columns.push_back(col->str());
-      }
-      if (s->filter()) opts.filter = s->filter()->str();
-      opts.batch_rows = s->batch_rows();
-      if (s->has_row_range()) opts.row_range = std::pair{s->row_begin(), s->row_end()};
-      auto scan = f->second->scan(opts);
-      if (!scan.ok()) {
-        send_error(c, s->request(), scan.error());
+      auto planned = plan_scan(*s, f->second, cfg_.shard_unit_rows);
+      if (!planned.ok()) {
+        send_error(c, s->request(), planned.error());
         return {};
       }
       ArrowSchema schema{};
-      auto er = format::export_schema(*(*scan)->dtype(), "", &schema);
+      auto er = format::export_schema(*planned->scan->dtype(), "", &schema);
       if (!er.ok()) {
         send_error(c, s->request(), er.error());
         return {};
@@ -473,8 +469,8 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       auto as = std::make_shared<ActiveScan>();
       as->id = next_id_++;
       as->file = f->second;
-      as->scan = std::move(*scan);
-      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as->id, &nodes);
+      as->scan = std::move(planned->scan);
+      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as->id, &nodes, planned->units);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanBegin, reply.Union()));
       c.scans.push_back(std::move(as));
       return send(c, fbb);
@@ -584,6 +580,7 @@ void Server::decode_ahead(Client& c, const ScanPtr& s) {
   workers_->submit([this, fd = c.fd, serial = c.serial, s] {
     auto p = std::make_shared<Produced>();
     auto next = s->scan->next();
+    p->position = position_after(*s->scan);
     if (!next.ok()) {
       p->error = std::move(next.error());
     } else if (*next) {
@@ -610,7 +607,8 @@ void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p) {
 }
 
 // Sends the Batch message for a slab a worker filled.
-Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab) {
+Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab,
+                                const format::UnitPosition& position) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
   for (const SlabArray& a : slab.arrays) {
@@ -618,7 +616,8 @@ Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab) {
                                                 a.n_children));
   }
   const uint64_t lease = next_id_++;
-  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays);
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays, position.unit,
+                                    position.rows);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
   OC_TRY(send(c, fbb, slab.fd));
   c.leases[lease] = slab.bytes;
@@ -645,7 +644,7 @@ bool Server::service(Client& c) {
                                   leased_bytes() >= cfg_.daemon_pool_bytes)) {
           break;  // backpressure: wait for Release
         }
-        if (auto r = send_batch(c, *s, *p.slab); !r.ok()) {
+        if (auto r = send_batch(c, *s, *p.slab, p.position); !r.ok()) {
           disconnect(c.fd, r.error().to_string());
           return false;
         }
