@@ -376,7 +376,7 @@ class Client:
              world_size: Optional[int] = None, worker: int = 0, num_workers: int = 1,
              shuffle: bool = False, seed: int = 0, epoch: int = 0,
              start: Optional[tuple[int, int]] = None, unit_rows: int = 0, resume: bool = False,
-             reconnect_timeout: float = 10.0) -> "ScanCursor":
+             reconnect_timeout: float = 10.0, device: str = "cpu") -> "ScanCursor":
         """The daemon's scan of `path` (see scan_stream) as a ScanCursor yielding
         pyarrow.RecordBatch objects.
 
@@ -389,7 +389,17 @@ class Client:
         With `resume`, a lost daemon connection (an `io` error, at the start or mid-scan) does not
         end the scan: the cursor reconnects with backoff for up to `reconnect_timeout` seconds and
         goes on from its position, delivering each row once. An unsharded scan with `resume` runs as the sharded
-        scan of world 1 without shuffle: the same rows in the same order, with positions."""
+        scan of world 1 without shuffle: the same rows in the same order, with positions.
+
+        Batches are host memory (`device="cpu"`): pyarrow arrays over the daemon's read-only
+        slabs, which torch.from_dlpack wraps without a copy. `device="cuda:N"` raises
+        OnecopyError("cuda"): this version of onecopyd decodes on the CPU and hands out host
+        memory only."""
+        if device != "cpu":
+            if not str(device).startswith("cuda"):
+                raise ValueError(f'device is "cpu" or "cuda[:N]", not {device!r}')
+            raise OnecopyError("cuda", f"device={device!r}: onecopyd decodes on the CPU in this version and "
+                                       "delivers host memory only; scan with device='cpu'")
         sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
                    or shuffle or start is not None or unit_rows != 0)
         if (sharded or resume) and row_range is not None:

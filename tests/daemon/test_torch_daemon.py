@@ -120,3 +120,26 @@ def test_another_user_is_refused_unless_allowed():
         finally:
             d.stop()
             shutil.rmtree(where, ignore_errors=True)
+
+
+def test_daemon_batches_are_dlpack_views_and_cuda_is_refused(tmp_path, files):
+    import torch
+
+    d = Daemon(tmp_path)
+    try:
+        for batch in d.client.scan(files[0], columns=["id", "quality", "tokens"], batch_rows=700):
+            ids = batch.column("id")
+            t = torch.from_dlpack(ids)
+            assert t.data_ptr() == ids.buffers()[1].address + ids.offset * 8  # a view, no copy
+            assert t.tolist() == ids.to_pylist()
+            tokens = batch.column("tokens")
+            assert torch.from_dlpack(tokens.values).data_ptr() == tokens.values.buffers()[1].address + \
+                tokens.values.offset * 4
+            assert not t.is_cuda
+        with pytest.raises(onecopy.OnecopyError) as e:
+            d.client.scan(files[0], device="cuda:0")
+        assert e.value.code == "cuda" and "device='cpu'" in str(e.value)
+        with pytest.raises(ValueError):
+            d.client.scan(files[0], device="tpu")
+    finally:
+        d.stop()
