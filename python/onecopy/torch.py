@@ -183,6 +183,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self._progress = _Progress()
         self._resume: Optional[_Progress] = None
         self._tracked = False  # set by onecopy's DataLoader before it starts workers
+        self._deferred = False  # set by PackedTokens, which records what it has fully given
         self._untracked_workers = multiprocessing.Value("b", 0)
 
     # ---- configuration between epochs ----------------------------------------------------------
@@ -257,7 +258,10 @@ class Dataset(torch.utils.data.IterableDataset):
         if info is None:
             # Iterated in this process: progress is what this loop hands out.
             self._progress, self._resume = _Progress(start.epoch, start.done, start.partial), None
-        tag = info is not None and self._tracked
+        # Items carry their position to whoever records it: onecopy's DataLoader across worker
+        # processes, or PackedTokens, which knows which samples it has given whole.
+        tag = (info is not None and self._tracked) or self._deferred
+        record = info is None and not self._deferred
         groups = self.groups(start.epoch)
         for g in self._my_groups(len(groups), start):
             table = self._read_group(groups[g])
@@ -278,7 +282,7 @@ class Dataset(torch.utils.data.IterableDataset):
                     item = tensors
                     if tag:
                         item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
-                    if info is None:
+                    if record:
                         self._progress.record(start.epoch, g, given, n)
                     yield item
                 else:
@@ -287,17 +291,19 @@ class Dataset(torch.utils.data.IterableDataset):
                         item = _sample(tensors, names, i)
                         if tag:
                             item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
-                        if info is None:
+                        if record:
                             self._progress.record(start.epoch, g, given, n)
                         yield item
-            if n == 0 and info is None:
+            if n == 0 and record:
                 self._progress.record(start.epoch, g, 0, 0)
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def _consumed(self, pos: torch.Tensor) -> None:
-        """Records items the training loop received (rows of POSITION_KEY tensors)."""
+        """Records items the training loop received (rows of POSITION_KEY tensors; rows with a
+        negative group say nothing)."""
         for row in pos.reshape(-1, 5).tolist():
-            self._progress.record(row[1], row[2], row[3], row[4])
+            if row[2] >= 0:
+                self._progress.record(row[1], row[2], row[3], row[4])
 
     def _start_tracking(self) -> None:
         """Called by onecopy's DataLoader once its workers hold the resume point."""
@@ -371,7 +377,8 @@ class Mix(torch.utils.data.IterableDataset):
 
     def _consumed(self, pos: torch.Tensor) -> None:
         for row in pos.reshape(-1, 5):
-            self.datasets[int(row[0])]._consumed(row)
+            if row[2] >= 0:
+                self.datasets[int(row[0])]._consumed(row)
 
     def _start_tracking(self) -> None:
         for d in self.datasets:
@@ -386,6 +393,15 @@ class Mix(torch.utils.data.IterableDataset):
         for d in self.datasets:
             d._tracked = value
 
+    @property
+    def _deferred(self) -> bool:
+        return self.datasets[0]._deferred
+
+    @_deferred.setter
+    def _deferred(self, value: bool) -> None:
+        for d in self.datasets:
+            d._deferred = value
+
     def state_dict(self) -> dict:
         """Each dataset's state. A resumed mix gives each dataset exactly its remaining samples;
         the interleaving after the resume is drawn afresh."""
@@ -399,12 +415,17 @@ class Mix(torch.utils.data.IterableDataset):
 
 class PackedTokens(torch.utils.data.IterableDataset):
     """Packs the token lists of `column` into training sequences of exactly `seq_len` tokens,
-    across sample boundaries. Each item: {"input_ids": int tensor [seq_len], "document_ids":
-    int32 tensor [seq_len] numbering the documents within the sequence from 0, for block-diagonal
-    attention masks}. The tail shorter than seq_len is dropped. Reads `dataset` in single-sample
-    mode (its batch_rows must be None)."""
+    across sample boundaries. Each item: {"input_ids": int tensor [seq_len]} and, with
+    `document_ids`, "document_ids": int32 [seq_len] numbering the documents within the sequence
+    from 0, for block-diagonal attention masks. The tail shorter than seq_len is dropped. Reads
+    `dataset` (a Dataset or Mix built with batch_rows=None) sample by sample.
 
-    def __init__(self, dataset: Union[Dataset, Mix], column: str = "tokens", seq_len: int = 2048):
+    Checkpoints: the dataset's state_dict() counts a sample as given once its last token is in a
+    yielded sequence, so a resumed stream starts with the sample that was cut, whole: its head is
+    seen twice, and nothing is lost."""
+
+    def __init__(self, dataset: Union[Dataset, Mix], column: str = "tokens", seq_len: int = 2048,
+                 document_ids: bool = True):
         super().__init__()
         if seq_len < 1:
             raise ValueError("seq_len must be at least 1")
@@ -412,37 +433,101 @@ class PackedTokens(torch.utils.data.IterableDataset):
             if d.batch_rows is not None:
                 raise ValueError("PackedTokens reads samples: build the Dataset with batch_rows=None")
         self.dataset, self.column, self.seq_len = dataset, column, int(seq_len)
+        self.document_ids = bool(document_ids)
 
     def set_epoch(self, epoch: int) -> None:
         self.dataset.set_epoch(epoch)
 
+    def state_dict(self) -> dict:
+        return self.dataset.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.dataset.load_state_dict(state)
+
+    def _start_tracking(self) -> None:
+        self.dataset._start_tracking()
+
+    def _consumed(self, pos: torch.Tensor) -> None:
+        self.dataset._consumed(pos)
+
+    @property
+    def _tracked(self) -> bool:
+        return self.dataset._tracked
+
+    @_tracked.setter
+    def _tracked(self, value: bool) -> None:
+        self.dataset._tracked = value
+
     def __iter__(self) -> Iterator[dict]:
+        in_worker = torch.utils.data.get_worker_info() is not None
+        self.dataset._deferred = True
+        nothing = torch.tensor([0, 0, -1, 0, 0])
+        done: list[torch.Tensor] = []  # positions of samples whose last token is buffered
         tokens: list[torch.Tensor] = []
         docs: list[torch.Tensor] = []
         have = 0  # tokens in the sequence being built
         doc = 0  # number of the current document within it
-        for sample in self.dataset:
-            t = sample[self.column]
-            while len(t):
-                take = min(len(t), self.seq_len - have)
-                tokens.append(t[:take])
-                docs.append(torch.full((take,), doc, dtype=torch.int32))
-                have += take
-                t = t[take:]
-                if have == self.seq_len:
-                    yield {"input_ids": torch.cat(tokens), "document_ids": torch.cat(docs)}
-                    tokens, docs, have, doc = [], [], 0, 0  # a cut document goes on as number 0
-            doc = doc + 1 if have else 0
+        try:
+            for sample in self.dataset:
+                pos = sample.pop(POSITION_KEY)
+                t = sample[self.column]
+                while True:
+                    take = min(len(t), self.seq_len - have)
+                    tokens.append(t[:take])
+                    docs.append(torch.full((take,), doc, dtype=torch.int32))
+                    have += take
+                    t = t[take:]
+                    if not len(t):
+                        done.append(pos)
+                    if have < self.seq_len:
+                        break
+                    item = {"input_ids": torch.cat(tokens)}
+                    if self.document_ids:
+                        item["document_ids"] = torch.cat(docs)
+                    given = torch.stack(done) if done else nothing.reshape(1, 5)
+                    if in_worker:
+                        if self.dataset._tracked:
+                            item[POSITION_KEY] = given
+                    else:
+                        self.dataset._consumed(given)
+                    yield item
+                    tokens, docs, done, have, doc = [], [], [], 0, 0  # a cut document goes on as number 0
+                    if not len(t):
+                        break
+                doc = doc + 1 if have else 0
+        finally:
+            self.dataset._deferred = False
+
+
+class _CollatePositions:
+    """Wraps a collate function: takes the position rows out of every item first (an item may
+    carry any number: a packed sequence ends several samples), collates the rest, and attaches
+    them all as one (rows, 5) tensor."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, batch):
+        items = batch if isinstance(batch, list) else [batch]
+        rows = [b.pop(POSITION_KEY).reshape(-1, 5) for b in items if isinstance(b, dict) and POSITION_KEY in b]
+        out = self.inner(batch)
+        if rows and isinstance(out, dict):
+            out[POSITION_KEY] = torch.cat(rows)
+        return out
 
 
 class DataLoader(torch.utils.data.DataLoader):
     """torch's DataLoader that keeps the Dataset's state_dict() exact with workers: items carry
     their position from the workers, and this loader records it as the training loop receives
-    each item (and removes it from the item)."""
+    each item (and removes it from the item). Works with Dataset, Mix and PackedTokens."""
+
+    def __init__(self, dataset, *args, **kwargs):
+        super().__init__(dataset, *args, **kwargs)
+        self.collate_fn = _CollatePositions(self.collate_fn)
 
     def __iter__(self):
         ds = self.dataset
-        tracking = isinstance(ds, (Dataset, Mix)) and self.num_workers > 0
+        tracking = isinstance(ds, (Dataset, Mix, PackedTokens)) and self.num_workers > 0
         if tracking:
             ds._tracked = True
         try:
