@@ -187,6 +187,20 @@ OC_API int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t ra
 
 OC_API void onecopy_free_units(uint64_t* units) { std::free(units); }
 
+OC_API int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows,
+                                uint64_t** out, size_t* n, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto units = oc::daemon::remote_units(oc::daemon::client_socket_path(socket ? socket : ""), uri,
+                                          max_rows ? max_rows : oc::defaults().shard_unit_rows);
+    if (!units.ok()) return report(units.error(), err, errlen);
+    std::vector<uint64_t> flat;
+    for (const auto& [b, e] : *units) flat.insert(flat.end(), {b, e});
+    *out = malloc_copy(flat);
+    *n = units->size();
+    return 0;
+  });
+}
+
 OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err,
                                       size_t errlen) {
   return guarded(err, errlen, [&] {

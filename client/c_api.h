@@ -97,6 +97,11 @@ int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* 
                         int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
                         char* err, size_t errlen);
 
+/* The units of `uri` as the daemon computes them (onecopy_file_units for a file the daemon opens
+ * with its own credentials); `*out` as onecopy_file_units, freed with onecopy_free_units. */
+int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows, uint64_t** out,
+                         size_t* n, char* err, size_t errlen);
+
 /* ---- Arrow PyCapsule support, for bindings that create capsules without compiling against
  * Python. The structs live on the C heap; the capsule destructors release and free them and
  * look `PyCapsule_GetPointer` up in the running process, so libonecopy never links libpython. */

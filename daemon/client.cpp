@@ -384,6 +384,30 @@ std::string status_prometheus(const Status& s) {
   return out;
 }
 
+Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::string& socket,
+                                                               const std::string& uri,
+                                                               uint64_t max_rows) {
+  OC_EXPECT(max_rows > 0, invalid, "units need at least one row");
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Open,
+                                fbs::CreateOpenDirect(fbb, 1, uri.c_str(), max_rows).Union()));
+  OC_TRY(conn->send(fbb));
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  const auto* opened = m->body_as_Opened();
+  OC_EXPECT(opened, protocol, "onecopyd did not answer Open");
+  std::vector<std::pair<uint64_t, uint64_t>> units;
+  if (const auto* u = opened->units()) {
+    OC_EXPECT(u->size() % 2 == 0, protocol, "Opened.units has an odd length");
+    for (flatbuffers::uoffset_t i = 0; i < u->size(); i += 2) {
+      units.emplace_back(u->Get(i), u->Get(i + 1));
+    }
+  }
+  OC_EXPECT(opened->rows() == 0 || !units.empty(), protocol,
+            "onecopyd sent no units for a file of {} rows (an older daemon?)", opened->rows());
+  return units;
+}
+
 Result<void> remote_scan(const std::string& socket, const std::string& uri,
                          const RemoteScanOptions& options, ArrowArrayStream* out) {
   OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));

@@ -56,6 +56,11 @@ struct RemoteScanOptions {
   std::optional<std::pair<uint64_t, uint64_t>> row_range;
 };
 
+/// The units of work of @p uri (format/shard.hpp file_units with @p max_rows), computed by the
+/// daemon at @p socket, which opens the file with its own credentials: (begin, end) pairs.
+[[nodiscard]] Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(
+    const std::string& socket, const std::string& uri, uint64_t max_rows);
+
 /// Opens @p uri in the daemon at @p socket and starts a scan; fills @p out with a stream over
 /// its batches. The stream owns the connection; batches keep it open until they are released.
 [[nodiscard]] Result<void> remote_scan(const std::string& socket, const std::string& uri,

@@ -34,6 +34,7 @@
 #include "daemon/workers.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "format/shard.hpp"
 #include "onecopy_build_config.h"
 
 namespace oc::daemon {
@@ -121,7 +122,7 @@ class Server {
   void send_error(Client& c, uint64_t request, const Error& e);
   void disconnect(int fd, const std::string& why);
   Client* find(int fd, uint64_t serial);
-  void open_async(Client& c, uint64_t request, std::string uri);
+  void open_async(Client& c, uint64_t request, std::string uri, uint64_t unit_rows);
   void decode_ahead(Client& c, const ScanPtr& s);
   void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p);
   bool service(Client& c);  // sends what is ready, schedules decodes; false: client gone
@@ -406,7 +407,7 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
                                                     c.files.size() + c.opening)));
         return {};
       }
-      open_async(c, o->request(), o->uri()->str());
+      open_async(c, o->request(), o->uri()->str(), o->unit_rows());
       return {};
     }
     case fbs::Body::Scan: {
@@ -479,12 +480,23 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
 
 // Opening may wait on the network (S3, HTTP), so it runs on a worker; Opened is sent from the
 // loop when it is done.
-void Server::open_async(Client& c, uint64_t request, std::string uri) {
+void Server::open_async(Client& c, uint64_t request, std::string uri, uint64_t unit_rows) {
   ++c.opening;
-  workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri)] {
+  workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri), unit_rows] {
     auto file = std::make_shared<Result<std::shared_ptr<format::VortexFile>>>(
         client::open_uri(uri));
-    return Workers::Completion([this, fd, serial, request, file] {
+    // Units read the layout tree, which may fetch nothing more but is still file work: here,
+    // off the loop thread.
+    auto units = std::make_shared<std::vector<uint64_t>>();
+    if (file->ok() && unit_rows > 0) {
+      auto u = format::file_units(***file, 0, unit_rows);
+      if (!u.ok()) {
+        *file = std::move(u.error());
+      } else {
+        for (const auto& unit : *u) units->insert(units->end(), {unit.begin, unit.end});
+      }
+    }
+    return Workers::Completion([this, fd, serial, request, file, units] {
       Client* c = find(fd, serial);
       if (!c) return;
       --c->opening;
@@ -496,7 +508,7 @@ void Server::open_async(Client& c, uint64_t request, std::string uri) {
       const uint64_t rows = (**file)->row_count();
       c->files[id] = std::move(**file);
       flatbuffers::FlatBufferBuilder fbb;
-      auto reply = fbs::CreateOpened(fbb, request, id, rows);
+      auto reply = fbs::CreateOpenedDirect(fbb, request, id, rows, units->empty() ? nullptr : units.get());
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened, reply.Union()));
       if (auto r = send(*c, fbb); !r.ok()) disconnect(fd, r.error().to_string());
     });

@@ -72,6 +72,10 @@ _lib.onecopy_shard_units.argtypes = [
     ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)), ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p,
     ctypes.c_size_t,
 ]
+_lib.onecopy_daemon_units.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
+    ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
+]
 _lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
@@ -283,6 +287,19 @@ class Client:
             return json.loads(ctypes.string_at(out.value).decode())
         finally:
             _lib.onecopy_free_string(out)
+
+    def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
+        """VortexFile.units of `path`, computed by the daemon (which opens it with its own
+        credentials)."""
+        out = ctypes.POINTER(ctypes.c_uint64)()
+        n = ctypes.c_size_t()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_daemon_units(self._sock(), str(path).encode(), int(max_rows), ctypes.byref(out),
+                                         ctypes.byref(n), err, _ERRLEN), err)
+        try:
+            return [(out[2 * i], out[2 * i + 1]) for i in range(n.value)]
+        finally:
+            _lib.onecopy_free_units(out)
 
     def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0,
