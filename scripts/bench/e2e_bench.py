@@ -322,7 +322,6 @@ def rewrite(a) -> dict:
     preimport(a.system)
     import torch  # noqa: F401 - webdataset and streaming import it
 
-
     cpu0, t0 = bl.self_cpu(), time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix=f"rewrite-{a.system}-", dir=a.tmp))
     s3 = bl.s3_client()
