@@ -13,7 +13,8 @@ a local directory and from s3:// URLs on the S3 server. The consumer views every
 every batch as uint64 words (bytes past the last whole word as uint8) and sums them with numpy,
 so every decoded byte is read once.
 
-Per cell, the median of --repeat runs (daemon and in-process alternate), each leg in a fresh
+Per cell, the median of --repeat runs (daemon and in-process alternate; before them, one untimed
+scan of the first file per cell warms the server, onecopyd and the page cache), each leg in a fresh
 Python process: GB/s of decoded bytes (the buffers summed, 1 GB = 1e9 bytes; wall time from the
 first open to the last batch), CPU seconds per GB of all onecopy processes (the leg's own
 process after its imports, plus onecopyd's /proc/PID/stat delta for the daemon path), the S3
@@ -148,6 +149,11 @@ def run(a) -> None:
     print(f"[bench_daemon] {len(urls)} objects in s3://{a.bucket}/{prefix}/ ({time.perf_counter() - t:.1f} s)",
           file=sys.stderr)
     sources = {"local": [str(f) for f in files], "s3": urls}
+    # Untimed: the first file once per source and path, so neither path pays for warming the S3
+    # server, onecopyd, the page cache or the first connection.
+    for uris in sources.values():
+        for mode in ("daemon", "inproc"):
+            run_leg(a, mode, uris[:1])
     results: dict[tuple[str, str], list[dict]] = {}
     for r in range(a.repeat):
         for src, uris in sources.items():

@@ -28,7 +28,8 @@ Every leg hands the training loop the same batch: {"tokens": int32 values, "toke
 quality. Decoded bytes per batch are counted alike for all (4 per token, 4 per offset, 16 per
 sample; 1 GB = 1e9 bytes).
 
-Reported per system (median of --repeat epochs, each leg a fresh Python process): samples/s and
+Reported per system (median of --repeat epochs, each leg a fresh Python process, after one untimed
+first batch per system that warms the server, onecopyd and the page cache): samples/s and
 GB/s over one epoch (wall time from building the dataset to the last batch), time to first batch,
 CPU s/GB of the training process with its DataLoader workers and their children (curl), plus
 onecopyd's for onecopy, and of the S3 server, apart and in the total.
@@ -290,15 +291,19 @@ def _rewrite_wds(job) -> int:
     return kept
 
 
+_MDS_SOURCE = None  # the StreamingDataset that rewrite() builds before forking its processes
+
+
 def _rewrite_mds(job) -> int:
-    """One rewrite process: rows [begin, end) of the MDS dataset (StreamingDataset random access,
-    its own cache), matching samples into an MDS partition uploaded to out_prefix/PART."""
-    from streaming import MDSWriter, StreamingDataset
+    """One rewrite process: rows [begin, end) of the MDS dataset (StreamingDataset random access;
+    the dataset was built before the fork, as DataLoader workers share theirs), matching samples
+    into an MDS partition uploaded to out_prefix/PART."""
+    from streaming import MDSWriter
 
     from tokens_data import MDS_COLUMNS
 
-    remote, part, begin, end, work, out_prefix, shard_bytes = job
-    ds = StreamingDataset(remote=remote, local=str(Path(work) / f"cache-{part}"), shuffle=False)
+    part, begin, end, work, out_prefix, shard_bytes = job
+    ds = _MDS_SOURCE
     kept = 0
     with MDSWriter(out=(str(Path(work) / "out" / str(part)), f"{out_prefix}/{part}"), columns=MDS_COLUMNS,
                    size_limit=int(shard_bytes)) as sink:
@@ -335,13 +340,12 @@ def rewrite(a) -> dict:
             kept = sum(pool.map(_rewrite_wds, jobs))
         new = [f"{out_prefix}/{u.rsplit('/', 1)[1]}" for u in urls]
     else:
-        from streaming.base.util import clean_stale_shared_memory, merge_index
+        from streaming.base.util import merge_index
 
-        clean_stale_shared_memory()
-        remote = urls[0].rsplit("/", 1)[0]
-        index = json.loads(s3.get_object(Bucket=s3_parts(urls[0])[0], Key=s3_parts(urls[0])[1])["Body"].read())
-        rows = sum(sh["samples"] for sh in index["shards"])
-        jobs = [(remote, w, rows * w // a.workers, rows * (w + 1) // a.workers, str(work), out_prefix, a.shard_bytes)
+        global _MDS_SOURCE
+        _MDS_SOURCE, _ = mds_dataset(urls, a, shuffle=False)
+        rows = _MDS_SOURCE.num_samples
+        jobs = [(w, rows * w // a.workers, rows * (w + 1) // a.workers, str(work), out_prefix, a.shard_bytes)
                 for w in range(a.workers)]
         with ctx.Pool(a.workers) as pool:
             kept = sum(pool.map(_rewrite_mds, jobs))
@@ -398,18 +402,23 @@ def common_args(a) -> list[str]:
             "--shard-bytes", str(a.shard_bytes)]
 
 
-def run_child(a, args: list[str], system: str) -> dict | None:
-    d0, s0 = bl.proc_cpu(a.daemon_pid), bl.procs_cpu(a.server_pids)
-    p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        tail = p.stderr.strip().splitlines()[-12:]
-        log(f"{system}: FAILED ({p.returncode}):\n  " + "\n  ".join(tail))
-        a.notes.append(f"{NAMES[system]}: failed: {tail[-1] if tail else p.returncode}")
-        return None
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    r["daemon_cpu_s"] = bl.proc_cpu(a.daemon_pid) - d0 if system == "onecopy" else 0.0
-    r["server_cpu_s"] = bl.procs_cpu(a.server_pids) - s0
-    return r
+def run_child(a, args: list[str], system: str, attempts: int = 3) -> dict | None:
+    """Runs one leg or rewrite in a fresh process; a failed one is retried (up to `attempts` in
+    all) and each failure is listed under the tables."""
+    for attempt in range(1, attempts + 1):
+        d0, s0 = bl.proc_cpu(a.daemon_pid), bl.procs_cpu(a.server_pids)
+        p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+        if p.returncode == 0:
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            r["daemon_cpu_s"] = bl.proc_cpu(a.daemon_pid) - d0 if system == "onecopy" else 0.0
+            r["server_cpu_s"] = bl.procs_cpu(a.server_pids) - s0
+            return r
+        tail = [x for x in p.stderr.strip().splitlines() if "leaked shared_memory" not in x and "warnings.warn" not in x]
+        tail = tail[-12:]
+        log(f"{system} {args[0]}: FAILED ({p.returncode}), attempt {attempt}/{attempts}:\n  " + "\n  ".join(tail))
+        a.notes.append(f"{NAMES[system]} ({args[0]}{' --filter' if '--filter' in args else ''}): attempt {attempt} "
+                       f"failed: {tail[-1] if tail else p.returncode}")
+    return None
 
 
 def run_leg(a, system: str, urls: list[str], filter: bool = False, first_only: bool = False) -> dict | None:
@@ -435,6 +444,10 @@ def run(a) -> None:
             log(f"onecopy: skipped ({e})")
             a.notes.append(f"{NAMES['onecopy']}: skipped, onecopy.torch is not importable ({e})")
             systems.remove("onecopy")
+    # Untimed: one first batch per system, so no system pays for warming the S3 server, onecopyd,
+    # the page cache of Python's modules or the first connection.
+    for s in systems:
+        run_leg(a, s, urls[s], first_only=True)
     epochs: dict[str, list[dict]] = {s: [] for s in systems}
     for r in range(a.repeat):
         for s in systems:
@@ -521,7 +534,8 @@ def report(a, systems, epochs, filt) -> None:
                     "CPU s/GB S3 server", "CPU s/GB total", "samples/s, CPU vs onecopy", "all samples"], rows))
     print()
     print(f"New filter `{FILTER_SQL}` (about 20% of the samples): time to the first batch, shard rewrites "
-          "included (rewrite = read from S3 with the system's dataset and the same workers, filter, write, upload).")
+          "included (rewrite: read from S3 with the system's own reader in --workers processes, filter, write with "
+          "its own writer, upload).")
     print()
     rows = []
     names = dict(NAMES, **{"wds-select": "WebDataset, .select() in the stream (no rewrite)"})
