@@ -407,7 +407,9 @@ def run_child(a, args: list[str], system: str, attempts: int = 3) -> dict | None
     all) and each failure is listed under the tables."""
     for attempt in range(1, attempts + 1):
         d0, s0 = bl.proc_cpu(a.daemon_pid), bl.procs_cpu(a.server_pids)
-        p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True)
+        # TMPDIR: streaming's lock files and merge_index's temporary folders stay in the run's tmp.
+        p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                           env={**os.environ, "TMPDIR": str(a.tmp)})
         if p.returncode == 0:
             r = json.loads(p.stdout.strip().splitlines()[-1])
             r["daemon_cpu_s"] = bl.proc_cpu(a.daemon_pid) - d0 if system == "onecopy" else 0.0
