@@ -26,6 +26,7 @@ bench_build() {
   fi
   ensure_apt curl python3 python3-venv
   ensure_venv
+  # shellcheck disable=SC2034 # used by the scripts that source this file
   PY=$VENV/bin/python
   ONECOPY_CLI=$BUILD_DIR/client/onecopy
   export ONECOPY_LIBRARY=$BUILD_DIR/client/libonecopy.so
