@@ -294,6 +294,45 @@ OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char*
   });
 }
 
+OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
+                                      const char* const* columns, size_t ncolumns,
+                                      const char* filter, uint64_t batch_rows,
+                                      const uint64_t* ranges, size_t nranges, uint64_t start_unit,
+                                      uint64_t start_rows, ArrowArrayStream* out,
+                                      onecopy_cursor** cursor, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::daemon::RemoteScanOptions o;
+    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
+    if (filter) o.filter = filter;
+    o.batch_rows = batch_rows;
+    for (size_t i = 0; i < nranges; ++i) o.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
+    o.start = {start_unit, start_rows};
+    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
+                                     out);
+    if (!r.ok()) return report(r.error(), err, errlen);
+    if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
+    return 0;
+  });
+}
+
+OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows,
+                               const uint64_t* ranges, size_t nranges, ArrowArrayStream* out,
+                               char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::format::ScanOptions opts;
+    opts.columns = column_list(columns, ncolumns);
+    if (filter != nullptr) opts.filter = filter;
+    opts.batch_rows = batch_rows;
+    std::vector<oc::format::Unit> units;
+    for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
+    auto scan = oc::format::scan_units(file->file, std::move(opts), std::move(units), {});
+    if (!scan.ok()) return report(scan.error(), err, errlen);
+    oc::format::export_stream(std::move(scan).value(), out);
+    return 0;
+  });
+}
+
 OC_API void onecopy_cursor_position(const onecopy_cursor* cursor, uint64_t* unit, uint64_t* rows) {
   const oc::format::UnitPosition p = cursor->cursor->position();
   *unit = p.unit;

@@ -138,6 +138,20 @@ int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const*
                          struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
                          size_t errlen);
 
+/* onecopy_daemon_scan2 over explicit row ranges: `ranges` holds 2 * `nranges` values, (begin,
+ * end) pairs read in that order as units (positions as a shard's; `start_unit`, `start_rows`
+ * resume). One request serves them all, so the daemon decodes ahead across them. */
+int onecopy_daemon_scan_ranges(const char* socket, const char* uri, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows,
+                               const uint64_t* ranges, size_t nranges, uint64_t start_unit,
+                               uint64_t start_rows, struct ArrowArrayStream* out,
+                               onecopy_cursor** cursor, char* err, size_t errlen);
+
+/* onecopy_scan over explicit row ranges, in process: `ranges` as onecopy_daemon_scan_ranges. */
+int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns, size_t ncolumns,
+                        const char* filter, uint64_t batch_rows, const uint64_t* ranges,
+                        size_t nranges, struct ArrowArrayStream* out, char* err, size_t errlen);
+
 /* The position just after the last batch the stream handed out (the shard's start before the
  * first; 0, 0 throughout for an unsharded scan): pass it as start_unit, start_rows with the
  * same shard to resume. */

@@ -479,6 +479,8 @@ Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socke
                                                         ArrowArrayStream* out) {
   OC_EXPECT(!(options.shard && options.row_range), invalid,
             "a sharded scan reads whole units; it takes no row range");
+  OC_EXPECT(options.ranges.empty() || (!options.shard && !options.row_range), invalid,
+            "a scan of explicit ranges takes no shard and no row range");
   OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
   {
     flatbuffers::FlatBufferBuilder fbb;
@@ -497,13 +499,16 @@ Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socke
     auto cv = fbb.CreateVector(cols);
     auto filter = fbb.CreateString(options.filter);
     const format::ShardSpec shard = options.shard.value_or(format::ShardSpec{});
+    std::vector<uint64_t> flat;
+    for (const auto& [b, e] : options.ranges) flat.insert(flat.end(), {b, e});
+    auto ranges = fbb.CreateVector(flat);
     auto scan = fbs::CreateScan(fbb, 2, file, cv, filter, options.batch_rows,
                                 options.row_range ? options.row_range->first : 0,
                                 options.row_range ? options.row_range->second : 0,
                                 options.row_range.has_value(), options.shard.has_value(),
                                 shard.rank, shard.world_size, shard.worker, shard.num_workers,
                                 shard.shuffle, shard.seed, shard.epoch, options.start.unit,
-                                options.start.rows, options.unit_rows);
+                                options.start.rows, options.unit_rows, ranges);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
     OC_TRY(conn->send(fbb));
   }
@@ -514,7 +519,8 @@ Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socke
   auto p = std::make_unique<StreamPrivate>();
   p->conn = conn;
   p->cursor = std::make_shared<RemoteCursor>(
-      begin->units(), options.shard ? options.start : format::UnitPosition{});
+      begin->units(),
+      options.shard || !options.ranges.empty() ? options.start : format::UnitPosition{});
   p->scan = begin->scan();
   uint64_t expected = 1;
   for (const fbs::SchemaNode* n : *begin->schema()) {

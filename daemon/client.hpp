@@ -62,6 +62,9 @@ struct RemoteScanOptions {
   format::UnitPosition start;
   /// With `shard`: units of at most this many rows; 0 takes the daemon's shard_unit_rows.
   uint64_t unit_rows = 0;
+  /// Reads these row ranges, in this order, as units (positions as a shard's; `start` applies);
+  /// neither `shard` nor `row_range` may be set with them.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
 };
 
 /// How far a remote scan's stream has got. The stream updates it as it hands out batches; the

@@ -14,6 +14,21 @@ Result<PlannedScan> plan_scan(const fbs::Scan& request,
   }
   if (request.filter()) opts.filter = request.filter()->str();
   opts.batch_rows = request.batch_rows();
+  if (const auto* r = request.ranges(); r && r->size() > 0) {
+    OC_EXPECT(!request.sharded() && !request.has_row_range(), invalid,
+              "a scan of explicit ranges takes no shard and no row range");
+    OC_EXPECT(r->size() % 2 == 0, invalid, "ranges hold begin, end pairs; got {} values",
+              r->size());
+    std::vector<format::Unit> units;
+    for (flatbuffers::uoffset_t i = 0; i < r->size(); i += 2) {
+      units.push_back({0, r->Get(i), r->Get(i + 1)});
+    }
+    const uint64_t n = units.size();
+    OC_ASSIGN_OR_RETURN(auto scan, format::scan_units(std::move(file), std::move(opts),
+                                                      std::move(units),
+                                                      {request.start_unit(), request.start_rows()}));
+    return PlannedScan{std::move(scan), n};
+  }
   if (!request.sharded()) {
     if (request.has_row_range()) {
       opts.row_range = std::pair{request.row_begin(), request.row_end()};

@@ -21,7 +21,7 @@ struct PlannedScan {
   uint64_t units = 0;  ///< units in the shard; 0 for an unsharded scan
 };
 
-/// Plans @p request over @p file, cutting units of at most the request's `unit_rows` rows, or
+/// Plans @p request over @p file: its explicit `ranges` as units, or its shard, cutting units of at most the request's `unit_rows` rows, or
 /// @p default_unit_rows when it is 0. `invalid` for a sharded request with a row range, a shard
 /// spec that fails format::validate, or a start past the shard's last unit; errors of the
 /// columns or the filter as format::VortexFile::scan reports them.

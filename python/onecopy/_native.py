@@ -81,6 +81,16 @@ _lib.onecopy_expand.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)
 _lib.onecopy_daemon_list.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
+_lib.onecopy_daemon_scan_ranges.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
+    ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64,
+    ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_scan_ranges.argtypes = [
+    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
+    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p,
+    ctypes.c_size_t,
+]
 _lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
@@ -155,6 +165,13 @@ class Scan:
             self._stream = None
 
 
+def _range_array(ranges: Sequence[tuple[int, int]]):
+    flat = [int(v) for r in ranges for v in r]
+    if len(flat) != 2 * len(ranges) or any(v < 0 for v in flat):
+        raise ValueError("ranges are (begin, end) pairs of row numbers")
+    return (ctypes.c_uint64 * max(len(flat), 1))(*flat), len(ranges)
+
+
 def _column_array(columns: Optional[Sequence[str]]):
     names = [c.encode() for c in columns] if columns is not None else []
     return (ctypes.c_char_p * max(len(names), 1))(*names), len(names)
@@ -217,6 +234,21 @@ class VortexFile:
         sql = str(filter).encode() if filter is not None else None
         _check(_lib.onecopy_scan(self._handle, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
                                  scan._stream, err, _ERRLEN), err)
+        return scan
+
+    def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0) -> Scan:
+        """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
+        no batch spans two ranges."""
+        if filter is not None and not isinstance(filter, (str, Expr)):
+            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        cols, ncols = _column_array(columns)
+        arr, n = _range_array(ranges)
+        scan = Scan(_lib.onecopy_stream_new())
+        err = ctypes.create_string_buffer(_ERRLEN)
+        sql = str(filter).encode() if filter is not None else None
+        _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n, scan._stream,
+                                        err, _ERRLEN), err)
         return scan
 
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None) -> Scan:
@@ -369,6 +401,24 @@ class Client:
         """The daemon's scan of `path` (a local path or s3:// URL, opened by the daemon) as an
         Arrow stream source; arguments as VortexFile.scan."""
         return self._start(path, columns, filter, batch_rows, row_range, None)[0]
+
+    def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0) -> Scan:
+        """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
+        decodes ahead across them."""
+        if filter is not None and not isinstance(filter, (str, Expr)):
+            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        cols, ncols = _column_array(columns)
+        arr, n = _range_array(ranges)
+        scan = Scan(_lib.onecopy_stream_new())
+        cursor = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        sql = str(filter).encode() if filter is not None else None
+        _check(_lib.onecopy_daemon_scan_ranges(self._sock(), str(path).encode(), cols, ncols, sql,
+                                               int(batch_rows or 0), arr, n, 0, 0, scan._stream,
+                                               ctypes.byref(cursor), err, _ERRLEN), err)
+        _Cursor(cursor)  # positions are not needed here; frees the handle
+        return scan
 
     def scan(self, path: str, columns: Optional[Sequence[str]] = None,
              filter: Union[str, Expr, None] = None, batch_rows: int = 0,

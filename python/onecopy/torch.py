@@ -180,11 +180,18 @@ class Dataset(torch.utils.data.IterableDataset):
         self.dataset_index = 0  # set by Mix
         self.epoch = 0
         self._units: Optional[list[list[tuple[int, int]]]] = None
+        self._open_files: dict[str, onecopy.VortexFile] = {}  # in-process reads, per url
         self._progress = _Progress()
         self._resume: Optional[_Progress] = None
         self._tracked = False  # set by onecopy's DataLoader before it starts workers
         self._deferred = False  # set by PackedTokens, which records what it has fully given
         self._untracked_workers = multiprocessing.Value("b", 0)
+
+    def __getstate__(self) -> dict:
+        # Open files are handles of this process; a worker started by spawn opens its own.
+        state = self.__dict__.copy()
+        state["_open_files"] = {}
+        return state
 
     # ---- configuration between epochs ----------------------------------------------------------
     def set_epoch(self, epoch: int) -> None:
@@ -230,14 +237,21 @@ class Dataset(torch.utils.data.IterableDataset):
 
     # ---- reading -----------------------------------------------------------------------------------
     def _read_group(self, group: list[tuple[int, int, int]]) -> pa.Table:
+        # One scan per file of the group, over all its units there: the reader (or the daemon)
+        # decodes ahead across units instead of starting afresh for each.
+        by_file: dict[int, list[tuple[int, int]]] = {}
+        for f, b, e in group:
+            by_file.setdefault(f, []).append((b, e))
         batches: list[pa.RecordBatch] = []
         schema = None
-        for f, b, e in group:
+        for f, ranges in by_file.items():
             url = self.urls[f]
             if self.socket:
-                stream = Client(self.socket).scan_stream(url, self.columns, self.filter, 0, (b, e))
+                stream = Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter)
             else:
-                stream = onecopy.open(url).scan(self.columns, self.filter, 0, (b, e))
+                if url not in self._open_files:
+                    self._open_files[url] = onecopy.open(url)
+                stream = self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
             reader = pa.RecordBatchReader.from_stream(stream)
             schema = reader.schema
             batches.extend(reader)
