@@ -143,3 +143,41 @@ def test_daemon_batches_are_dlpack_views_and_cuda_is_refused(tmp_path, files):
             d.client.scan(files[0], device="tpu")
     finally:
         d.stop()
+
+
+def test_scan_ranges_in_process_and_in_the_daemon(tmp_path, files):
+    ranges = [(2500, 2900), (0, 10), (10, 10), (1200, 1700)]
+    f = onecopy.open(files[0])
+    want = pa.concat_tables([pa.table(f.scan(["id", "tokens"], "quality > 0.5", 0, r)) for r in ranges])
+    local = pa.table(f.scan_ranges(ranges, ["id", "tokens"], "quality > 0.5"))
+    assert local.equals(want)
+    d = Daemon(tmp_path)
+    try:
+        # Batches of 300 rows: few enough to hold them all (the daemon's limit is 8 unreleased).
+        remote = pa.table(d.client.scan_ranges(files[0], ranges, ["id", "tokens"], onecopy.col("quality") > 0.5,
+                                               batch_rows=300))
+        assert remote.equals(want)
+        for bad in ([(0, 10**9)], [(5, 4)]):
+            with pytest.raises(onecopy.OnecopyError) as e:
+                pa.table(d.client.scan_ranges(files[0], bad))
+            assert e.value.code == "invalid"
+            with pytest.raises(onecopy.OnecopyError):
+                pa.table(f.scan_ranges(bad))
+        with pytest.raises(ValueError):
+            d.client.scan_ranges(files[0], [(1, 2, 3)])
+        assert d.client.status()["clients"] >= 1  # the daemon went on
+    finally:
+        d.stop()
+
+
+def test_groups_of_many_small_batches_do_not_stall_the_daemon(tmp_path, files):
+    # Units of 50 rows and groups of 40 units: far more batches per group than the daemon lets
+    # one client hold unreleased (daemon_client_max_batches_in_flight, 8 by default).
+    d = Daemon(tmp_path)
+    try:
+        kw = dict(batch_rows=128, unit_rows=50, shuffle_units=40, seed=1)
+        remote = oct.Dataset(files, socket=d.sock, **kw)
+        local = oct.Dataset(files, socket=False, **kw)
+        assert _items(remote, 0) == _items(local, 0)
+    finally:
+        d.stop()
