@@ -262,7 +262,8 @@ int run_status(const std::vector<std::string>& args) {
             << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
             << s.bytes_copied << " bytes copied into slabs)\n"
             << "errors:            " << s.errors << "\n"
-            << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes\n";
+            << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes ("
+            << s.slabs_sent << " slabs sent)\n";
   return 0;
 }
 

@@ -26,6 +26,7 @@
 
 #include "client/open_uri.hpp"
 #include "config/defaults.hpp"
+#include "daemon/client.hpp"
 #include "config/log.hpp"
 #include "daemon/config.hpp"
 #include "daemon/rate.hpp"
@@ -70,10 +71,18 @@ bool id_allowed(const std::string& list, uint32_t id) {
   return false;
 }
 
-// What one decode job produced for a scan: a filled slab, or the scan's end (no slab, no
-// error), or its error.
+// A batch copied into its range of one of the client's slabs (no slab: a batch of no bytes).
+struct Placed {
+  std::shared_ptr<Slab> slab;
+  uint64_t offset = 0;
+  BatchLayout layout;
+  uint64_t copied = 0;
+};
+
+// What a scan has ready to send, in order: a placed batch, or the scan's end (neither), or its
+// error.
 struct Produced {
-  std::optional<Slab> slab;
+  std::optional<Placed> batch;
   std::optional<Error> error;
 };
 
@@ -84,8 +93,10 @@ struct ActiveScan {
   std::unique_ptr<format::Scan> scan;
   std::deque<Produced> ready;  // decoded ahead, in scan order
   uint64_t ready_bytes = 0;
-  bool decoding = false;
+  std::optional<BatchLayout> unplaced;  // decoded, waiting for room in a slab
+  bool busy = false;      // a decode or copy job is running
   bool finished = false;  // its end or error is in `ready`
+  bool dropped = false;   // cancelled: a copy job that finishes gives its range back
   uint64_t rows = 0, batches = 0, bytes = 0;
 };
 // Shared with a running decode job, so that Cancel or a disconnect may drop it at any time.
@@ -98,7 +109,13 @@ struct Client {
   std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
   uint32_t opening = 0;  // Opens running on a worker
   std::deque<ScanPtr> scans;  // served in order, the front one only
-  std::map<uint64_t, uint64_t> leases;  // lease -> slab bytes
+  // This connection's slabs, by id; only ever this client's batches are placed in them.
+  std::map<uint64_t, std::shared_ptr<Slab>> slabs;
+  struct Lease {
+    std::shared_ptr<Slab> slab;  // null for a batch of no bytes
+    uint64_t offset = 0, bytes = 0;
+  };
+  std::map<uint64_t, Lease> leases;
   uint64_t bytes_in_flight = 0;
   bool said_hello = false;
 };
@@ -123,12 +140,17 @@ class Server {
   Client* find(int fd, uint64_t serial);
   void open_async(Client& c, uint64_t request, std::string uri);
   void decode_ahead(Client& c, const ScanPtr& s);
-  void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p);
+  void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
+                  std::optional<BatchLayout> layout);
+  void place(Client& c, const ScanPtr& s);
+  void on_copied(int fd, uint64_t serial, const ScanPtr& s, Placed p);
+  void give_back(Client& c, const std::shared_ptr<Slab>& slab, uint64_t offset);
+  void drop_scan(Client& c, const ScanPtr& s);
   bool service(Client& c);  // sends what is ready, schedules decodes; false: client gone
-  Result<void> send_batch(Client& c, ActiveScan& s, const Slab& slab);
+  Result<void> send_batch(Client& c, ActiveScan& s, const Placed& b);
   void reload();
-  uint64_t leased_bytes() const;
-  uint64_t pool_bytes() const;  // leased, plus decoded ahead and not yet sent
+  uint64_t pool_bytes() const;  // every client's slabs
+  Status status() const;
 
   Defaults cfg_;
   std::string config_path_;
@@ -138,6 +160,8 @@ class Server {
   std::map<int, std::unique_ptr<Client>> clients_;
   uint64_t next_id_ = 1, next_serial_ = 1;
   uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
+  uint64_t slabs_sent_ = 0;
+  bool logged_pages_ = false;
   RateWindow<10> delivered_rate_;
   std::vector<uint8_t> rbuf_;
   // Last: destroyed first, so its threads are joined while everything above still exists.
@@ -145,18 +169,40 @@ class Server {
   std::unique_ptr<Workers> workers_;
 };
 
-uint64_t Server::leased_bytes() const {
+uint64_t Server::pool_bytes() const {
   uint64_t total = 0;
-  for (const auto& [fd, c] : clients_) total += c->bytes_in_flight;
+  for (const auto& [fd, c] : clients_) {
+    for (const auto& [id, slab] : c->slabs) total += slab->bytes();
+  }
   return total;
 }
 
-uint64_t Server::pool_bytes() const {
-  uint64_t total = leased_bytes();
-  for (const auto& [fd, c] : clients_) {
-    for (const auto& s : c->scans) total += s->ready_bytes;
+// One snapshot for StatusReply and the metrics port.
+Status Server::status() const {
+  Status st;
+  for (const auto& [fd, cl] : clients_) {
+    st.active_scans += static_cast<uint32_t>(cl->scans.size());
+    st.batches_in_flight += cl->leases.size();
   }
-  return total;
+  const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+  st.version = OC_VERSION;
+  st.uptime_ms = static_cast<uint64_t>(up.count());
+  st.clients = static_cast<uint32_t>(clients_.size());
+  st.bytes_delivered = bytes_delivered_;
+  st.errors = errors_;
+  st.pool_bytes = pool_bytes();
+  st.pool_limit_bytes = cfg_.daemon_pool_bytes;
+  st.batches_delivered = batches_delivered_;
+  st.gbps_10s =
+      delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) / 1e9;
+  st.requests_in_flight = workers_->pending();
+  st.bytes_copied = bytes_copied_;
+  st.copies_per_byte = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
+                                              static_cast<double>(bytes_delivered_)
+                                        : 0.0;
+  st.worker_threads = static_cast<uint32_t>(workers_->size());
+  st.slabs_sent = slabs_sent_;
+  return st;
 }
 
 Client* Server::find(int fd, uint64_t serial) {
@@ -279,8 +325,8 @@ void Server::disconnect(int fd, const std::string& why) {
     log::get().error("disconnecting client pid {}: {}", c.cred.pid, why);
     ++errors_;
   }
-  // Slabs are memfds the client maps; closing the connection ends every lease at once, and the
-  // kernel frees each slab when its last mapping goes.
+  // Slabs are memfds the client maps; closing the connection ends every lease at once and
+  // drops our mappings, and the kernel frees each slab when the client's mappings go too.
   log::get().debug("client pid {} gone; {} leases ({} bytes) reclaimed", c.cred.pid,
                    c.leases.size(), c.bytes_in_flight);
   ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
@@ -368,31 +414,19 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
                 h->version());
       c.said_hello = true;
       std::vector<flatbuffers::Offset<flatbuffers::String>> features{
-          fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("memfd-slab")};
+          fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("slab-pool")};
       auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, &features, "host",
                                                "onecopyd " OC_VERSION);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
       return send(c, fbb);
     }
     case fbs::Body::StatusRequest: {
-      uint32_t scans = 0;
-      uint64_t leases = 0;
-      for (const auto& [fd, cl] : clients_) {
-        scans += static_cast<uint32_t>(cl->scans.size());
-        leases += cl->leases.size();
-      }
-      const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
-      const double gbps =
-          delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) /
-          1e9;
-      const double copies = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
-                                                   static_cast<double>(bytes_delivered_)
-                                             : 0.0;
+      const Status st = status();
       auto reply = fbs::CreateStatusReplyDirect(
-          fbb, OC_VERSION, static_cast<uint64_t>(up.count()),
-          static_cast<uint32_t>(clients_.size()), scans, leases, bytes_delivered_, errors_,
-          pool_bytes(), cfg_.daemon_pool_bytes, batches_delivered_, gbps, workers_->pending(),
-          bytes_copied_, copies, static_cast<uint32_t>(workers_->size()));
+          fbb, st.version.c_str(), st.uptime_ms, st.clients, st.active_scans,
+          st.batches_in_flight, st.bytes_delivered, st.errors, st.pool_bytes, st.pool_limit_bytes,
+          st.batches_delivered, st.gbps_10s, st.requests_in_flight, st.bytes_copied,
+          st.copies_per_byte, st.worker_threads, st.slabs_sent);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
       return send(c, fbb);
     }
@@ -462,13 +496,19 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       auto it = c.leases.find(m.body_as_Release()->lease());
       OC_EXPECT(it != c.leases.end(), protocol, "Release of unknown lease {}",
                 m.body_as_Release()->lease());
-      c.bytes_in_flight -= it->second;
+      c.bytes_in_flight -= it->second.bytes;
+      if (it->second.slab) give_back(c, it->second.slab, it->second.offset);
       c.leases.erase(it);
       return {};
     }
     case fbs::Body::Cancel: {
       const uint64_t id = m.body_as_Cancel()->scan();
-      std::erase_if(c.scans, [&](const ScanPtr& s) { return s->id == id; });
+      for (const ScanPtr& s : c.scans) {
+        if (s->id == id) {
+          drop_scan(c, s);
+          break;
+        }
+      }
       return {};
     }
     default:
@@ -504,68 +544,172 @@ void Server::open_async(Client& c, uint64_t request, std::string uri) {
 }
 
 // Keeps up to daemon_client_max_batches_in_flight batches of the scan decoded ahead, one job at
-// a time (scan->next() is sequential), within the client's and the pool's byte limits; the
-// first batch always goes.
+// a time (scan->next() is sequential), within the client's byte limit; the first batch always
+// goes. A batch is decoded on a worker, placed in a slab range here, then copied on a worker.
 void Server::decode_ahead(Client& c, const ScanPtr& s) {
-  if (s->decoding || s->finished || s->ready.size() >= cfg_.daemon_client_max_batches_in_flight) {
+  if (s->busy || s->unplaced || s->finished ||
+      s->ready.size() >= cfg_.daemon_client_max_batches_in_flight) {
     return;
   }
   if (!s->ready.empty() &&
-      (s->ready_bytes + c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
-       pool_bytes() >= cfg_.daemon_pool_bytes)) {
+      s->ready_bytes + c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight) {
     return;
   }
-  s->decoding = true;
+  s->busy = true;
   workers_->submit([this, fd = c.fd, serial = c.serial, s] {
     auto p = std::make_shared<Produced>();
+    auto layout = std::make_shared<std::optional<BatchLayout>>();
     auto next = s->scan->next();
     if (!next.ok()) {
       p->error = std::move(next.error());
     } else if (*next) {
-      auto slab = fill_slab(***next);
-      if (slab.ok()) {
-        p->slab = std::move(*slab);
-      } else {
-        p->error = std::move(slab.error());
-      }
+      *layout = lay_out(std::move(**next));
     }
-    return Workers::Completion(
-        [this, fd, serial, s, p] { on_decoded(fd, serial, s, std::move(*p)); });
+    return Workers::Completion([this, fd, serial, s, p, layout] {
+      on_decoded(fd, serial, s, std::move(*p), std::move(*layout));
+    });
   });
 }
 
-void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p) {
-  s->decoding = false;
-  if (p.slab) bytes_copied_ += p.slab->copied;  // counted whether or not it is ever sent
+void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
+                        std::optional<BatchLayout> layout) {
+  s->busy = false;
   Client* c = find(fd, serial);
-  if (!c || std::find(c->scans.begin(), c->scans.end(), s) == c->scans.end()) return;  // dropped
-  if (!p.slab) s->finished = true;
-  if (p.slab) s->ready_bytes += p.slab->bytes;
-  s->ready.push_back(std::move(p));
+  if (!c || s->dropped) return;
+  if (!layout) {  // the scan's end or error
+    s->finished = true;
+    s->ready.push_back(std::move(p));
+    return;
+  }
+  s->unplaced = std::move(layout);
+  place(*c, s);
 }
 
-// Sends the Batch message for a slab a worker filled.
-Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab) {
+// Finds a range for the scan's decoded batch: first fit in the client's slabs, else a new slab
+// (of the batch's own size when it is larger than daemon_slab_bytes) if the pool has room.
+// Without room it waits for a Release; but a client that holds nothing may always have a slab
+// made, so that no client waits forever on the slabs of others (one batch always goes).
+void Server::place(Client& c, const ScanPtr& s) {
+  if (!s->unplaced || s->busy) return;
+  Placed p;
+  const uint64_t need = s->unplaced->bytes;
+  if (need > 0) {
+    for (const auto& [id, slab] : c.slabs) {
+      if (slab->dedicated()) continue;
+      if (auto at = slab->ranges.allocate(need)) {
+        p.slab = slab;
+        p.offset = *at;
+        break;
+      }
+    }
+    if (!p.slab) {
+      const bool dedicated = need > cfg_.daemon_slab_bytes;
+      const uint64_t size = dedicated ? need : cfg_.daemon_slab_bytes;
+      const bool holds_nothing = c.leases.empty() && s->ready.empty();
+      if (pool_bytes() + size > cfg_.daemon_pool_bytes && !holds_nothing) return;
+      auto made = Slab::create(next_id_++, size, dedicated);
+      if (!made.ok()) {
+        s->unplaced.reset();
+        s->finished = true;
+        s->ready.push_back(Produced{std::nullopt, std::move(made.error())});
+        return;
+      }
+      p.slab = std::move(*made);
+      auto& log = log::get();
+      const auto level = logged_pages_ ? spdlog::level::debug : spdlog::level::info;
+      log.log(level, "slab {} for client pid {}: {} bytes{}, {}", p.slab->id(), c.cred.pid,
+              p.slab->bytes(), dedicated ? " (one large batch)" : "",
+              p.slab->hugepages() ? "hugepages" : "normal pages (no hugepages to spare)");
+      logged_pages_ = true;
+      c.slabs[p.slab->id()] = p.slab;
+      p.offset = *p.slab->ranges.allocate(need);
+    }
+  }
+  p.layout = std::move(*s->unplaced);
+  s->unplaced.reset();
+  if (!p.slab) {
+    s->ready.push_back(Produced{std::move(p), std::nullopt});
+    return;
+  }
+  s->busy = true;
+  auto job = std::make_shared<Placed>(std::move(p));
+  workers_->submit([this, fd = c.fd, serial = c.serial, s, job] {
+    // Writes only inside the range the loop gave this job; the slab outlives it (shared).
+    job->copied = copy_batch(job->layout, job->slab->base() + job->offset);
+    return Workers::Completion(
+        [this, fd, serial, s, job] { on_copied(fd, serial, s, std::move(*job)); });
+  });
+}
+
+void Server::on_copied(int fd, uint64_t serial, const ScanPtr& s, Placed p) {
+  s->busy = false;
+  bytes_copied_ += p.copied;  // counted whether or not it is ever sent
+  Client* c = find(fd, serial);
+  if (!c) return;  // the slab went with the client
+  if (s->dropped) {
+    give_back(*c, p.slab, p.offset);
+    return;
+  }
+  s->ready_bytes += p.layout.bytes;
+  s->ready.push_back(Produced{std::move(p), std::nullopt});
+}
+
+// Frees a range; a dedicated slab goes with its one batch.
+void Server::give_back(Client& c, const std::shared_ptr<Slab>& slab, uint64_t offset) {
+  slab->ranges.free(offset);
+  if (slab->dedicated() && slab->ranges.empty()) c.slabs.erase(slab->id());
+}
+
+// Drops a scan and the ranges of its batches not yet sent; a job still running on it gives its
+// own range back when it completes.
+void Server::drop_scan(Client& c, const ScanPtr& s) {
+  s->dropped = true;
+  for (const Produced& p : s->ready) {
+    if (p.batch && p.batch->slab) give_back(c, p.batch->slab, p.batch->offset);
+  }
+  s->ready.clear();
+  s->ready_bytes = 0;
+  std::erase(c.scans, s);
+}
+
+// Sends the Batch message for a placed batch, after its slab's descriptor if this is the
+// slab's first batch.
+Result<void> Server::send_batch(Client& c, ActiveScan& s, const Placed& b) {
+  if (b.slab && !b.slab->sent) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto added = fbs::CreateSlabAdded(fbb, b.slab->id(), b.slab->bytes(), b.slab->dedicated());
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::SlabAdded, added.Union()));
+    OC_TRY(send(c, fbb, b.slab->fd()));
+    b.slab->sent = true;
+    ++slabs_sent_;
+  }
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
-  for (const SlabArray& a : slab.arrays) {
-    arrays.push_back(fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &a.buffers,
-                                                a.n_children));
+  std::vector<fbs::BufferRef> bufs;
+  for (const SlabArray& a : b.layout.arrays) {
+    bufs.clear();
+    for (const fbs::BufferRef& r : a.buffers) {
+      bufs.emplace_back(r.offset() + b.offset, r.length(), r.present());
+    }
+    arrays.push_back(
+        fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &bufs, a.n_children));
   }
   const uint64_t lease = next_id_++;
-  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays);
+  const uint64_t bytes = b.layout.bytes;
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, b.layout.rows, bytes, &arrays,
+                                    b.slab ? b.slab->id() : 0, b.offset);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
-  OC_TRY(send(c, fbb, slab.fd));
-  c.leases[lease] = slab.bytes;
-  c.bytes_in_flight += slab.bytes;
-  bytes_delivered_ += slab.copied;
+  OC_TRY(send(c, fbb));
+  c.leases[lease] = Client::Lease{b.slab, b.offset, bytes};
+  c.bytes_in_flight += bytes;
+  bytes_delivered_ += b.copied;
   batches_delivered_ += 1;
   delivered_rate_.add(
       std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
-      slab.copied);
-  s.rows += slab.rows;
+      b.copied);
+  s.rows += b.layout.rows;
   s.batches += 1;
-  s.bytes += slab.bytes;
+  s.bytes += bytes;
   return {};
 }
 
@@ -574,17 +718,16 @@ bool Server::service(Client& c) {
     const ScanPtr s = c.scans.front();
     while (!s->ready.empty()) {
       Produced& p = s->ready.front();
-      if (p.slab) {
+      if (p.batch) {
         if (!c.leases.empty() && (c.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
-                                  c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
-                                  leased_bytes() >= cfg_.daemon_pool_bytes)) {
+                                  c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight)) {
           break;  // backpressure: wait for Release
         }
-        if (auto r = send_batch(c, *s, *p.slab); !r.ok()) {
+        if (auto r = send_batch(c, *s, *p.batch); !r.ok()) {
           disconnect(c.fd, r.error().to_string());
           return false;
         }
-        s->ready_bytes -= p.slab->bytes;
+        s->ready_bytes -= p.batch->layout.bytes;
         s->ready.pop_front();
         continue;
       }
@@ -603,6 +746,7 @@ bool Server::service(Client& c) {
       break;
     }
     if (!c.scans.empty() && c.scans.front() == s) {
+      place(c, s);  // a Release may have made room
       decode_ahead(c, s);
       return true;
     }
