@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,7 +108,7 @@ struct Client {
   uint64_t serial = 0;  // tells a completion whether its client is still this fd's
   ucred cred{};
   std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
-  uint32_t opening = 0;  // Opens running on a worker
+  std::multiset<uint64_t> opening;  // request ids of the Opens running on a worker
   std::deque<ScanPtr> scans;  // served in order, the front one only
   // This connection's slabs, by id; only ever this client's batches are placed in them.
   std::map<uint64_t, std::shared_ptr<Slab>> slabs;
@@ -433,11 +434,11 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
     case fbs::Body::Open: {
       const auto* o = m.body_as_Open();
       OC_EXPECT(o->uri(), protocol, "Open without a uri");
-      if (c.files.size() + c.opening >= cfg_.daemon_client_max_open_files) {
+      if (c.files.size() + c.opening.size() >= cfg_.daemon_client_max_open_files) {
         send_error(c, o->request(),
                    Error(Errc::invalid, fmt::format("this connection has {} files open, the limit "
                                                     "(daemon_client_max_open_files)",
-                                                    c.files.size() + c.opening)));
+                                                    c.files.size() + c.opening.size())));
         return {};
       }
       open_async(c, o->request(), o->uri()->str());
@@ -502,13 +503,22 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       return {};
     }
     case fbs::Body::Cancel: {
-      const uint64_t id = m.body_as_Cancel()->scan();
+      const auto* cancel = m.body_as_Cancel();
+      const uint64_t id = cancel->scan();
+      // An Open cannot be interrupted on its worker; its result is dropped when it completes.
+      if (id == 0) c.opening.erase(cancel->request());
       for (const ScanPtr& s : c.scans) {
         if (s->id == id) {
           drop_scan(c, s);
           break;
         }
       }
+      return {};
+    }
+    case fbs::Body::Close: {
+      // Scans hold the file too, so those running on it go on to their end.
+      const uint64_t file = m.body_as_Close()->file();
+      OC_EXPECT(c.files.erase(file) == 1, protocol, "Close of unknown file {}", file);
       return {};
     }
     default:
@@ -520,14 +530,16 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
 // Opening may wait on the network (S3, HTTP), so it runs on a worker; Opened is sent from the
 // loop when it is done.
 void Server::open_async(Client& c, uint64_t request, std::string uri) {
-  ++c.opening;
+  c.opening.insert(request);
   workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri)] {
     auto file = std::make_shared<Result<std::shared_ptr<format::VortexFile>>>(
         client::open_uri(uri));
     return Workers::Completion([this, fd, serial, request, file] {
       Client* c = find(fd, serial);
       if (!c) return;
-      --c->opening;
+      auto pending = c->opening.find(request);
+      if (pending == c->opening.end()) return;  // cancelled: no reply, the file is not kept
+      c->opening.erase(pending);
       if (!file->ok()) {
         send_error(*c, request, file->error());
         return;

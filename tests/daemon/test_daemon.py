@@ -13,6 +13,7 @@ import sys
 import textwrap
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -124,11 +125,17 @@ class RawClient:
         self.sock.settimeout(10)
         assert self.ask("Hello", {"version": 1, "client": "test"}, "HelloReply")
 
+    def tell(self, body_type: str, body: dict) -> None:
+        self.sock.send(_encode(self.tmp, body_type, body))
+
+    def next(self) -> dict:
+        return _decode(self.tmp, self.sock.recv(1 << 20))  # a SlabAdded's fd is dropped by the kernel
+
     def ask(self, body_type: str, body: dict, want: str) -> dict:
         """Sends a message; returns the body of the first reply of type @want or Error."""
-        self.sock.send(_encode(self.tmp, body_type, body))
+        self.tell(body_type, body)
         while True:
-            m = _decode(self.tmp, self.sock.recv(1 << 20))  # a Batch's fd is dropped by the kernel
+            m = self.next()
             if m["body_type"] in (want, "Error"):
                 return m
 
@@ -557,5 +564,101 @@ def test_batch_larger_than_a_slab_gets_its_own(tmp_path, big_file):
         # The one held and the one decoded ahead, at most: a released batch's slab is gone.
         assert max(pools) <= 2 * (4 << 20)
         assert min(pools) >= 1_000_000
+    finally:
+        d.stop()
+
+
+def _http_file(path: Path, go: threading.Event, asked: threading.Event) -> ThreadingHTTPServer:
+    """Serves @path over HTTP/1.1 with byte ranges, each request held until @go is set."""
+    data = path.read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _serve(self, body: bool):
+            asked.set()
+            go.wait(30)
+            start, end = 0, len(data) - 1
+            if rng := self.headers.get("Range"):
+                a, b = rng.split("=", 1)[1].split("-")
+                start, end = (len(data) - int(b), end) if a == "" else (int(a), min(int(b or end), end))
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+            else:
+                self.send_response(200)
+            self.send_header("Content-Length", str(end + 1 - start))
+            self.end_headers()
+            if body:
+                self.wfile.write(data[start:end + 1])
+
+        def do_GET(self):
+            self._serve(True)
+
+        def do_HEAD(self):
+            self._serve(False)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_cancelled_open_sends_nothing_and_keeps_no_file(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_client_max_open_files = 1\n")
+    go, asked = threading.Event(), threading.Event()
+    srv = _http_file(data_file[0], go, asked)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/data.vortex"
+    try:
+        c = RawClient(d, tmp_path)
+        c.tell("Open", {"request": 7, "uri": url})
+        assert asked.wait(10)
+        refused = c.ask("Open", {"request": 8, "uri": str(data_file[0])}, "Opened")
+        assert refused["body_type"] == "Error" and refused["body"]["request"] == 8  # 7 counts
+        c.tell("Cancel", {"scan": 0, "request": 7})
+        local = c.ask("Open", {"request": 9, "uri": str(data_file[0])}, "Opened")
+        assert local["body_type"] == "Opened"  # the cancelled open no longer counts
+        c.tell("Close", {"file": local["body"]["file"]})
+        go.set()  # the cancelled open now succeeds on its worker
+        assert _wait_status(d.client, lambda s: s["requests_in_flight"] == 0)["requests_in_flight"] == 0
+        c.tell("Open", {"request": 10, "uri": url})
+        seen = []
+        while not seen or seen[-1]["body"].get("request") != 10:
+            seen.append(c.next())
+        # Nothing for request 7, and its file was not kept: the limit of one admits request 10.
+        assert [m["body_type"] for m in seen] == ["Opened"], seen
+        assert seen[0]["body"]["rows"] == data_file[1].num_rows
+        assert d.proc.poll() is None
+    finally:
+        srv.shutdown()
+        d.stop()
+
+
+def test_close_drops_the_file_and_its_scans_finish(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_client_max_open_files = 1\n")
+    try:
+        c = RawClient(d, tmp_path)
+        f = c.ask("Open", {"request": 1, "uri": str(data_file[0])}, "Opened")["body"]["file"]
+        assert c.ask("Scan", {"request": 2, "file": f, "batch_rows": 10_000}, "ScanBegin")["body_type"] == "ScanBegin"
+        c.tell("Close", {"file": f})
+        rows = 0
+        while True:
+            m = c.next()
+            if m["body_type"] == "Batch":
+                rows += m["body"]["rows"]
+                c.tell("Release", {"lease": m["body"]["lease"]})
+            elif m["body_type"] == "ScanEnd":
+                break
+            else:
+                assert m["body_type"] == "SlabAdded", m
+        assert rows == data_file[1].num_rows  # the scan went on to its end
+        gone = c.ask("Scan", {"request": 3, "file": f}, "ScanBegin")
+        assert gone["body_type"] == "Error" and "no open file" in gone["body"]["message"]
+        assert c.ask("Open", {"request": 4, "uri": str(data_file[0])}, "Opened")["body_type"] == "Opened"
+        c.tell("Close", {"file": f})  # closed already: a protocol error ends the connection
+        assert c.next()["body_type"] == "Error"
+        assert c.sock.recv(1 << 16) == b""
+        assert "Close of unknown file" in d.log.read_text()
     finally:
         d.stop()
