@@ -2,8 +2,11 @@
 // onecopyd: serves Vortex scans to local clients over a SOCK_SEQPACKET Unix socket
 // (daemon/PROTOCOL.md). One epoll thread accepts, reads requests and sends replies; opening files
 // and decoding batches into slabs run on a worker pool (daemon/workers.hpp), so a slow open or
-// decode never holds up another client's requests.
+// decode never holds up another client's requests. With daemon_metrics_port set, the same loop
+// answers GET /metrics on a loopback TCP port.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -30,6 +33,7 @@
 #include "daemon/client.hpp"
 #include "config/log.hpp"
 #include "daemon/config.hpp"
+#include "daemon/metrics_http.hpp"
 #include "daemon/rate.hpp"
 #include "daemon/slab.hpp"
 #include "daemon/wire.hpp"
@@ -132,7 +136,11 @@ class Server {
 
  private:
   Result<void> listen_socket();
+  Result<void> metrics_socket();
   void accept_clients();
+  void accept_http();
+  void on_http(int fd);
+  void close_http(int fd);
   void on_readable(Client& c);
   Result<void> handle(Client& c, const fbs::Message& m);
   Result<void> send(Client& c, flatbuffers::FlatBufferBuilder& fbb, int fd = -1);
@@ -159,6 +167,14 @@ class Server {
   Clock::time_point started_;
   int epoll_ = -1, listen_ = -1, signal_ = -1, watchdog_ = -1;
   std::map<int, std::unique_ptr<Client>> clients_;
+  // Metrics port connections: each reads one request, before its timer fires, then closes.
+  struct HttpConn {
+    std::unique_ptr<HttpRequestReader> reader;
+    int timer = -1;
+  };
+  int metrics_ = -1;
+  std::map<int, HttpConn> http_;    // by socket
+  std::map<int, int> http_timers_;  // timerfd -> socket
   uint64_t next_id_ = 1, next_serial_ = 1;
   uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
   uint64_t slabs_sent_ = 0;
@@ -242,10 +258,36 @@ Result<void> Server::listen_socket() {
   return {};
 }
 
+// The address knob admits loopback addresses only (config/defaults.cpp): anyone who can
+// connect may read the metrics.
+Result<void> Server::metrics_socket() {
+  metrics_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (metrics_ < 0) return Error(Errc::io, "socket() for metrics", __FILE__, __LINE__, errno);
+  const int one = 1;
+  ::setsockopt(metrics_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(cfg_.daemon_metrics_port));
+  ::inet_pton(AF_INET, cfg_.daemon_metrics_address.c_str(), &addr.sin_addr);
+  const std::string where =
+      fmt::format("{}:{}", cfg_.daemon_metrics_address, cfg_.daemon_metrics_port);
+  if (::bind(metrics_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(metrics_, SOMAXCONN) != 0) {
+    return Error(Errc::io, fmt::format("metrics port {}", where), __FILE__, __LINE__, errno);
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = metrics_;
+  ::epoll_ctl(epoll_, EPOLL_CTL_ADD, metrics_, &ev);
+  log::get().info("metrics on http://{}/metrics", where);
+  return {};
+}
+
 Result<void> Server::setup() {
   rbuf_.resize(cfg_.daemon_max_message_bytes + 1);
   epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
   OC_TRY(listen_socket());
+  if (cfg_.daemon_metrics_port != 0) OC_TRY(metrics_socket());
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGTERM);
@@ -316,6 +358,66 @@ void Server::accept_clients() {
     log::get().debug("client fd {} connected: pid {} uid {}", fd, cred.pid, cred.uid);
     clients_[fd] = std::move(c);
   }
+}
+
+void Server::accept_http() {
+  while (true) {
+    const int fd = ::accept4(metrics_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    // A one-shot timer closes a connection that has not sent its whole request in time, so a
+    // slow or silent client cannot hold it.
+    HttpConn h;
+    h.reader = std::make_unique<HttpRequestReader>(cfg_.daemon_metrics_max_request_bytes);
+    h.timer = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (h.timer < 0) {
+      ::close(fd);
+      continue;
+    }
+    itimerspec its{};
+    its.it_value.tv_sec = static_cast<time_t>(cfg_.daemon_metrics_timeout_ms / 1000);
+    its.it_value.tv_nsec = static_cast<long>(cfg_.daemon_metrics_timeout_ms % 1000) * 1'000'000;
+    ::timerfd_settime(h.timer, 0, &its, nullptr);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
+    ev.data.fd = h.timer;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, h.timer, &ev);
+    http_timers_[h.timer] = fd;
+    http_[fd] = std::move(h);
+  }
+}
+
+void Server::on_http(int fd) {
+  HttpConn& h = http_.at(fd);
+  while (true) {
+    const ssize_t n = ::recv(fd, rbuf_.data(), rbuf_.size(), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) break;  // gone before its request was complete: no answer
+    const HttpOutcome o = h.reader->feed({reinterpret_cast<const char*>(rbuf_.data()),
+                                          static_cast<size_t>(n)});
+    if (o == HttpOutcome::incomplete) continue;
+    // One small response into an empty socket buffer; a short send is not retried.
+    const std::string reply =
+        http_response(o, o == HttpOutcome::metrics ? status_prometheus(status()) : "");
+    (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    break;
+  }
+  close_http(fd);
+}
+
+void Server::close_http(int fd) {
+  auto it = http_.find(fd);
+  if (it == http_.end()) return;
+  ::epoll_ctl(epoll_, EPOLL_CTL_DEL, it->second.timer, nullptr);
+  ::close(it->second.timer);
+  http_timers_.erase(it->second.timer);
+  ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+  // FIN right after the response. Bytes of an oversized request left unread make close() send
+  // an RST, which may cut its 400 short; such a client was misbehaving anyway.
+  ::shutdown(fd, SHUT_WR);
+  ::close(fd);
+  http_.erase(it);
 }
 
 void Server::disconnect(int fd, const std::string& why) {
@@ -815,6 +917,12 @@ int Server::run() {
                               clients_.size(), bytes_delivered_));
       } else if (fd == workers_->event_fd()) {
         workers_->drain();
+      } else if (fd == metrics_) {
+        accept_http();
+      } else if (http_.count(fd)) {
+        on_http(fd);
+      } else if (auto t = http_timers_.find(fd); t != http_timers_.end()) {
+        close_http(t->second);  // too slow
       } else if (auto it = clients_.find(fd); it != clients_.end()) {
         on_readable(*it->second);
       }

@@ -13,6 +13,8 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.error
+import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -662,3 +664,60 @@ def test_close_drops_the_file_and_its_scans_finish(tmp_path, data_file):
         assert "Close of unknown file" in d.log.read_text()
     finally:
         d.stop()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _http_raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+        return out
+
+
+def test_metrics_port_serves_prometheus_text(tmp_path, data_file):
+    port = _free_port()
+    d = Daemon(tmp_path, config=f"daemon_metrics_port = {port}\ndaemon_metrics_timeout_ms = 300\n")
+    try:
+        assert sum(1 for _ in d.client.scan(str(data_file[0]), batch_rows=10_000)) == 5
+        status = d.client.status()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            assert r.status == 200
+            assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+            m = _parse_prometheus(r.read().decode())
+        assert m["onecopy_delivered_batches_total"][1] == 5
+        assert m["onecopy_delivered_bytes_total"][1] == status["bytes_delivered"]
+        assert m["onecopy_slabs_sent_total"][1] == status["slabs_sent"] == 1
+        assert m["onecopy_build_info"][0] == f'{{version="{status["version"]}"}}'
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=5)
+        assert e.value.code == 404
+        assert _http_raw(port, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+        assert _http_raw(port, b"DELETE /metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 405 ")
+        big = b"GET /metrics HTTP/1.1\r\nX-Pad: " + b"a" * (9 << 10) + b"\r\n\r\n"
+        assert _http_raw(port, big).startswith(b"HTTP/1.1 400 ")  # over the 8 KiB default
+        # A client that sends half a request and waits is cut off after the timeout (300 ms).
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+            slow.sendall(b"GET /metr")
+            t0 = time.time()
+            assert slow.recv(100) == b""
+            assert 0.2 < time.time() - t0 < 3
+        assert d.proc.poll() is None
+        assert d.client.status()["clients"] == 1  # HTTP connections are not protocol clients
+    finally:
+        d.stop()
+
+
+def test_metrics_port_refuses_a_non_loopback_address(tmp_path):
+    cfg = tmp_path / "m.toml"
+    cfg.write_text('daemon_metrics_port = 9187\ndaemon_metrics_address = "0.0.0.0"\n')
+    r = subprocess.run([str(ONECOPYD), "--config", str(cfg), "--socket", str(tmp_path / "s")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0
+    assert "daemon_metrics_address" in r.stderr and "loopback" in r.stderr
