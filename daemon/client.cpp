@@ -363,6 +363,9 @@ Result<Status> query_status(const std::string& socket) {
   s.copies_per_byte = r->copies_per_byte();
   s.worker_threads = r->worker_threads();
   s.slabs_sent = r->slabs_sent();
+  s.gpu_devices = r->gpu_devices();
+  s.gpu_memory_used_bytes = r->gpu_memory_used_bytes();
+  s.gpu_memory_total_bytes = r->gpu_memory_total_bytes();
   return s;
 }
 
@@ -372,10 +375,12 @@ std::string status_json(const Status& s) {
       "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"batches_delivered\": {}, "
       "\"gbps_10s\": {}, \"requests_in_flight\": {}, \"errors\": {}, \"bytes_copied\": {}, "
       "\"copies_per_byte\": {}, \"pool_bytes\": {}, \"pool_limit_bytes\": {}, "
-      "\"worker_threads\": {}, \"slabs_sent\": {}}}",
+      "\"worker_threads\": {}, \"slabs_sent\": {}, \"gpu_devices\": {}, "
+      "\"gpu_memory_used_bytes\": {}, \"gpu_memory_total_bytes\": {}}}",
       s.version, s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight, s.bytes_delivered,
       s.batches_delivered, s.gbps_10s, s.requests_in_flight, s.errors, s.bytes_copied,
-      s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads, s.slabs_sent);
+      s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads, s.slabs_sent,
+      s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes);
 }
 
 std::string status_prometheus(const Status& s) {
@@ -415,6 +420,12 @@ std::string status_prometheus(const Status& s) {
          s.worker_threads);
   metric("slabs_sent_total", "counter", "Slab descriptors sent to clients (each slab once).",
          s.slabs_sent);
+  metric("gpu_devices", "gauge", "CUDA devices onecopyd sees (0 without a GPU or CUDA build).",
+         s.gpu_devices);
+  metric("gpu_memory_used_bytes", "gauge", "Device memory in use, by any process, all GPUs.",
+         s.gpu_memory_used_bytes);
+  metric("gpu_memory_total_bytes", "gauge", "Device memory of all GPUs.",
+         s.gpu_memory_total_bytes);
   return out;
 }
 

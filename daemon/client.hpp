@@ -41,6 +41,9 @@ struct Status {
   double copies_per_byte = 0;
   uint32_t worker_threads = 0;
   uint64_t slabs_sent = 0;
+  uint32_t gpu_devices = 0;  ///< 0 without a GPU, a driver, or a CUDA build
+  uint64_t gpu_memory_used_bytes = 0;
+  uint64_t gpu_memory_total_bytes = 0;
 };
 
 /// Connects to @p socket, says Hello and asks for Status.

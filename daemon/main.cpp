@@ -40,6 +40,7 @@
 #include "daemon/workers.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "kernels/device.hpp"
 #include "onecopy_build_config.h"
 
 namespace oc::daemon {
@@ -219,6 +220,10 @@ Status Server::status() const {
                                         : 0.0;
   st.worker_threads = static_cast<uint32_t>(workers_->size());
   st.slabs_sent = slabs_sent_;
+  const kernels::DeviceInfo gpu = kernels::probe_devices();
+  st.gpu_devices = static_cast<uint32_t>(gpu.count);
+  st.gpu_memory_used_bytes = gpu.memory_used_bytes;
+  st.gpu_memory_total_bytes = gpu.memory_total_bytes;
   return st;
 }
 
@@ -529,7 +534,8 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
           fbb, st.version.c_str(), st.uptime_ms, st.clients, st.active_scans,
           st.batches_in_flight, st.bytes_delivered, st.errors, st.pool_bytes, st.pool_limit_bytes,
           st.batches_delivered, st.gbps_10s, st.requests_in_flight, st.bytes_copied,
-          st.copies_per_byte, st.worker_threads, st.slabs_sent);
+          st.copies_per_byte, st.worker_threads, st.slabs_sent, st.gpu_devices,
+          st.gpu_memory_used_bytes, st.gpu_memory_total_bytes);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
       return send(c, fbb);
     }

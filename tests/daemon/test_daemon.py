@@ -148,7 +148,8 @@ def test_ready_and_status(daemon):
     for key in ("version", "uptime_ms", "clients", "active_scans", "batches_in_flight",
                 "bytes_delivered", "batches_delivered", "gbps_10s", "requests_in_flight", "errors",
                 "bytes_copied", "copies_per_byte", "pool_bytes", "pool_limit_bytes",
-                "worker_threads", "slabs_sent"):
+                "worker_threads", "slabs_sent", "gpu_devices", "gpu_memory_used_bytes",
+                "gpu_memory_total_bytes"):
         assert key in s, key
     assert s["clients"] == 1  # the status connection itself
     assert s["batches_in_flight"] == 0
@@ -158,6 +159,12 @@ def test_ready_and_status(daemon):
     env = dict(os.environ, ONECOPY_SOCKET=daemon.sock)
     text = subprocess.run([str(CLI), "status"], capture_output=True, text=True, check=True, env=env)
     assert "batches in flight" in text.stdout
+    if Path("/dev/nvidia0").exists():  # a GPU machine: the counts must be real
+        assert s["gpu_devices"] >= 1 and 0 < s["gpu_memory_used_bytes"] <= s["gpu_memory_total_bytes"]
+        assert re.search(r"^GPU: +\d+ devices", text.stdout, re.M)
+    else:  # no GPU here (or a build without CUDA): zero devices and no memory
+        assert (s["gpu_devices"], s["gpu_memory_used_bytes"], s["gpu_memory_total_bytes"]) == (0, 0, 0)
+        assert re.search(r"^GPU: +none$", text.stdout, re.M)
 
 
 def test_scan_equals_pyarrow(daemon, data_file):
@@ -489,7 +496,8 @@ def test_metrics_in_prometheus_format_match_status(daemon, data_file):
             "copied_bytes_total": "bytes_copied", "copies_per_byte": "copies_per_byte",
             "pool_bytes": "pool_bytes", "pool_limit_bytes": "pool_limit_bytes",
             "requests_in_flight": "requests_in_flight", "worker_threads": "worker_threads",
-            "slabs_sent_total": "slabs_sent"}
+            "slabs_sent_total": "slabs_sent", "gpu_devices": "gpu_devices",
+            "gpu_memory_total_bytes": "gpu_memory_total_bytes"}
     for metric, key in same.items():
         assert m["onecopy_" + metric][1] == status[key], metric
     assert m["onecopy_delivered_batches_total"][1] == 5
