@@ -30,8 +30,8 @@
 
 #include "client/open_uri.hpp"
 #include "config/defaults.hpp"
-#include "daemon/client.hpp"
 #include "config/log.hpp"
+#include "daemon/client.hpp"
 #include "daemon/config.hpp"
 #include "daemon/metrics_http.hpp"
 #include "daemon/rate.hpp"

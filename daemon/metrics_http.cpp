@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/metrics_http.hpp"
 
-#include <llhttp.h>
-
 #include <fmt/format.h>
+#include <llhttp.h>
 
 namespace oc::daemon {
 
@@ -76,8 +75,8 @@ std::string http_response(HttpOutcome outcome, std::string_view metrics) {
                                     : "text/plain; charset=utf-8";
   return fmt::format(
       "HTTP/1.1 {}\r\nContent-Type: {}\r\nContent-Length: {}\r\n{}Connection: close\r\n\r\n{}",
-      status, type, body.size(),
-      outcome == HttpOutcome::method_not_allowed ? "Allow: GET\r\n" : "", body);
+      status, type, body.size(), outcome == HttpOutcome::method_not_allowed ? "Allow: GET\r\n" : "",
+      body);
 }
 
 }  // namespace oc::daemon

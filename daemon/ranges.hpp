@@ -36,7 +36,7 @@ class RangeAllocator {
  private:
   uint64_t capacity_;
   uint64_t used_ = 0;
-  std::map<uint64_t, uint64_t> free_;  // offset -> length, never adjacent
+  std::map<uint64_t, uint64_t> free_;         // offset -> length, never adjacent
   std::map<uint64_t, uint64_t> used_ranges_;  // offset -> length
 };
 

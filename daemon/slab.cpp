@@ -40,8 +40,8 @@ Result<Mapped> make_memfd(uint64_t bytes, unsigned flags) {
   }
   m.base = static_cast<uint8_t*>(base);
   // FUTURE_WRITE, not WRITE: our own writable mapping stays, later writable ones are refused.
-  if (::fcntl(m.fd, F_ADD_SEALS,
-              F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) != 0) {
+  if (::fcntl(m.fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) !=
+      0) {
     const int serr = errno;
     ::munmap(base, bytes);
     ::close(m.fd);
@@ -107,7 +107,12 @@ Result<std::shared_ptr<Slab>> Slab::create(uint64_t id, uint64_t bytes, bool ded
 }
 
 Slab::Slab(uint64_t id, int fd, uint64_t bytes, uint8_t* base, bool hugepages, bool dedicated)
-    : ranges(bytes), id_(id), fd_(fd), bytes_(bytes), base_(base), hugepages_(hugepages),
+    : ranges(bytes),
+      id_(id),
+      fd_(fd),
+      bytes_(bytes),
+      base_(base),
+      hugepages_(hugepages),
       dedicated_(dedicated) {}
 
 Slab::~Slab() {

@@ -2,7 +2,6 @@
 // The metrics port's request reader and responses: requests split anywhere, wrong paths and
 // methods, malformed and oversized requests.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "daemon/metrics_http.hpp"

@@ -2,7 +2,6 @@
 // The slab range allocator: alignment, first fit, reuse after free, merging of free neighbours,
 // and a seeded random run checked against a bitmap of the slab's 64-byte units.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <vector>
 
@@ -56,7 +55,7 @@ TEST_CASE("ranges: a full slab refuses, and freeing merges holes", "[daemon][ran
 TEST_CASE("ranges: random allocations never overlap and match a bitmap", "[daemon][ranges]") {
   const uint64_t units = 512;
   RangeAllocator r(units * kRangeAlign);
-  std::vector<int> owner(units, -1);  // unit -> allocation index
+  std::vector<int> owner(units, -1);                // unit -> allocation index
   std::vector<std::pair<uint64_t, uint64_t>> live;  // offset, units
   std::mt19937_64 rng(GENERATE(1, 2, 3));
   for (int step = 0; step < 5000; ++step) {
@@ -83,14 +82,14 @@ TEST_CASE("ranges: random allocations never overlap and match a bitmap", "[daemo
     } else {
       const size_t i = rng() % live.size();
       REQUIRE(r.free(live[i].first));
-      for (uint64_t u = live[i].first / kRangeAlign; u < live[i].first / kRangeAlign + live[i].second;
-           ++u) {
+      for (uint64_t u = live[i].first / kRangeAlign;
+           u < live[i].first / kRangeAlign + live[i].second; ++u) {
         owner[u] = -1;
       }
       live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
       for (size_t j = 0; j < live.size(); ++j) {  // indices moved down
-        for (uint64_t u = live[j].first / kRangeAlign; u < live[j].first / kRangeAlign + live[j].second;
-             ++u) {
+        for (uint64_t u = live[j].first / kRangeAlign;
+             u < live[j].first / kRangeAlign + live[j].second; ++u) {
           owner[u] = static_cast<int>(j);
         }
       }

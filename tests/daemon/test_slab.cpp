@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Client slabs: the daemon writes through its own mapping, while the seals refuse every way a
 // client could write to, shrink or punch a slab (which would make the daemon's mapping fault).
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstring>
 
 #include "daemon/slab.hpp"
