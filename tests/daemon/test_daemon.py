@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """onecopyd started for real on a temporary socket: status, scans over pooled memfd slabs,
-filters, malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify."""
+filters, malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify.
+
+$ONECOPYD names the daemon binary (scripts/test.sh runs these tests again with the ASan + UBSan
+build's); every daemon's log is checked for sanitizer reports when it stops."""
 
 import json
 import os
@@ -34,8 +37,16 @@ def _binary(name: str) -> Path:
     return build / name
 
 
-ONECOPYD = _binary("onecopyd")
+ONECOPYD = Path(os.environ["ONECOPYD"]) if os.environ.get("ONECOPYD") else _binary("onecopyd")
 CLI = _binary("client/onecopy")
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def assert_no_sanitizer_report(log: str) -> None:
+    """An instrumented daemon reports memory errors, leaks at exit and undefined behaviour on
+    stderr; any of them fails the test that ran it."""
+    for marker in SANITIZER_REPORTS:
+        assert marker not in log, log[log.index(marker) - 200:][:4000]
 
 
 class Daemon:
@@ -70,8 +81,9 @@ class Daemon:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(10)
+            self.proc.wait(30)
         self.notify.close()
+        assert_no_sanitizer_report(self.log.read_text())
 
 
 @pytest.fixture
@@ -350,8 +362,10 @@ def test_socket_activation(tmp_path, data_file):
         assert got.num_rows == data_file[1].num_rows
     finally:
         p.send_signal(signal.SIGTERM)
-        assert p.wait(10) == 0
-        assert "systemd passed" in p.stderr.read()
+        assert p.wait(30) == 0
+        err = p.stderr.read()
+        assert "systemd passed" in err
+        assert_no_sanitizer_report(err)
 
 
 def test_abandoned_scan_is_cancelled(daemon, data_file):
