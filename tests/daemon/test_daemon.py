@@ -554,6 +554,23 @@ def test_batches_share_slabs_and_equal_in_process_scan(daemon, data_file):
     assert s["slabs_sent"] == 1
 
 
+def test_each_client_gets_its_own_slabs(tmp_path, data_file):
+    d = Daemon(tmp_path, config='daemon_slab_bytes = "64MiB"\n')
+    try:
+        a = d.client.scan(str(data_file[0]), batch_rows=1000)
+        b = d.client.scan(str(data_file[0]), batch_rows=1000)
+        first_a, first_b = next(a), next(b)  # one slab would hold both, but they never share
+        s = _wait_status(d.client, lambda s: s["requests_in_flight"] == 0)
+        assert s["slabs_sent"] == 2 and s["pool_bytes"] == 2 * (64 << 20)
+        assert first_a.equals(first_b)
+        del first_a, first_b
+        a.close()
+        b.close()
+        assert _wait_status(d.client, lambda s: s["pool_bytes"] == 0)["pool_bytes"] == 0
+    finally:
+        d.stop()
+
+
 def test_slab_ranges_are_reused_after_release(tmp_path, big_file):
     path, table = big_file
     d = Daemon(tmp_path, config='daemon_slab_bytes = "8MiB"\ndaemon_client_max_batches_in_flight = 1\n')
