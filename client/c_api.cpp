@@ -18,6 +18,7 @@
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "format/shard.hpp"
 #include "daemon/client.hpp"
 #include "onecopy_build_config.h"
 
@@ -25,6 +26,10 @@
 
 struct onecopy_file {
   std::shared_ptr<oc::format::VortexFile> file;
+};
+
+struct onecopy_cursor {
+  std::shared_ptr<const oc::daemon::RemoteCursor> cursor;
 };
 
 namespace {
@@ -133,6 +138,107 @@ OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, si
   });
 }
 
+namespace {
+
+// A malloc'd copy of @p values, for the caller to free with onecopy_free_units.
+uint64_t* malloc_copy(const std::vector<uint64_t>& values) {
+  auto* out = static_cast<uint64_t*>(std::malloc(std::max<size_t>(values.size(), 1) * 8));
+  if (out == nullptr) throw std::bad_alloc();
+  std::copy(values.begin(), values.end(), out);
+  return out;
+}
+
+}  // namespace
+
+OC_API int onecopy_file_units(const onecopy_file* file, uint64_t max_rows, uint64_t** out,
+                              size_t* n, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto units = oc::format::file_units(*file->file, 0,
+                                        max_rows ? max_rows : oc::defaults().shard_unit_rows);
+    if (!units.ok()) return report(units.error(), err, errlen);
+    std::vector<uint64_t> flat;
+    for (const auto& u : *units) flat.insert(flat.end(), {u.begin, u.end});
+    *out = malloc_copy(flat);
+    *n = units->size();
+    return 0;
+  });
+}
+
+OC_API int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t rank,
+                               uint32_t world_size, uint32_t worker, uint32_t num_workers,
+                               int shuffle, uint64_t seed, uint64_t epoch, uint64_t** out,
+                               size_t* n, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    const oc::format::ShardSpec spec{rank, world_size, worker, num_workers, shuffle != 0, seed,
+                                     epoch};
+    if (auto v = oc::format::validate(spec); !v.ok()) return report(v.error(), err, errlen);
+    std::vector<oc::format::Unit> all;
+    for (size_t i = 0; i < nunits; ++i) {
+      if (units[3 * i] > UINT32_MAX) {
+        return report(oc::Error(oc::Errc::invalid, "a unit's file index is over 2^32"), err,
+                      errlen);
+      }
+      all.push_back({static_cast<uint32_t>(units[3 * i]), units[3 * i + 1], units[3 * i + 2]});
+    }
+    std::vector<uint64_t> flat;
+    const auto mine = oc::format::shard_units(all, spec);
+    for (const auto& u : mine) flat.insert(flat.end(), {u.file, u.begin, u.end});
+    *out = malloc_copy(flat);
+    *n = mine.size();
+    return 0;
+  });
+}
+
+OC_API void onecopy_free_units(uint64_t* units) { std::free(units); }
+
+namespace {
+
+// @p names joined, each ended by '\n', as a malloc'd C string.
+char* malloc_lines(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += n + "\n";
+  auto* out = static_cast<char*>(std::malloc(s.size() + 1));
+  if (out == nullptr) throw std::bad_alloc();
+  std::memcpy(out, s.c_str(), s.size() + 1);
+  return out;
+}
+
+}  // namespace
+
+OC_API int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto names = oc::client::expand_uri(pattern);
+    if (!names.ok()) return report(names.error(), err, errlen);
+    *out = malloc_lines(*names);
+    return 0;
+  });
+}
+
+OC_API int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
+                               size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto names =
+        oc::daemon::remote_list(oc::daemon::client_socket_path(socket ? socket : ""), pattern);
+    if (!names.ok()) return report(names.error(), err, errlen);
+    *out = malloc_lines(*names);
+    return 0;
+  });
+}
+
+OC_API int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows,
+                                uint64_t** out, size_t* n, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto units = oc::daemon::remote_units(oc::daemon::client_socket_path(socket ? socket : ""), uri,
+                                          max_rows ? max_rows : oc::defaults().shard_unit_rows);
+    if (!units.ok()) return report(units.error(), err, errlen);
+    std::vector<uint64_t> flat;
+    for (const auto& [b, e] : *units) flat.insert(flat.end(), {b, e});
+    *out = malloc_copy(flat);
+    *n = units->size();
+    return 0;
+  });
+}
+
 OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err,
                                       size_t errlen) {
   return guarded(err, errlen, [&] {
@@ -150,6 +256,15 @@ OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* 
                                size_t ncolumns, const char* filter, uint64_t batch_rows,
                                int64_t row_begin, int64_t row_end, ArrowArrayStream* out,
                                char* err, size_t errlen) {
+  return onecopy_daemon_scan2(socket, uri, columns, ncolumns, filter, batch_rows, row_begin,
+                              row_end, nullptr, out, nullptr, err, errlen);
+}
+
+OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
+                                size_t ncolumns, const char* filter, uint64_t batch_rows,
+                                int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
+                                ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                                size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::daemon::RemoteScanOptions o;
     for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
@@ -160,12 +275,80 @@ OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* 
           static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
           row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
     }
+    if (shard != nullptr) {
+      o.shard = oc::format::ShardSpec{.rank = shard->rank,
+                                      .world_size = shard->world_size,
+                                      .worker = shard->worker,
+                                      .num_workers = shard->num_workers,
+                                      .shuffle = shard->shuffle != 0,
+                                      .seed = shard->seed,
+                                      .epoch = shard->epoch};
+      o.start = {shard->start_unit, shard->start_rows};
+      o.unit_rows = shard->unit_rows;
+    }
     auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
                                      out);
     if (!r.ok()) return report(r.error(), err, errlen);
+    if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
     return 0;
   });
 }
+
+OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
+                                      const char* const* columns, size_t ncolumns,
+                                      const char* filter, uint64_t batch_rows,
+                                      const uint64_t* ranges, size_t nranges, uint64_t start_unit,
+                                      uint64_t start_rows, ArrowArrayStream* out,
+                                      onecopy_cursor** cursor, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::daemon::RemoteScanOptions o;
+    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
+    if (filter) o.filter = filter;
+    o.batch_rows = batch_rows;
+    for (size_t i = 0; i < nranges; ++i) o.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
+    o.start = {start_unit, start_rows};
+    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
+                                     out);
+    if (!r.ok()) return report(r.error(), err, errlen);
+    if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
+    return 0;
+  });
+}
+
+OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows,
+                               const uint64_t* ranges, size_t nranges, ArrowArrayStream* out,
+                               char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::format::ScanOptions opts;
+    opts.columns = column_list(columns, ncolumns);
+    if (filter != nullptr) opts.filter = filter;
+    opts.batch_rows = batch_rows;
+    std::vector<oc::format::Unit> units;
+    for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
+    auto scan = oc::format::scan_units(file->file, std::move(opts), std::move(units), {});
+    if (!scan.ok()) return report(scan.error(), err, errlen);
+    oc::format::export_stream(std::move(scan).value(), out);
+    return 0;
+  });
+}
+
+OC_API void onecopy_cursor_position(const onecopy_cursor* cursor, uint64_t* unit, uint64_t* rows) {
+  const oc::format::UnitPosition p = cursor->cursor->position();
+  *unit = p.unit;
+  *rows = p.rows;
+}
+
+OC_API uint64_t onecopy_cursor_units(const onecopy_cursor* cursor) {
+  return cursor->cursor->units();
+}
+
+OC_API int onecopy_cursor_error(const onecopy_cursor* cursor, char* err, size_t errlen) {
+  const auto e = cursor->cursor->error();
+  return e ? report(*e, err, errlen) : 0;
+}
+
+OC_API void onecopy_cursor_free(onecopy_cursor* cursor) { delete cursor; }
 
 OC_API int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {

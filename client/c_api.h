@@ -64,6 +64,21 @@ int onecopy_take(const onecopy_file* file, const char* const* columns, size_t nc
                  const uint64_t* rows, size_t nrows, struct ArrowArrayStream* out, char* err,
                  size_t errlen);
 
+/* The file's units of work for sharded reading (format/shard.hpp): row ranges cut at chunk
+ * boundaries, none longer than `max_rows` (0: the shard_unit_rows knob). `*out` receives 2 * `*n`
+ * values, (begin, end) pairs in row order; free it with onecopy_free_units. */
+int onecopy_file_units(const onecopy_file* file, uint64_t max_rows, uint64_t** out, size_t* n,
+                       char* err, size_t errlen);
+
+/* The units that shard (rank, worker) of (world_size, num_workers) reads, in reading order
+ * (format/shard.hpp shard_units): `units` holds 3 * `nunits` values, (file, begin, end) triples;
+ * `*out` receives 3 * `*n` values the same way. With `shuffle` non-zero the units are dealt in
+ * an order drawn from (seed, epoch). Free `*out` with onecopy_free_units. */
+int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t rank, uint32_t world_size,
+                        uint32_t worker, uint32_t num_workers, int shuffle, uint64_t seed,
+                        uint64_t epoch, uint64_t** out, size_t* n, char* err, size_t errlen);
+void onecopy_free_units(uint64_t* units);
+
 /* A JSON report on the file (onecopy inspect --json). Free with onecopy_free_string. */
 int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen);
 void onecopy_free_string(char* s);
@@ -81,6 +96,75 @@ int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* 
                         size_t ncolumns, const char* filter, uint64_t batch_rows,
                         int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
                         char* err, size_t errlen);
+
+/* The files `pattern` names: an S3 prefix ending in '/' (its *.vortex objects), an s3:// or local
+ * glob, a local directory (its *.vortex files), or else the name itself (client/open_uri.hpp).
+ * `*out` is a string of names each ended by '\n'; free it with onecopy_free_string. The daemon
+ * variant lists with the daemon's credentials. */
+int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen);
+int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
+                        size_t errlen);
+
+/* The units of `uri` as the daemon computes them (onecopy_file_units for a file the daemon opens
+ * with its own credentials); `*out` as onecopy_file_units, freed with onecopy_free_units. */
+int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows, uint64_t** out,
+                         size_t* n, char* err, size_t errlen);
+/* One shard of a sharded scan (format/shard.hpp; daemon/PROTOCOL.md "Sharding and resuming"):
+ * shard (rank, worker) of (world_size, num_workers) reads its units, dealt in an order drawn
+ * from (seed, epoch) when `shuffle` is non-zero, starting `start_rows` output rows into unit
+ * `start_unit` of its list (0, 0: from the beginning). Units are at most `unit_rows` rows (0:
+ * the daemon's shard_unit_rows knob). */
+typedef struct onecopy_shard {
+  uint32_t rank, world_size, worker, num_workers;
+  int shuffle;
+  uint64_t seed, epoch;
+  uint64_t start_unit, start_rows;
+  uint64_t unit_rows;
+} onecopy_shard;
+
+/* How far a daemon scan's stream has got. It is separate from the stream because Arrow
+ * consumers move streams into their own structs (pyarrow does); the cursor stays valid, and is
+ * updated by the stream wherever it went, until onecopy_cursor_free. */
+typedef struct onecopy_cursor onecopy_cursor;
+
+/* onecopy_daemon_scan, and: with `shard` non-NULL, reads that shard instead of a row range
+ * (row_begin must be 0 and row_end < 0; ONECOPY_E_INVALID otherwise); with `cursor` non-NULL,
+ * `*cursor` receives the scan's cursor (free it with onecopy_cursor_free). When the daemon goes
+ * away mid-scan, the stream's get_next fails with EIO and onecopy_cursor_error reports
+ * ONECOPY_E_IO, "daemon connection lost: ...". */
+int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
+                         size_t ncolumns, const char* filter, uint64_t batch_rows,
+                         int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
+                         struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                         size_t errlen);
+
+/* onecopy_daemon_scan2 over explicit row ranges: `ranges` holds 2 * `nranges` values, (begin,
+ * end) pairs read in that order as units (positions as a shard's; `start_unit`, `start_rows`
+ * resume). One request serves them all, so the daemon decodes ahead across them. */
+int onecopy_daemon_scan_ranges(const char* socket, const char* uri, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows,
+                               const uint64_t* ranges, size_t nranges, uint64_t start_unit,
+                               uint64_t start_rows, struct ArrowArrayStream* out,
+                               onecopy_cursor** cursor, char* err, size_t errlen);
+
+/* onecopy_scan over explicit row ranges, in process: `ranges` as onecopy_daemon_scan_ranges. */
+int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns, size_t ncolumns,
+                        const char* filter, uint64_t batch_rows, const uint64_t* ranges,
+                        size_t nranges, struct ArrowArrayStream* out, char* err, size_t errlen);
+
+/* The position just after the last batch the stream handed out (the shard's start before the
+ * first; 0, 0 throughout for an unsharded scan): pass it as start_unit, start_rows with the
+ * same shard to resume. */
+void onecopy_cursor_position(const onecopy_cursor* cursor, uint64_t* unit, uint64_t* rows);
+
+/* The number of units in the scan's shard (0 for an unsharded scan). */
+uint64_t onecopy_cursor_units(const onecopy_cursor* cursor);
+
+/* 0 while the stream has not failed; else the error class it failed with, its message in
+ * `err`. */
+int onecopy_cursor_error(const onecopy_cursor* cursor, char* err, size_t errlen);
+
+void onecopy_cursor_free(onecopy_cursor* cursor);
 
 /* ---- Arrow PyCapsule support, for bindings that create capsules without compiling against
  * Python. The structs live on the C heap; the capsule destructors release and free them and

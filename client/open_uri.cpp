@@ -1,13 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/open_uri.hpp"
 
+#include <fnmatch.h>
+#include <glob.h>
+
+#include <algorithm>
+#include <filesystem>
+
 #include "net/s3_source.hpp"
+#include "net/url.hpp"
 
 namespace oc::client {
 
 Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri) {
   OC_ASSIGN_OR_RETURN(auto source, net::open_any_source(uri));
   return format::VortexFile::open(std::move(source));
+}
+
+namespace {
+
+bool has_wildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
+
+bool is_vortex(std::string_view name) {
+  return name.size() > 7 && name.substr(name.size() - 7) == ".vortex";
+}
+
+Result<std::vector<std::string>> expand_s3(std::string_view pattern) {
+  OC_ASSIGN_OR_RETURN(net::S3Uri uri, net::parse_s3_uri(pattern));
+  const bool prefix_only = uri.key.empty() || uri.key.back() == '/';
+  const std::string& key = uri.key;
+  const std::string list_prefix = prefix_only ? key : key.substr(0, key.find_first_of("*?["));
+  OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
+  OC_ASSIGN_OR_RETURN(auto page, client->list_all(uri.bucket, list_prefix, ""));
+  std::vector<std::string> out;
+  for (const auto& o : page.contents) {
+    // Without FNM_PATHNAME, `*` crosses `/`: keys have no directories, only a convention.
+    const bool match = prefix_only ? is_vortex(o.key)
+                                   : ::fnmatch(key.c_str(), o.key.c_str(), 0) == 0;
+    if (match) out.push_back("s3://" + uri.bucket + "/" + o.key);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> expand_local(const std::string& pattern) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  if (std::filesystem::is_directory(pattern, ec)) {
+    for (const auto& e : std::filesystem::directory_iterator(pattern, ec)) {
+      if (e.is_regular_file() && is_vortex(e.path().filename().string())) {
+        out.push_back(e.path().string());
+      }
+    }
+    if (ec) return Error(Errc::io, fmt::format("listing {}: {}", pattern, ec.message()));
+    return out;
+  }
+  glob_t g{};
+  const int rc = ::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
+  for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  ::globfree(&g);
+  OC_EXPECT(rc == 0 || rc == GLOB_NOMATCH, io, "glob {} failed", pattern);
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> expand_uri(std::string_view pattern) {
+  const bool s3 = pattern.starts_with("s3://");
+  const bool remote = pattern.find("://") != std::string_view::npos;
+  std::vector<std::string> out;
+  if (s3 && (pattern.back() == '/' || has_wildcard(pattern.substr(5)))) {
+    OC_ASSIGN_OR_RETURN(out, expand_s3(pattern));
+  } else if (!remote && (has_wildcard(pattern) || std::filesystem::is_directory(pattern))) {
+    OC_ASSIGN_OR_RETURN(out, expand_local(std::string(pattern)));
+  } else {
+    return std::vector<std::string>{std::string(pattern)};
+  }
+  OC_EXPECT(!out.empty(), not_found, "no Vortex files match {}", pattern);
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 }  // namespace oc::client

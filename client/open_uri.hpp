@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// @brief Opens a Vortex file by path, `s3://bucket/key` or http(s) URL.
+/// @brief Opens a Vortex file by path, `s3://bucket/key` or http(s) URL, and expands dataset
+/// patterns (directories, globs, S3 prefixes) into the files they name.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "config/error.hpp"
 #include "format/reader.hpp"
@@ -14,5 +17,15 @@ namespace oc::client {
 /// Local paths go through io_uring file reads; object URIs through the S3 client configured from
 /// the environment (AWS_ENDPOINT_URL, AWS_REGION, the credentials chain).
 [[nodiscard]] Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri);
+
+/// The files @p pattern names, sorted:
+/// - `s3://bucket/prefix/` (a trailing slash): every `*.vortex` object under the prefix, at any
+///   depth (ListObjectsV2);
+/// - `s3://bucket/key*` with `*`, `?` or `[`: the objects whose key matches (fnmatch, `*` also
+///   crossing `/`), listing only under the part before the first wildcard;
+/// - a local directory: its `*.vortex` files; a local glob: its matches (glob(3));
+/// - anything else (a file, an s3:// object, an http(s) URL): itself, unchecked.
+/// `not_found` when a directory, glob or prefix names no file.
+[[nodiscard]] Result<std::vector<std::string>> expand_uri(std::string_view pattern);
 
 }  // namespace oc::client

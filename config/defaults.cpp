@@ -142,6 +142,10 @@ constexpr std::array kKnobs{
     Knob{"scan_decode_threads", "ONECOPY_SCAN_DECODE_THREADS", "0",
          "Threads that decode a scan's columns side by side; 0 uses one per CPU core.",
          OC_NUMBER_KNOB(scan_decode_threads, 0, 1024, false)},
+    Knob{"shard_unit_rows", "ONECOPY_SHARD_UNIT_ROWS", "65536",
+         "Longest unit of work a sharded scan hands out: chunks are cut into pieces of at most "
+         "this many rows before units are shuffled and dealt to ranks and workers.",
+         OC_NUMBER_KNOB(shard_unit_rows, 1, uint64_t{1} << 40, false)},
     Knob{"http_max_header_bytes", "ONECOPY_HTTP_MAX_HEADER_BYTES", "64KiB",
          "Largest HTTP response head (status line and headers) accepted from a server.",
          OC_NUMBER_KNOB(http_max_header_bytes, 1 * KiB, 16 * MiB, true)},

@@ -38,6 +38,7 @@ struct Defaults {
   uint64_t scan_batch_rows;
   uint32_t scan_readahead_splits;
   uint32_t scan_decode_threads;
+  uint64_t shard_unit_rows;
   uint64_t http_max_header_bytes;
   uint32_t http_connect_timeout_ms;
   uint32_t http_first_byte_timeout_ms;

@@ -40,7 +40,22 @@ class Conn {
 
   /// Receives one frame into buf_ (and an SCM_RIGHTS fd, if any, into @p fd).
   Result<const fbs::Message*> recv(int* fd) {
-    buf_.resize(kMaxReply);
+    // Peek the packet's real length first (MSG_TRUNC on SOCK_SEQPACKET, Linux 3.4+): replies
+    // are small, and a buffer sized for the largest one would cost a 64 MiB clear per connection.
+    // The daemon answers every request, so an end of stream means it went away (a restart, a
+    // crash, or a disconnect for cause after its Error); io, so that clients may reconnect.
+    ssize_t len = ::recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+    if (len < 0) {
+      return Error(Errc::io, "daemon connection lost: recv from onecopyd failed", __FILE__,
+                   __LINE__, errno);
+    }
+    if (len == 0) {
+      return Error(Errc::io, "daemon connection lost: onecopyd closed the connection", __FILE__,
+                   __LINE__);
+    }
+    OC_EXPECT(static_cast<size_t>(len) <= kMaxReply, protocol,
+              "a {}-byte reply is over the {}-byte limit", len, kMaxReply);
+    if (buf_.size() < static_cast<size_t>(len)) buf_.resize(static_cast<size_t>(len));
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
     iovec iov{buf_.data(), buf_.size()};
     msghdr mh{};
@@ -49,8 +64,14 @@ class Conn {
     mh.msg_control = control;
     mh.msg_controllen = sizeof(control);
     ssize_t n = ::recvmsg(fd_, &mh, MSG_CMSG_CLOEXEC);
-    if (n < 0) return Error(Errc::io, "recv from onecopyd failed", __FILE__, __LINE__, errno);
-    OC_EXPECT(n > 0, protocol, "onecopyd closed the connection");
+    if (n < 0) {
+      return Error(Errc::io, "daemon connection lost: recv from onecopyd failed", __FILE__,
+                   __LINE__, errno);
+    }
+    if (n == 0) {
+      return Error(Errc::io, "daemon connection lost: onecopyd closed the connection", __FILE__,
+                   __LINE__);
+    }
     if (fd) *fd = -1;
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
@@ -236,6 +257,7 @@ Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<L
 
 struct StreamPrivate {
   std::shared_ptr<Conn> conn;
+  std::shared_ptr<RemoteCursor> cursor;
   uint64_t scan = 0;
   std::map<uint64_t, std::shared_ptr<MappedSlab>> slabs;  // by id, as SlabAdded named them
   std::vector<SchemaNodeCopy> schema;
@@ -298,7 +320,9 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
                 lease->bytes);
     }
     size_t i = 0;
-    return build_array(*b, i, lease, 0, out);
+    OC_TRY(build_array(*b, i, lease, 0, out));
+    p.cursor->advance({b->unit(), b->unit_rows()});
+    return {};
   }
 }
 
@@ -307,6 +331,7 @@ int stream_get_next(ArrowArrayStream* s, ArrowArray* out) {
   auto r = next_batch(*p, out);
   if (!r.ok()) {
     p->last_error = r.error().to_string();
+    p->cursor->fail(std::move(r.error()));
     return EIO;
   }
   return 0;
@@ -330,6 +355,26 @@ void stream_release(ArrowArrayStream* s) {
 }
 
 }  // namespace
+
+format::UnitPosition RemoteCursor::position() const {
+  std::lock_guard lock(mu_);
+  return position_;
+}
+
+std::optional<Error> RemoteCursor::error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void RemoteCursor::advance(format::UnitPosition position) {
+  std::lock_guard lock(mu_);
+  position_ = position;
+}
+
+void RemoteCursor::fail(Error e) {
+  std::lock_guard lock(mu_);
+  error_ = std::move(e);
+}
 
 std::string client_socket_path(const std::string& explicit_path) {
   if (!explicit_path.empty()) return explicit_path;
@@ -429,8 +474,58 @@ std::string status_prometheus(const Status& s) {
   return out;
 }
 
-Result<void> remote_scan(const std::string& socket, const std::string& uri,
-                         const RemoteScanOptions& options, ArrowArrayStream* out) {
+Result<std::vector<std::string>> remote_list(const std::string& socket, const std::string& pattern) {
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  std::vector<std::string> uris;
+  while (true) {
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(fbs::CreateMessage(
+        fbb, fbs::Body::List, fbs::CreateListDirect(fbb, 1, pattern.c_str(), uris.size()).Union()));
+    OC_TRY(conn->send(fbb));
+    OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+    const auto* listed = m->body_as_Listed();
+    OC_EXPECT(listed, protocol, "onecopyd did not answer List");
+    const size_t before = uris.size();
+    if (listed->uris()) {
+      for (const auto* u : *listed->uris()) uris.push_back(u->str());
+    }
+    if (!listed->more()) return uris;
+    OC_EXPECT(uris.size() > before, protocol, "onecopyd sent an empty Listed part with more to come");
+  }
+}
+
+Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::string& socket,
+                                                               const std::string& uri,
+                                                               uint64_t max_rows) {
+  OC_EXPECT(max_rows > 0, invalid, "units need at least one row");
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Open,
+                                fbs::CreateOpenDirect(fbb, 1, uri.c_str(), max_rows).Union()));
+  OC_TRY(conn->send(fbb));
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  const auto* opened = m->body_as_Opened();
+  OC_EXPECT(opened, protocol, "onecopyd did not answer Open");
+  std::vector<std::pair<uint64_t, uint64_t>> units;
+  if (const auto* u = opened->units()) {
+    OC_EXPECT(u->size() % 2 == 0, protocol, "Opened.units has an odd length");
+    for (flatbuffers::uoffset_t i = 0; i < u->size(); i += 2) {
+      units.emplace_back(u->Get(i), u->Get(i + 1));
+    }
+  }
+  OC_EXPECT(opened->rows() == 0 || !units.empty(), protocol,
+            "onecopyd sent no units for a file of {} rows (an older daemon?)", opened->rows());
+  return units;
+}
+
+Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socket,
+                                                        const std::string& uri,
+                                                        const RemoteScanOptions& options,
+                                                        ArrowArrayStream* out) {
+  OC_EXPECT(!(options.shard && options.row_range), invalid,
+            "a sharded scan reads whole units; it takes no row range");
+  OC_EXPECT(options.ranges.empty() || (!options.shard && !options.row_range), invalid,
+            "a scan of explicit ranges takes no shard and no row range");
   OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
   {
     flatbuffers::FlatBufferBuilder fbb;
@@ -448,10 +543,17 @@ Result<void> remote_scan(const std::string& socket, const std::string& uri,
     for (const auto& c : options.columns) cols.push_back(fbb.CreateString(c));
     auto cv = fbb.CreateVector(cols);
     auto filter = fbb.CreateString(options.filter);
+    const format::ShardSpec shard = options.shard.value_or(format::ShardSpec{});
+    std::vector<uint64_t> flat;
+    for (const auto& [b, e] : options.ranges) flat.insert(flat.end(), {b, e});
+    auto ranges = fbb.CreateVector(flat);
     auto scan = fbs::CreateScan(fbb, 2, file, cv, filter, options.batch_rows,
                                 options.row_range ? options.row_range->first : 0,
                                 options.row_range ? options.row_range->second : 0,
-                                options.row_range.has_value());
+                                options.row_range.has_value(), options.shard.has_value(),
+                                shard.rank, shard.world_size, shard.worker, shard.num_workers,
+                                shard.shuffle, shard.seed, shard.epoch, options.start.unit,
+                                options.start.rows, options.unit_rows, ranges);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
     OC_TRY(conn->send(fbb));
   }
@@ -461,6 +563,9 @@ Result<void> remote_scan(const std::string& socket, const std::string& uri,
             "onecopyd did not answer Scan");
   auto p = std::make_unique<StreamPrivate>();
   p->conn = conn;
+  p->cursor = std::make_shared<RemoteCursor>(
+      begin->units(),
+      options.shard || !options.ranges.empty() ? options.start : format::UnitPosition{});
   p->scan = begin->scan();
   uint64_t expected = 1;
   for (const fbs::SchemaNode* n : *begin->schema()) {
@@ -469,13 +574,14 @@ Result<void> remote_scan(const std::string& socket, const std::string& uri,
     expected += n->n_children();
   }
   OC_EXPECT(expected == p->schema.size(), protocol, "ScanBegin schema tree is malformed");
+  std::shared_ptr<const RemoteCursor> cursor = p->cursor;
   *out = ArrowArrayStream{};
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
   out->get_last_error = stream_last_error;
   out->release = stream_release;
   out->private_data = p.release();
-  return {};
+  return cursor;
 }
 
 }  // namespace oc::daemon

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "config/error.hpp"
 #include "format/arrow_c_abi.h"
+#include "format/shard.hpp"
 
 namespace oc::daemon {
 
@@ -61,11 +63,61 @@ struct RemoteScanOptions {
   std::string filter;
   uint64_t batch_rows = 0;
   std::optional<std::pair<uint64_t, uint64_t>> row_range;
+  /// Reads this shard's units (format/shard.hpp) instead of a row range, which must be unset.
+  std::optional<format::ShardSpec> shard;
+  /// With `shard`: where to start, a position a cursor reported (daemon/PROTOCOL.md).
+  format::UnitPosition start;
+  /// With `shard`: units of at most this many rows; 0 takes the daemon's shard_unit_rows.
+  uint64_t unit_rows = 0;
+  /// Reads these row ranges, in this order, as units (positions as a shard's; `start` applies);
+  /// neither `shard` nor `row_range` may be set with them.
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
 };
+
+/// How far a remote scan's stream has got. The stream updates it as it hands out batches; the
+/// caller reads it, from any thread, while and after the stream is consumed.
+class RemoteCursor {
+ public:
+  RemoteCursor(uint64_t units, format::UnitPosition start) : units_(units), position_(start) {}
+
+  /// @return the position just after the last batch handed out (the start before the first);
+  /// {0, 0} throughout for an unsharded scan. A scan started there delivers the rest.
+  [[nodiscard]] format::UnitPosition position() const;
+  /// @return the number of units in the shard (ScanBegin.units); 0 for an unsharded scan.
+  [[nodiscard]] uint64_t units() const noexcept { return units_; }
+  /// @return the error that ended the stream (`io`, "daemon connection lost: …" when the
+  /// daemon went away), or nullopt while it has not failed.
+  [[nodiscard]] std::optional<Error> error() const;
+
+  /// Called by the stream: a batch ending at @p position was handed out.
+  void advance(format::UnitPosition position);
+  /// Called by the stream: it failed with @p e.
+  void fail(Error e);
+
+ private:
+  const uint64_t units_;
+  mutable std::mutex mu_;
+  format::UnitPosition position_;
+  std::optional<Error> error_;
+};
+
+/// The files @p pattern names (client/open_uri.hpp expand_uri), listed by the daemon at
+/// @p socket with its own credentials.
+[[nodiscard]] Result<std::vector<std::string>> remote_list(const std::string& socket,
+                                                           const std::string& pattern);
+
+/// The units of work of @p uri (format/shard.hpp file_units with @p max_rows), computed by the
+/// daemon at @p socket, which opens the file with its own credentials: (begin, end) pairs.
+[[nodiscard]] Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(
+    const std::string& socket, const std::string& uri, uint64_t max_rows);
 
 /// Opens @p uri in the daemon at @p socket and starts a scan; fills @p out with a stream over
 /// its batches. The stream owns the connection; batches keep it open until they are released.
-[[nodiscard]] Result<void> remote_scan(const std::string& socket, const std::string& uri,
-                                       const RemoteScanOptions& options, ArrowArrayStream* out);
+/// When the daemon goes away mid-scan, the stream's get_next fails with EIO and the cursor's
+/// error() says so.
+/// @return the scan's cursor, shared with the stream.
+[[nodiscard]] Result<std::shared_ptr<const RemoteCursor>> remote_scan(
+    const std::string& socket, const std::string& uri, const RemoteScanOptions& options,
+    ArrowArrayStream* out);
 
 }  // namespace oc::daemon

@@ -35,11 +35,13 @@
 #include "daemon/config.hpp"
 #include "daemon/metrics_http.hpp"
 #include "daemon/rate.hpp"
+#include "daemon/scan_request.hpp"
 #include "daemon/slab.hpp"
 #include "daemon/wire.hpp"
 #include "daemon/workers.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "format/shard.hpp"
 #include "kernels/device.hpp"
 #include "onecopy_build_config.h"
 
@@ -47,6 +49,10 @@ namespace oc::daemon {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Names per Listed reply: well under the default Unix socket send buffer (about 208 KiB), which
+// bounds one SOCK_SEQPACKET packet.
+constexpr size_t kListPartBytes = 64 << 10;
 
 // ---- sd_notify, by hand: one datagram to $NOTIFY_SOCKET ----------------------------------------
 void sd_notify(const std::string& state) {
@@ -83,6 +89,7 @@ struct Placed {
   uint64_t offset = 0;
   BatchLayout layout;
   uint64_t copied = 0;
+  format::UnitPosition position;  // a sharded scan's, just after this batch
 };
 
 // What a scan has ready to send, in order: a placed batch, or the scan's end (neither), or its
@@ -100,6 +107,7 @@ struct ActiveScan {
   std::deque<Produced> ready;  // decoded ahead, in scan order
   uint64_t ready_bytes = 0;
   std::optional<BatchLayout> unplaced;  // decoded, waiting for room in a slab
+  format::UnitPosition unplaced_position;
   bool busy = false;      // a decode or copy job is running
   bool finished = false;  // its end or error is in `ready`
   bool dropped = false;   // cancelled: a copy job that finishes gives its range back
@@ -124,6 +132,9 @@ struct Client {
   std::map<uint64_t, Lease> leases;
   uint64_t bytes_in_flight = 0;
   bool said_hello = false;
+  // The latest List expansion, served in parts as the client asks for them.
+  std::string listed_pattern;
+  std::vector<std::string> listed;
 };
 
 class Server {
@@ -148,10 +159,12 @@ class Server {
   void send_error(Client& c, uint64_t request, const Error& e);
   void disconnect(int fd, const std::string& why);
   Client* find(int fd, uint64_t serial);
-  void open_async(Client& c, uint64_t request, std::string uri);
+  void open_async(Client& c, uint64_t request, std::string uri, uint64_t unit_rows);
+  void list_async(Client& c, uint64_t request, std::string pattern);
+  Result<void> send_listed(Client& c, uint64_t request, uint64_t offset);
   void decode_ahead(Client& c, const ScanPtr& s);
   void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
-                  std::optional<BatchLayout> layout);
+                  std::optional<BatchLayout> layout, const format::UnitPosition& position);
   void place(Client& c, const ScanPtr& s);
   void on_copied(int fd, uint64_t serial, const ScanPtr& s, Placed p);
   void give_back(Client& c, const std::shared_ptr<Slab>& slab, uint64_t offset);
@@ -549,7 +562,18 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
                                                     c.files.size() + c.opening.size())));
         return {};
       }
-      open_async(c, o->request(), o->uri()->str());
+      open_async(c, o->request(), o->uri()->str(), o->unit_rows());
+      return {};
+    }
+    case fbs::Body::List: {
+      const auto* l = m.body_as_List();
+      OC_EXPECT(l->pattern(), protocol, "List without a pattern");
+      if (l->offset() > 0 && l->pattern()->str() == c.listed_pattern) {
+        return send_listed(c, l->request(), l->offset());
+      }
+      OC_EXPECT(l->offset() == 0, protocol, "List offset {} of a pattern not listed before",
+                l->offset());
+      list_async(c, l->request(), l->pattern()->str());
       return {};
     }
     case fbs::Body::Scan: {
@@ -566,20 +590,13 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
         send_error(c, s->request(), Error(Errc::invalid, fmt::format("no open file {}", s->file())));
         return {};
       }
-      format::ScanOptions opts;
-      if (s->columns()) {
-        for (const auto* col : *s->columns()) opts.columns.push_back(col->str());
-      }
-      if (s->filter()) opts.filter = s->filter()->str();
-      opts.batch_rows = s->batch_rows();
-      if (s->has_row_range()) opts.row_range = std::pair{s->row_begin(), s->row_end()};
-      auto scan = f->second->scan(opts);
-      if (!scan.ok()) {
-        send_error(c, s->request(), scan.error());
+      auto planned = plan_scan(*s, f->second, cfg_.shard_unit_rows);
+      if (!planned.ok()) {
+        send_error(c, s->request(), planned.error());
         return {};
       }
       ArrowSchema schema{};
-      auto er = format::export_schema(*(*scan)->dtype(), "", &schema);
+      auto er = format::export_schema(*planned->scan->dtype(), "", &schema);
       if (!er.ok()) {
         send_error(c, s->request(), er.error());
         return {};
@@ -595,8 +612,8 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       auto as = std::make_shared<ActiveScan>();
       as->id = next_id_++;
       as->file = f->second;
-      as->scan = std::move(*scan);
-      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as->id, &nodes);
+      as->scan = std::move(planned->scan);
+      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as->id, &nodes, planned->units);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanBegin, reply.Union()));
       c.scans.push_back(std::move(as));
       return send(c, fbb);
@@ -637,12 +654,23 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
 
 // Opening may wait on the network (S3, HTTP), so it runs on a worker; Opened is sent from the
 // loop when it is done.
-void Server::open_async(Client& c, uint64_t request, std::string uri) {
+void Server::open_async(Client& c, uint64_t request, std::string uri, uint64_t unit_rows) {
   c.opening.insert(request);
-  workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri)] {
+  workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri), unit_rows] {
     auto file = std::make_shared<Result<std::shared_ptr<format::VortexFile>>>(
         client::open_uri(uri));
-    return Workers::Completion([this, fd, serial, request, file] {
+    // Units read the layout tree, which may fetch nothing more but is still file work: here,
+    // off the loop thread.
+    auto units = std::make_shared<std::vector<uint64_t>>();
+    if (file->ok() && unit_rows > 0) {
+      auto u = format::file_units(***file, 0, unit_rows);
+      if (!u.ok()) {
+        *file = std::move(u.error());
+      } else {
+        for (const auto& unit : *u) units->insert(units->end(), {unit.begin, unit.end});
+      }
+    }
+    return Workers::Completion([this, fd, serial, request, file, units] {
       Client* c = find(fd, serial);
       if (!c) return;
       auto pending = c->opening.find(request);
@@ -656,11 +684,44 @@ void Server::open_async(Client& c, uint64_t request, std::string uri) {
       const uint64_t rows = (**file)->row_count();
       c->files[id] = std::move(**file);
       flatbuffers::FlatBufferBuilder fbb;
-      auto reply = fbs::CreateOpened(fbb, request, id, rows);
+      auto reply = fbs::CreateOpenedDirect(fbb, request, id, rows, units->empty() ? nullptr : units.get());
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened, reply.Union()));
       if (auto r = send(*c, fbb); !r.ok()) disconnect(fd, r.error().to_string());
     });
   });
+}
+
+// Listing an S3 prefix is network work, so it runs on a worker like Open.
+void Server::list_async(Client& c, uint64_t request, std::string pattern) {
+  workers_->submit([this, fd = c.fd, serial = c.serial, request, pattern] {
+    auto uris = std::make_shared<Result<std::vector<std::string>>>(client::expand_uri(pattern));
+    return Workers::Completion([this, fd, serial, request, pattern, uris] {
+      Client* c = find(fd, serial);
+      if (!c) return;
+      if (!uris->ok()) {
+        send_error(*c, request, uris->error());
+        return;
+      }
+      c->listed_pattern = pattern;
+      c->listed = std::move(**uris);
+      if (auto r = send_listed(*c, request, 0); !r.ok()) disconnect(fd, r.error().to_string());
+    });
+  });
+}
+
+Result<void> Server::send_listed(Client& c, uint64_t request, uint64_t offset) {
+  OC_EXPECT(offset <= c.listed.size(), protocol, "List offset {} is past the {} names", offset,
+            c.listed.size());
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> names;
+  size_t i = offset;
+  for (size_t bytes = 0; i < c.listed.size() && bytes < kListPartBytes; ++i) {
+    names.push_back(fbb.CreateString(c.listed[i]));
+    bytes += c.listed[i].size() + 8;
+  }
+  auto reply = fbs::CreateListed(fbb, request, fbb.CreateVector(names), i < c.listed.size());
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Listed, reply.Union()));
+  return send(c, fbb);
 }
 
 // Keeps up to daemon_client_max_batches_in_flight batches of the scan decoded ahead, one job at
@@ -680,19 +741,20 @@ void Server::decode_ahead(Client& c, const ScanPtr& s) {
     auto p = std::make_shared<Produced>();
     auto layout = std::make_shared<std::optional<BatchLayout>>();
     auto next = s->scan->next();
+    const format::UnitPosition position = position_after(*s->scan);
     if (!next.ok()) {
       p->error = std::move(next.error());
     } else if (*next) {
       *layout = lay_out(std::move(**next));
     }
-    return Workers::Completion([this, fd, serial, s, p, layout] {
-      on_decoded(fd, serial, s, std::move(*p), std::move(*layout));
+    return Workers::Completion([this, fd, serial, s, p, layout, position] {
+      on_decoded(fd, serial, s, std::move(*p), std::move(*layout), position);
     });
   });
 }
 
 void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
-                        std::optional<BatchLayout> layout) {
+                        std::optional<BatchLayout> layout, const format::UnitPosition& position) {
   s->busy = false;
   Client* c = find(fd, serial);
   if (!c || s->dropped) return;
@@ -702,6 +764,7 @@ void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
     return;
   }
   s->unplaced = std::move(layout);
+  s->unplaced_position = position;
   place(*c, s);
 }
 
@@ -746,6 +809,7 @@ void Server::place(Client& c, const ScanPtr& s) {
     }
   }
   p.layout = std::move(*s->unplaced);
+  p.position = s->unplaced_position;
   s->unplaced.reset();
   if (!p.slab) {
     s->ready.push_back(Produced{std::move(p), std::nullopt});
@@ -816,8 +880,8 @@ Result<void> Server::send_batch(Client& c, ActiveScan& s, const Placed& b) {
   }
   const uint64_t lease = next_id_++;
   const uint64_t bytes = b.layout.bytes;
-  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, b.layout.rows, bytes, &arrays,
-                                    b.slab ? b.slab->id() : 0, b.offset);
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, b.layout.rows, bytes, &arrays, b.position.unit,
+                                    b.position.rows, b.slab ? b.slab->id() : 0, b.offset);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
   OC_TRY(send(c, fbb));
   c.leases[lease] = Client::Lease{b.slab, b.offset, bytes};

@@ -70,13 +70,7 @@ class LocalFileSource final : public SegmentSource {
   LocalFileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {
 #if OC_HAVE_IO_URING
-    const int rc = io_uring_queue_init(defaults().io_queue_depth, &ring_, 0);
-    if (rc == 0) {
-      have_ring_ = true;
-    } else {
-      // Seccomp profiles and old kernels refuse io_uring; pread keeps the reader working.
-      log::get().debug("io_uring unavailable ({}); {} falls back to pread", -rc, path_);
-    }
+    init_ring();
 #endif
   }
   ~LocalFileSource() override {
@@ -112,6 +106,13 @@ class LocalFileSource final : public SegmentSource {
     }
     std::lock_guard lock(mu_);
 #if OC_HAVE_IO_URING
+    if (have_ring_ && ring_pid_ != ::getpid()) {
+      // A forked child (a DataLoader worker, say) inherited this source: its ring's memory is
+      // shared with the parent's, so using it would race the parent. Drop the child's mapping
+      // and take a ring of its own.
+      io_uring_queue_exit(&ring_);
+      init_ring();
+    }
     if (have_ring_) {
       OC_TRY(read_ring(pieces));
     } else
@@ -148,6 +149,18 @@ class LocalFileSource final : public SegmentSource {
   }
 
 #if OC_HAVE_IO_URING
+  void init_ring() {
+    have_ring_ = false;
+    const int rc = io_uring_queue_init(defaults().io_queue_depth, &ring_, 0);
+    if (rc == 0) {
+      have_ring_ = true;
+      ring_pid_ = ::getpid();
+    } else {
+      // Seccomp profiles and old kernels refuse io_uring; pread keeps the reader working.
+      log::get().debug("io_uring unavailable ({}); {} falls back to pread", -rc, path_);
+    }
+  }
+
   // Keeps up to the ring's depth in flight; short reads are resubmitted for the remainder.
   Result<void> read_ring(std::vector<Piece>& pieces) {
     size_t next = 0, inflight = 0, done = 0;
@@ -213,6 +226,7 @@ class LocalFileSource final : public SegmentSource {
   }
 
   io_uring ring_{};
+  pid_t ring_pid_ = 0;
   bool have_ring_ = false;
 #endif
 

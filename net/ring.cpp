@@ -2,6 +2,7 @@
 #include "net/ring.hpp"
 
 #include <liburing.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -119,7 +120,12 @@ Ring::~Ring() {
 
 Result<Ring*> Ring::this_thread() {
   thread_local std::unique_ptr<Ring> ring;
-  if (ring) return ring.get();
+  thread_local pid_t owner = 0;
+  if (ring && owner == ::getpid()) return ring.get();
+  // After a fork the child's copy of the ring shares its memory with the parent's: release the
+  // child's mapping (the parent's ring lives on) and make a new one.
+  ring.reset();
+  owner = ::getpid();
   OC_EXPECT(ring_features().io_uring, unsupported, "io_uring is not available (kernel or seccomp)");
   std::unique_ptr<Ring> r(new Ring());
   // Every operation may need a second SQE for its linked timeout.

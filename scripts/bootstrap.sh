@@ -17,7 +17,7 @@ APT_PACKAGES=(
   liburing-dev libssl-dev openssl libspdlog-dev libfmt-dev
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
-  python3 python3-venv python3-dev
+  python3 python3-venv python3-dev python3-torch
 )
 # The test servers (tests/servers/) and the network benchmark's baselines (scripts/bench_net.sh):
 # installed when the caller sets BOOTSTRAP_TEST_SERVERS=1, as scripts/test.sh does.

@@ -1,46 +1,56 @@
 #!/usr/bin/env bash
-# The main job: scan a Vortex dataset with onecopy. With no argument it scans the embedded
-# default, a sample token dataset that it writes with vortex-data on first use.
+# The main job: trains an example model on a Vortex dataset served by onecopyd.
 #
-#   scripts/run.sh [FILE.vortex] [onecopy scan options...]
+#   scripts/run.sh [DATASET] [scripts/train_example.py options]
+#
+# DATASET is a directory, glob or file of Vortex files, or s3://bucket/prefix/ (with the usual
+# AWS_* variables; AWS_ENDPOINT_URL for S3-compatible stores). Without one it uses a sample
+# dataset (token sequences, a label and a quality score) written with vortex-data on first use.
+# onecopyd runs in the foreground of this script on a private socket and stops at the end; it
+# lists, opens and decodes the files, and the training process gets its batches from it.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source "$ROOT/scripts/bootstrap.sh"
 
-file=${1:-}
-if [ -z "$file" ]; then
-  file=$ROOT/scripts/.sample/tokens.vortex
-  if [ ! -f "$file" ]; then
-    mkdir -p "$(dirname "$file")"
-    echo "writing the sample dataset $file with vortex-data" >&2
-    "$VENV/bin/python" "$ROOT/scripts/make_sample.py" "$file"
+dataset=${1:-}
+[ $# -gt 0 ] && shift
+if [ -z "$dataset" ]; then
+  dataset=$ROOT/scripts/.sample/tokens
+  if ! compgen -G "$dataset/*.vortex" >/dev/null; then
+    echo "writing the sample dataset to $dataset with vortex-data" >&2
+    "$VENV/bin/python" "$ROOT/scripts/make_sample.py" "$dataset"
   fi
-else
-  shift
 fi
-onecopy=$BUILD_DIR/client/onecopy
 
-echo "== onecopy inspect (summary)"
-"$onecopy" inspect "$file" | sed -n '1,/^layout:/p' | sed '$d'
-echo
-echo "== first rows: onecopy scan --limit 3 --format jsonl ${*:-}"
-"$onecopy" scan "$file" --limit 3 --format jsonl "$@" | cut -c1-240
-echo
-echo "== full scan into pyarrow through the Arrow C stream (zero-copy), vs vortex-data itself"
-"$VENV/bin/python" - "$file" <<'PY'
-import sys, time
-import pyarrow as pa, pyarrow.compute as pc
-import onecopy, vortex as vx
+# An S3 bucket or prefix means every .vortex object under it; the daemon lists and reads it.
+[[ $dataset == s3://* && $dataset != */ && $dataset != *.vortex ]] && dataset=$dataset/
 
-path = sys.argv[1]
-t0 = time.perf_counter(); ours = pa.table(onecopy.open(path).scan()); t1 = time.perf_counter()
-theirs = vx.open(path).to_arrow().read_all(); t2 = time.perf_counter()
-same = all(ours.column(n).combine_chunks().equals(theirs.column(n).combine_chunks().cast(ours.schema.field(n).type))
-           for n in ours.column_names)
-print(f"rows {ours.num_rows:,}  columns {ours.num_columns}  decoded {ours.nbytes / 2**20:.1f} MiB")
-print(f"onecopy     {t1 - t0:6.3f} s  ({ours.nbytes / 2**30 / (t1 - t0):.2f} GiB/s decoded)")
-print(f"vortex-data {t2 - t1:6.3f} s  ({ours.nbytes / 2**30 / (t2 - t1):.2f} GiB/s decoded)")
-print(f"ratio onecopy/vortex-data time: {(t1 - t0) / (t2 - t1):.2f}  identical results: {same}")
-for name in [n for n in ours.column_names if pa.types.is_integer(ours.schema.field(n).type)][:3]:
-    print(f"sum({name}) = {pc.sum(ours.column(name)).as_py()}")
-PY
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+  echo "GPU: $(nvidia-smi -L | head -n1); this version decodes on the CPU and delivers host memory"
+else
+  echo "GPU: none; decoding on the CPU"
+fi
+
+run=$(mktemp -d)
+sock=$run/onecopyd.sock
+: >"$run/onecopyd.toml"
+"$BUILD_DIR/onecopyd" --config "$run/onecopyd.toml" --socket "$sock" 2>"$run/onecopyd.log" &
+daemon=$!
+stop_daemon() {
+  if kill -0 "$daemon" 2>/dev/null; then
+    kill -TERM "$daemon" && wait "$daemon" || true
+  fi
+  rm -rf "$run"
+}
+trap stop_daemon EXIT
+for _ in $(seq 100); do
+  [ -S "$sock" ] && "$BUILD_DIR/client/onecopy" status --socket "$sock" >/dev/null 2>&1 && break
+  kill -0 "$daemon" 2>/dev/null || { cat "$run/onecopyd.log" >&2; exit 1; }
+  sleep 0.1
+done
+echo "onecopyd: pid $daemon, socket $sock"
+
+"$VENV/bin/python" "$ROOT/scripts/train_example.py" "$dataset" --socket "$sock" "$@"
+echo
+echo "== onecopy status"
+"$BUILD_DIR/client/onecopy" status --socket "$sock"

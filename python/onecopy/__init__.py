@@ -13,8 +13,10 @@
 zero-copy. The C++ library is reached through its C API (libonecopy.so) with ctypes.
 """
 
-from onecopy._native import Client, OnecopyError, VortexFile, open, reload_settings, version
+from onecopy._native import (Client, OnecopyError, ScanCursor, VortexFile, expand, open, reload_settings,
+                             shard_units, version)
 from onecopy.expr import Expr, col, lit
 
-__all__ = ["Client", "Expr", "OnecopyError", "VortexFile", "col", "lit", "open", "reload_settings", "version"]
+__all__ = ["Client", "Expr", "OnecopyError", "ScanCursor", "VortexFile", "col", "expand", "lit", "open",
+           "reload_settings", "shard_units", "version"]
 __version__ = version()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import time
 from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
@@ -62,15 +63,61 @@ _lib.onecopy_take.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
     ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
 ]
+_lib.onecopy_file_units.argtypes = [
+    ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
+    ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_shard_units.argtypes = [
+    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32,
+    ctypes.c_uint32, ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
+    ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)), ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p,
+    ctypes.c_size_t,
+]
+_lib.onecopy_daemon_units.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
+    ctypes.POINTER(ctypes.c_size_t), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_expand.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_daemon_list.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_daemon_scan_ranges.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
+    ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64,
+    ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_scan_ranges.argtypes = [
+    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
+    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p,
+    ctypes.c_size_t,
+]
+_lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
 _lib.onecopy_version.restype = ctypes.c_char_p
 _lib.onecopy_daemon_status_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
-_lib.onecopy_daemon_scan.argtypes = [
+
+
+class _Shard(ctypes.Structure):
+    """onecopy_shard (client/c_api.h)."""
+
+    _fields_ = [("rank", ctypes.c_uint32), ("world_size", ctypes.c_uint32), ("worker", ctypes.c_uint32),
+                ("num_workers", ctypes.c_uint32), ("shuffle", ctypes.c_int), ("seed", ctypes.c_uint64),
+                ("epoch", ctypes.c_uint64), ("start_unit", ctypes.c_uint64), ("start_rows", ctypes.c_uint64),
+                ("unit_rows", ctypes.c_uint64)]
+
+
+_lib.onecopy_daemon_scan2.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p,
-    ctypes.c_size_t,
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(_Shard), ctypes.POINTER(ArrowArrayStream),
+    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
+_lib.onecopy_cursor_position.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+                                         ctypes.POINTER(ctypes.c_uint64)]
+_lib.onecopy_cursor_units.argtypes = [ctypes.c_void_p]
+_lib.onecopy_cursor_units.restype = ctypes.c_uint64
+_lib.onecopy_cursor_error.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_cursor_free.argtypes = [ctypes.c_void_p]
 
 
 def _check(rc: int, err: ctypes.Array) -> None:
@@ -116,6 +163,13 @@ class Scan:
         if getattr(self, "_stream", None) is not None:
             _lib.onecopy_stream_free(self._stream)
             self._stream = None
+
+
+def _range_array(ranges: Sequence[tuple[int, int]]):
+    flat = [int(v) for r in ranges for v in r]
+    if len(flat) != 2 * len(ranges) or any(v < 0 for v in flat):
+        raise ValueError("ranges are (begin, end) pairs of row numbers")
+    return (ctypes.c_uint64 * max(len(flat), 1))(*flat), len(ranges)
 
 
 def _column_array(columns: Optional[Sequence[str]]):
@@ -182,6 +236,21 @@ class VortexFile:
                                  scan._stream, err, _ERRLEN), err)
         return scan
 
+    def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0) -> Scan:
+        """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
+        no batch spans two ranges."""
+        if filter is not None and not isinstance(filter, (str, Expr)):
+            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        cols, ncols = _column_array(columns)
+        arr, n = _range_array(ranges)
+        scan = Scan(_lib.onecopy_stream_new())
+        err = ctypes.create_string_buffer(_ERRLEN)
+        sql = str(filter).encode() if filter is not None else None
+        _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n, scan._stream,
+                                        err, _ERRLEN), err)
+        return scan
+
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None) -> Scan:
         """Rows `indices` (any order, repeats allowed; a numpy array works) of `columns` (all when
         None), as a stream of one batch. Negative indices raise ValueError; indices at or past
@@ -195,6 +264,19 @@ class VortexFile:
         err = ctypes.create_string_buffer(_ERRLEN)
         _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), scan._stream, err, _ERRLEN), err)
         return scan
+
+    def units(self, max_rows: int = 0) -> list[tuple[int, int]]:
+        """The file's units of work for sharded reading: (begin, end) row ranges in row order,
+        cut at chunk boundaries, none longer than `max_rows` (0: the shard_unit_rows knob)."""
+        out = ctypes.POINTER(ctypes.c_uint64)()
+        n = ctypes.c_size_t()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_file_units(self._handle, int(max_rows), ctypes.byref(out), ctypes.byref(n), err,
+                                       _ERRLEN), err)
+        try:
+            return [(out[2 * i], out[2 * i + 1]) for i in range(n.value)]
+        finally:
+            _lib.onecopy_free_units(out)
 
     def inspect(self) -> dict:
         """The dtype, layout tree, encodings, segments and zone maps, as a dict."""
@@ -210,6 +292,42 @@ class VortexFile:
 def open(path) -> VortexFile:  # noqa: A001 - mirrors builtins.open / vortex.open
     """Opens a local Vortex file."""
     return VortexFile(path)
+
+
+def _lines(out: ctypes.c_void_p) -> list[str]:
+    try:
+        return ctypes.string_at(out.value).decode().splitlines()
+    finally:
+        _lib.onecopy_free_string(out)
+
+
+def expand(pattern: Union[str, os.PathLike]) -> list[str]:
+    """The files `pattern` names, sorted: an S3 prefix ending in '/' (its *.vortex objects), an
+    s3:// or local glob, a local directory (its *.vortex files), or else the name itself.
+    OnecopyError "not_found" when a prefix, glob or directory names none."""
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    _check(_lib.onecopy_expand(os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
+    return _lines(out)
+
+
+def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size: int = 1, worker: int = 0,
+                num_workers: int = 1, shuffle: bool = False, seed: int = 0, epoch: int = 0) -> list[tuple[int, int, int]]:
+    """The (file, begin, end) units that shard (rank, worker) of (world_size, num_workers) reads,
+    in reading order: with `shuffle`, dealt in an order drawn from (seed, epoch). Over all ranks
+    and workers the shards partition `units` (format/shard.hpp)."""
+    flat = [int(v) for u in units for v in u]
+    arr = (ctypes.c_uint64 * max(len(flat), 1))(*flat)
+    out = ctypes.POINTER(ctypes.c_uint64)()
+    n = ctypes.c_size_t()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    _check(_lib.onecopy_shard_units(arr, len(units), int(rank), int(world_size), int(worker), int(num_workers),
+                                    1 if shuffle else 0, int(seed) & (2**64 - 1), int(epoch), ctypes.byref(out),
+                                    ctypes.byref(n), err, _ERRLEN), err)
+    try:
+        return [(out[3 * i], out[3 * i + 1], out[3 * i + 2]) for i in range(n.value)]
+    finally:
+        _lib.onecopy_free_units(out)
 
 
 def version() -> str:
@@ -242,33 +360,216 @@ class Client:
         finally:
             _lib.onecopy_free_string(out)
 
-    def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
-                    filter: Union[str, Expr, None] = None, batch_rows: int = 0,
-                    row_range: Optional[tuple[int, int]] = None) -> Scan:
-        """The daemon's scan of `path` (a local path or s3:// URL, opened by the daemon) as an
-        Arrow stream source; arguments as VortexFile.scan."""
+    def list(self, pattern: str) -> list[str]:
+        """onecopy.expand(pattern), listed by the daemon with its own credentials."""
+        out = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_daemon_list(self._sock(), os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
+        return _lines(out)
+
+    def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
+        """VortexFile.units of `path`, computed by the daemon (which opens it with its own
+        credentials)."""
+        out = ctypes.POINTER(ctypes.c_uint64)()
+        n = ctypes.c_size_t()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_daemon_units(self._sock(), str(path).encode(), int(max_rows), ctypes.byref(out),
+                                         ctypes.byref(n), err, _ERRLEN), err)
+        try:
+            return [(out[2 * i], out[2 * i + 1]) for i in range(n.value)]
+        finally:
+            _lib.onecopy_free_units(out)
+
+    def _start(self, path: str, columns, filter, batch_rows: int, row_range, shard: Optional[_Shard]):
+        """Starts a daemon scan: (Scan, the onecopy_cursor handle)."""
         if filter is not None and not isinstance(filter, (str, Expr)):
             raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
         cols, ncols = _column_array(columns)
         begin, end = (row_range if row_range is not None else (0, -1))
         scan = Scan(_lib.onecopy_stream_new())
+        cursor = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
-        _check(_lib.onecopy_daemon_scan(self._sock(), str(path).encode(), cols, ncols, sql,
-                                        int(batch_rows or 0), int(begin), int(end), scan._stream,
-                                        err, _ERRLEN), err)
+        _check(_lib.onecopy_daemon_scan2(self._sock(), str(path).encode(), cols, ncols, sql,
+                                         int(batch_rows or 0), int(begin), int(end),
+                                         ctypes.byref(shard) if shard is not None else None,
+                                         scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
+        return scan, _Cursor(cursor)
+
+    def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0,
+                    row_range: Optional[tuple[int, int]] = None) -> Scan:
+        """The daemon's scan of `path` (a local path or s3:// URL, opened by the daemon) as an
+        Arrow stream source; arguments as VortexFile.scan."""
+        return self._start(path, columns, filter, batch_rows, row_range, None)[0]
+
+    def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0) -> Scan:
+        """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
+        decodes ahead across them."""
+        if filter is not None and not isinstance(filter, (str, Expr)):
+            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        cols, ncols = _column_array(columns)
+        arr, n = _range_array(ranges)
+        scan = Scan(_lib.onecopy_stream_new())
+        cursor = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        sql = str(filter).encode() if filter is not None else None
+        _check(_lib.onecopy_daemon_scan_ranges(self._sock(), str(path).encode(), cols, ncols, sql,
+                                               int(batch_rows or 0), arr, n, 0, 0, scan._stream,
+                                               ctypes.byref(cursor), err, _ERRLEN), err)
+        _Cursor(cursor)  # positions are not needed here; frees the handle
         return scan
 
     def scan(self, path: str, columns: Optional[Sequence[str]] = None,
              filter: Union[str, Expr, None] = None, batch_rows: int = 0,
-             row_range: Optional[tuple[int, int]] = None):
-        """Yields pyarrow.RecordBatch objects of the daemon's scan (see scan_stream)."""
+             row_range: Optional[tuple[int, int]] = None, rank: Optional[int] = None,
+             world_size: Optional[int] = None, worker: int = 0, num_workers: int = 1,
+             shuffle: bool = False, seed: int = 0, epoch: int = 0,
+             start: Optional[tuple[int, int]] = None, unit_rows: int = 0, resume: bool = False,
+             reconnect_timeout: float = 10.0, device: str = "cpu") -> "ScanCursor":
+        """The daemon's scan of `path` (see scan_stream) as a ScanCursor yielding
+        pyarrow.RecordBatch objects.
+
+        Giving rank or world_size, more than one worker, shuffle, start or unit_rows makes it a
+        sharded scan (daemon/PROTOCOL.md "Sharding and resuming"): shard (rank, worker) of
+        (world_size, num_workers) reads its units of at most `unit_rows` rows (0: the daemon's
+        shard_unit_rows), in an order drawn from (seed, epoch) with `shuffle`, from `start`, a
+        (unit, rows) position an earlier cursor reported. A sharded scan takes no row_range.
+
+        With `resume`, a lost daemon connection (an `io` error, at the start or mid-scan) does not
+        end the scan: the cursor reconnects with backoff for up to `reconnect_timeout` seconds and
+        goes on from its position, delivering each row once. An unsharded scan with `resume` runs as the sharded
+        scan of world 1 without shuffle: the same rows in the same order, with positions.
+
+        Batches are host memory (`device="cpu"`): pyarrow arrays over the daemon's read-only
+        slabs, which torch.from_dlpack wraps without a copy. `device="cuda:N"` raises
+        OnecopyError("cuda"): this version of onecopyd decodes on the CPU and hands out host
+        memory only."""
+        if device != "cpu":
+            if not str(device).startswith("cuda"):
+                raise ValueError(f'device is "cpu" or "cuda[:N]", not {device!r}')
+            raise OnecopyError("cuda", f"device={device!r}: onecopyd decodes on the CPU in this version and "
+                                       "delivers host memory only; scan with device='cpu'")
+        sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
+                   or shuffle or start is not None or unit_rows != 0)
+        if (sharded or resume) and row_range is not None:
+            raise ValueError("a sharded or resumable scan reads whole units; it takes no row_range")
+        shard = None
+        if sharded or resume:
+            unit, rows = start if start is not None else (0, 0)
+            shard = _Shard(rank=int(rank or 0), world_size=int(1 if world_size is None else world_size),
+                           worker=int(worker), num_workers=int(num_workers), shuffle=1 if shuffle else 0,
+                           seed=int(seed) & (2**64 - 1), epoch=int(epoch), start_unit=int(unit),
+                           start_rows=int(rows), unit_rows=int(unit_rows))
+        return ScanCursor(self, path, (columns, filter, batch_rows, row_range), shard, resume,
+                          reconnect_timeout)
+
+
+class _Cursor:
+    """Owns an onecopy_cursor handle."""
+
+    def __init__(self, handle: ctypes.c_void_p):
+        self._handle = handle
+
+    def position(self) -> tuple[int, int]:
+        unit, rows = ctypes.c_uint64(), ctypes.c_uint64()
+        _lib.onecopy_cursor_position(self._handle, ctypes.byref(unit), ctypes.byref(rows))
+        return unit.value, rows.value
+
+    def units(self) -> int:
+        return int(_lib.onecopy_cursor_units(self._handle))
+
+    def error(self) -> Optional[OnecopyError]:
+        err = ctypes.create_string_buffer(_ERRLEN)
+        rc = _lib.onecopy_cursor_error(self._handle, err, _ERRLEN)
+        return OnecopyError(_ERROR_CLASSES.get(rc, "unknown"), err.value.decode("utf-8", "replace")) if rc else None
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _lib.onecopy_cursor_free(self._handle)
+            self._handle = None
+
+
+# Reconnecting after a lost daemon: the first retry after this many seconds, doubling up to the
+# second value.
+_RECONNECT_BACKOFF = (0.05, 1.0)
+
+
+class ScanCursor:
+    """An iterator of pyarrow.RecordBatch over a daemon scan (Client.scan), which knows where it
+    stands. `position` is the (unit, rows) position just after the last batch yielded (the start
+    before the first; None for an unsharded scan without resume): a scan of the same shard with
+    `start=position` delivers exactly the rows this one has not. `units` is the number of units in
+    the shard (0 unsharded), `reconnects` how often a lost daemon was reconnected to. close() (or
+    dropping the cursor) cancels the daemon's scan; batches already yielded stay valid."""
+
+    def __init__(self, client: Client, path: str, request: tuple, shard: Optional[_Shard], resume: bool,
+                 reconnect_timeout: float):
+        self._client, self._path, self._request, self._shard = client, path, request, shard
+        self._resume, self._timeout = resume, float(reconnect_timeout)
+        self._reader = self._cursor = None
+        self.position = (shard.start_unit, shard.start_rows) if shard is not None else None
+        self.units = 0
+        self.reconnects = 0
+        try:
+            self._connect()
+        except OnecopyError as e:
+            if not (resume and e.code == "io"):
+                raise
+            self._reconnect(e)
+
+    def _connect(self) -> None:
         import pyarrow as pa
 
-        reader = pa.RecordBatchReader.from_stream(
-            self.scan_stream(path, columns=columns, filter=filter, batch_rows=batch_rows, row_range=row_range))
+        if self._shard is not None:
+            self._shard.start_unit, self._shard.start_rows = self.position
+        scan, self._cursor = self._client._start(self._path, *self._request, self._shard)
+        self.units = self._cursor.units()
+        self._reader = pa.RecordBatchReader.from_stream(scan)
+
+    def _reconnect(self, lost: OnecopyError) -> None:
+        deadline = time.monotonic() + self._timeout
+        delay = _RECONNECT_BACKOFF[0]
         while True:
+            time.sleep(min(delay, max(0.0, deadline - time.monotonic())))
             try:
-                yield reader.read_next_batch()
-            except StopIteration:
+                self._connect()
+                self.reconnects += 1
                 return
+            except OnecopyError as e:
+                if e.code != "io" or time.monotonic() >= deadline:
+                    raise OnecopyError(e.code, f"{e} (resuming after: {lost}; gave up after "
+                                               f"{self._timeout:g} s)") from None
+            delay = min(2 * delay, _RECONNECT_BACKOFF[1])
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        import pyarrow as pa
+
+        while True:
+            if self._reader is None:
+                raise StopIteration
+            try:
+                batch = self._reader.read_next_batch()
+            except StopIteration:
+                self.close()
+                raise
+            except (OSError, pa.ArrowException) as e:
+                failure = self._cursor.error() or OnecopyError("io", str(e))
+                self.close()
+                if not (self._resume and failure.code == "io"):
+                    raise failure from None
+                self._reconnect(failure)
+                continue
+            if self._shard is not None:
+                self.position = self._cursor.position()
+            return batch
+
+    def close(self) -> None:
+        """Cancels the daemon's scan (batches already yielded stay valid)."""
+        if self._reader is not None:
+            self._reader.close()
+        self._reader = None

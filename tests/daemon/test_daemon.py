@@ -50,8 +50,8 @@ def assert_no_sanitizer_report(log: str) -> None:
 
 
 class Daemon:
-    def __init__(self, tmp: Path, config: str = "", env: dict | None = None):
-        self.sock = str(tmp / "d.sock")
+    def __init__(self, tmp: Path, config: str = "", env: dict | None = None, sock: str | None = None):
+        self.sock = sock or str(tmp / "d.sock")
         self.config = tmp / "onecopyd.toml"
         self.config.write_text(config)
         self.log = tmp / "onecopyd.log"
@@ -705,6 +705,82 @@ def test_close_drops_the_file_and_its_scans_finish(tmp_path, data_file):
         d.stop()
 
 
+# ---- sharded scans and resuming after a daemon restart (PROTOCOL.md "Sharding and resuming") ----
+
+RESUME_FILTER = "score > 0.25"
+
+
+def _rows(batches) -> list:
+    """(id, score) of every row, copied out so that no batch (and no lease) is kept."""
+    out = []
+    for b in batches:
+        out.extend(zip(b.column("id").to_pylist(), b.column("score").to_pylist()))
+    return out
+
+
+def _local_rows(path, filter=RESUME_FILTER) -> list:
+    return _rows(pa.RecordBatchReader.from_stream(onecopy.open(path).scan(columns=["id", "score"], filter=filter)))
+
+
+def _kill(d: Daemon) -> None:
+    d.proc.send_signal(signal.SIGKILL)
+    d.proc.wait(10)
+    d.notify.close()
+
+
+@pytest.mark.parametrize("shard", [{}, {"rank": 1, "world_size": 2, "shuffle": True, "seed": 3, "unit_rows": 2000}],
+                         ids=["unsharded", "rank1of2"])
+def test_scan_resumes_after_the_daemon_is_killed(tmp_path, data_file, shard):
+    path, _ = data_file
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = Daemon(tmp_path / "a")
+    restarted = []
+    try:
+        if shard:  # the same shard, read without interruption
+            want = _rows(first.client.scan(str(path), columns=["id", "score"], filter=RESUME_FILTER, **shard))
+            assert 0 < len(want) < len(_local_rows(path))
+        else:
+            want = _local_rows(path)
+        it = first.client.scan(str(path), columns=["id", "score"], filter=RESUME_FILTER, batch_rows=500,
+                               resume=True, reconnect_timeout=20, **shard)
+        got = _rows(next(it) for _ in range(7))
+        before = it.position
+        assert before[1] > 0 or before[0] > 0
+        _kill(first)
+        # The new daemon comes up a little later, so the cursor has to retry its connection.
+        starter = threading.Timer(0.5, lambda: restarted.append(Daemon(tmp_path / "b", sock=first.sock)))
+        starter.start()
+        got += _rows(it)
+        starter.join()
+        assert it.reconnects == 1
+        assert restarted[0].client.status()["batches_delivered"] > 0  # the rest came from the new daemon
+        assert len(got) == len(want)
+        assert got == want  # no row repeated or lost, in the same order
+    finally:
+        if first.proc.poll() is None:
+            first.stop()
+        for d in restarted:
+            d.stop()
+
+
+def test_lost_daemon_without_resume_is_a_clear_io_error(tmp_path, data_file):
+    d = Daemon(tmp_path)
+    try:
+        it = d.client.scan(str(data_file[0]), batch_rows=500, filter=RESUME_FILTER)
+        n = len(_rows([next(it)]))
+        _kill(d)
+        with pytest.raises(onecopy.OnecopyError) as e:
+            for b in it:  # batches the daemon sent before it died still arrive
+                n += b.num_rows
+        assert e.value.code == "io"
+        assert "daemon connection lost" in str(e.value)
+        assert n < len(_local_rows(data_file[0]))
+        assert next(it, None) is None  # the cursor is closed, not stuck
+    finally:
+        d.stop()
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -753,6 +829,39 @@ def test_metrics_port_serves_prometheus_text(tmp_path, data_file):
         d.stop()
 
 
+def test_resume_waits_for_a_daemon_that_is_not_up_yet(tmp_path, data_file):
+    sock = str(tmp_path / "later.sock")
+    (tmp_path / "d").mkdir()
+    started = []
+    starter = threading.Timer(0.5, lambda: started.append(Daemon(tmp_path / "d", sock=sock)))
+    starter.start()
+    try:
+        it = onecopy.Client(sock).scan(str(data_file[0]), columns=["id"], resume=True, reconnect_timeout=20)
+        assert it.reconnects == 1
+        assert sum(b.num_rows for b in it) == data_file[1].num_rows
+    finally:
+        starter.join()
+        for d in started:
+            d.stop()
+
+
+def test_resume_gives_up_after_the_timeout(tmp_path, data_file):
+    d = Daemon(tmp_path)
+    try:
+        it = d.client.scan(str(data_file[0]), batch_rows=500, resume=True, reconnect_timeout=0.5)
+        next(it)
+        _kill(d)
+        t0 = time.monotonic()
+        with pytest.raises(onecopy.OnecopyError) as e:
+            for _ in it:
+                pass
+        assert e.value.code == "io"
+        assert "cannot connect to onecopyd" in str(e.value) and "gave up after 0.5 s" in str(e.value)
+        assert 0.4 < time.monotonic() - t0 < 5
+    finally:
+        d.stop()
+
+
 def test_metrics_port_refuses_a_non_loopback_address(tmp_path):
     cfg = tmp_path / "m.toml"
     cfg.write_text('daemon_metrics_port = 9187\ndaemon_metrics_address = "0.0.0.0"\n')
@@ -760,3 +869,57 @@ def test_metrics_port_refuses_a_non_loopback_address(tmp_path):
                        capture_output=True, text=True, timeout=10)
     assert r.returncode != 0
     assert "daemon_metrics_address" in r.stderr and "loopback" in r.stderr
+
+
+def test_sharded_scans_partition_the_rows(daemon, data_file):
+    path, table = data_file
+    spec = dict(columns=["id"], filter="id >= 100", unit_rows=1500, shuffle=True, seed=9, batch_rows=700)
+
+    def read(epoch):
+        parts = {}
+        for rank in range(3):
+            for worker in range(2):
+                it = daemon.client.scan(str(path), rank=rank, world_size=3, worker=worker, num_workers=2,
+                                        epoch=epoch, **spec)
+                parts[rank, worker] = [i for b in it for i in b.column("id").to_pylist()]
+                assert it.units in (5, 6)  # 34 units of at most 1500 rows, dealt to 6 shards
+        return parts
+
+    e0 = read(0)
+    ids = [i for part in e0.values() for i in part]
+    assert sorted(ids) == list(range(100, table.num_rows))  # every row once
+    assert read(0) == e0  # the same order for the same seed and epoch
+    e1 = read(1)
+    assert e1 != e0  # another epoch deals the units in another order
+    assert sorted(i for part in e1.values() for i in part) == sorted(ids)
+
+
+def test_bad_shard_specs_are_error_replies(daemon, data_file):
+    path = str(data_file[0])
+    with pytest.raises(onecopy.OnecopyError, match="rank 3 is not below world_size 3") as e:
+        daemon.client.scan(path, rank=3, world_size=3)
+    assert e.value.code == "invalid"
+    with pytest.raises(onecopy.OnecopyError, match="start unit 9 is past") as e:
+        daemon.client.scan(path, world_size=1, start=(9, 0))
+    assert e.value.code == "invalid"
+    with pytest.raises(ValueError, match="row_range"):
+        daemon.client.scan(path, rank=0, world_size=2, row_range=(0, 10))
+    # The connection-level protocol stays intact: a raw sharded Scan with a row range gets an Error
+    # and the same connection goes on.
+    c = RawClient(daemon, Path(daemon.sock).parent)
+    f = c.ask("Open", {"request": 1, "uri": path}, "Opened")["body"]["file"]
+    bad = c.ask("Scan", {"request": 2, "file": f, "sharded": True, "has_row_range": True, "row_end": 10}, "ScanBegin")
+    assert bad["body_type"] == "Error" and bad["body"]["code"] == "invalid"
+    assert "row range" in bad["body"]["message"]
+    worse = c.ask("Scan", {"request": 3, "file": f, "sharded": True, "worker": 2, "num_workers": 2}, "ScanBegin")
+    assert worse["body_type"] == "Error" and worse["body"]["request"] == 3
+    assert "worker 2 is not below num_workers 2" in worse["body"]["message"]
+    ok = c.ask("Scan", {"request": 4, "file": f, "sharded": True, "world_size": 2, "rank": 1, "unit_rows": 10000,
+                        "batch_rows": 100000}, "ScanBegin")
+    assert ok["body_type"] == "ScanBegin" and ok["body"]["units"] == 2
+    while (m := _decode(c.tmp, c.sock.recv(1 << 20)))["body_type"] != "Batch":
+        pass
+    # Each batch is one whole unit here: the position after the first is the end of unit 0.
+    assert m["body"]["rows"] == 10000
+    assert (m["body"].get("unit", 0), m["body"]["unit_rows"]) == (0, 10000)
+    c.sock.close()

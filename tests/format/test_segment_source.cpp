@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "format/segment_source.hpp"
 #include "tests/format/seed_files.hpp"
 
@@ -38,4 +41,36 @@ TEST_CASE("local files serve batched ranges through one coalesced read", "[forma
   CHECK((*src)->stats().reads == 1);  // all three within the 1 MiB coalescing distance
   std::vector<ByteRange> past{{bytes.size() - 4, 8}};
   CHECK((*src)->read(past).error().code() == Errc::corrupt);
+}
+
+TEST_CASE("a forked child reads through an inherited source while the parent reads too",
+          "[format][io]") {
+  // DataLoader workers are forked from a process that has already read: both sides must keep
+  // reading correct bytes (the child takes a ring of its own instead of sharing the parent's).
+  const auto bytes = test::read_seed("mixed.vortex");
+  auto src = format::open_local_file(test::seed_path("mixed.vortex"));
+  REQUIRE(src.ok());
+  std::vector<ByteRange> ranges{{0, 64}, {bytes.size() / 2, 100}, {bytes.size() - 8, 8}};
+  REQUIRE((*src)->read(ranges).ok());
+  auto matches = [&](format::SegmentSource& s) {
+    for (int round = 0; round < 200; ++round) {
+      auto got = s.read(ranges);
+      if (!got.ok()) return false;
+      for (size_t i = 0; i < ranges.size(); ++i) {
+        if (!std::equal((*got)[i].data(), (*got)[i].data() + ranges[i].length,
+                        bytes.begin() + ranges[i].offset)) {
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) ::_exit(matches(**src) ? 0 : 1);
+  CHECK(matches(**src));
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }

@@ -4,8 +4,8 @@
 Starts Ceph RGW (HTTP and HTTPS), OpenStack Swift with s3api (the strictest SigV4 checker),
 moto (HTTP, and HTTPS behind nginx), nginx serving a sparse file past 4 GiB, and the
 fault-injecting proxy, all with tests/servers/*.sh. Each server runs the C++ suite
-`onecopy-tests-s3`; the CLI, the Python package and the credentials chain are exercised end to
-end against them as well.
+`onecopy-tests-s3`; the CLI, the Python package, the credentials chain and onecopyd (holding
+the credentials for clients that have none) are exercised end to end against them as well.
 """
 import http.server
 import json
@@ -338,3 +338,113 @@ def test_swift_rejects_a_wrong_region(swift):
     out = onecopy("ls", f"s3://{bucket}/", env=env, ok=False)
     assert out.returncode == 1
     assert b"HTTP 400" in out.stderr or b"HTTP 403" in out.stderr
+
+
+def test_expand_s3_prefixes_and_globs(moto, tmp_path):
+    bucket, s3 = make_bucket(moto)
+    local = tmp_path / "t.vortex"
+    write_vortex(local)
+    for key in ("ds/b.vortex", "ds/a.vortex", "ds/sub/c.vortex", "ds/notes.txt", "other/d.vortex"):
+        s3.upload_file(str(local), bucket, key)
+    env = s3_env(moto, moto["S3_ENDPOINT"], bucket)
+    code = f"""
+import onecopy
+for p in ["s3://{bucket}/ds/", "s3://{bucket}/ds/*.vortex", "s3://{bucket}/*/?.vortex", "s3://{bucket}/ds/a.vortex"]:
+    print(",".join(u.rsplit("/{bucket}/", 1)[1] for u in onecopy.expand(p)))
+try:
+    onecopy.expand("s3://{bucket}/none/")
+except onecopy.OnecopyError as e:
+    print(e.code)
+"""
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "ds/a.vortex,ds/b.vortex,ds/sub/c.vortex",
+        "ds/a.vortex,ds/b.vortex,ds/sub/c.vortex",  # `*` crosses '/' in keys
+        "ds/a.vortex,ds/b.vortex,ds/sub/c.vortex,other/d.vortex",
+        "ds/a.vortex",
+        "not_found",
+    ]
+
+
+# ---- onecopyd reading S3 with its own credentials -----------------------------------------------
+
+def start_daemon(tmp, env):
+    """onecopyd (tests/daemon/test_daemon.py's Daemon) on a socket in @tmp, with @env."""
+    sys.path.insert(0, str(ROOT / "tests" / "daemon"))
+    from test_daemon import Daemon
+    tmp.mkdir()
+    return Daemon(tmp, env=env)
+
+
+def test_daemon_serves_a_sharded_s3_scan_to_a_client_without_credentials(moto, tmp_path):
+    import onecopy
+    import pyarrow as pa
+    bucket, s3 = make_bucket(moto)
+    local = tmp_path / "t.vortex"
+    write_vortex(local)
+    s3.upload_file(str(local), bucket, "shards/t.vortex")
+    d = start_daemon(tmp_path / "daemon", s3_env(moto, moto["S3_ENDPOINT"], bucket))
+    columns, where = ["id", "name"], "score >= 2500.0 OR name = 'row-7'"
+    spec = dict(world_size=2, shuffle=True, seed=5, unit_rows=4000)
+    code = f"""
+import json, os, onecopy
+assert not [k for k in os.environ if k.startswith("AWS_")], "the client must hold no credentials"
+c = onecopy.Client({d.sock!r})
+out = []
+for rank in range(2):
+    it = c.scan("s3://{bucket}/shards/t.vortex", columns={columns!r}, filter={where!r}, batch_rows=3000,
+                rank=rank, **{spec!r})
+    out.append([[r for b in it for r in zip(*(b.column(n).to_pylist() for n in {columns!r}))], it.units])
+print(json.dumps(out))
+"""
+    client_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    try:
+        out = subprocess.run([sys.executable, "-c", code], env=client_env, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout)
+    finally:
+        d.stop()
+
+    # The same plan read in this process from the local copy: the same rows in the same order.
+    f = onecopy.open(local)
+    units = [(0, b, e) for b, e in f.units(4000)]
+    assert len(units) == 13
+    total = 0
+    for rank in range(2):
+        want = []
+        mine = onecopy.shard_units(units, rank=rank, world_size=2, shuffle=True, seed=5)
+        for _, b, e in mine:
+            t = pa.table(f.scan(columns=columns, filter=where, row_range=(b, e)))
+            want += [list(r) for r in zip(*(t.column(n).to_pylist() for n in columns))]
+        rows, nunits = got[rank]
+        assert nunits == len(mine)
+        assert rows == want, f"rank {rank}"
+        total += len(rows)
+    assert total == pa.table(f.scan(columns=["id"], filter=where)).num_rows == 40_000 + 11  # id >= 10000, and 11 ids below it ending in 7 mod 977
+
+
+def test_daemon_with_wrong_credentials_answers_a_clear_error(ceph, tmp_path):
+    import onecopy
+    bucket, s3 = make_bucket(ceph)
+    local = tmp_path / "t.vortex"
+    write_vortex(local)
+    s3.upload_file(str(local), bucket, "t.vortex")
+    env = s3_env(ceph, ceph["S3_ENDPOINT"], bucket)
+    env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-0123456789abcdef"
+    d = start_daemon(tmp_path / "daemon", env)
+    try:
+        with pytest.raises(onecopy.OnecopyError) as e:
+            d.client.scan(f"s3://{bucket}/t.vortex", rank=0, world_size=2)
+        msg = str(e.value)
+        # A HEAD has no body, so no S3 error code: the status and the hint say what is wrong.
+        assert e.value.code == "io"
+        assert "HTTP 403" in msg and "check the credentials" in msg
+        assert "not-the-secret" not in msg
+        # The daemon goes on serving, this client and others.
+        assert d.proc.poll() is None
+        assert sum(b.num_rows for b in d.client.scan(str(local), filter="id < 100")) == 100
+        assert d.client.status()["errors"] >= 1
+    finally:
+        d.stop()

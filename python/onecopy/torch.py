@@ -1,0 +1,558 @@
+# SPDX-License-Identifier: Apache-2.0
+"""PyTorch datasets over Vortex files, served by onecopyd or read in-process.
+
+    import onecopy.torch as oct
+    ds = oct.Dataset(["data/*.vortex"], columns=["tokens", "quality"], filter="quality > 0.5",
+                     batch_rows=256, shuffle=True, seed=0)
+    loader = oct.DataLoader(ds, num_workers=2, batch_size=None)
+    for epoch in range(3):
+        ds.set_epoch(epoch)
+        for batch in loader:          # {"tokens": values, "tokens.offsets": offsets, "quality": ...}
+            ...
+            checkpoint = ds.state_dict()  # exact: resumes with the same remaining samples
+
+How an epoch is dealt (a pure function of the files, seed, epoch and world, so every rank and
+worker computes its own share):
+  1. every file is cut into units, row ranges at chunk boundaries (`VortexFile.units`);
+  2. this rank takes its units (`onecopy.shard_units`: a seeded shuffle per epoch, then every
+     world_size-th unit);
+  3. consecutive units of the rank form shuffle groups of `shuffle_units` units; the rows of a
+     group are permuted by a generator seeded with (seed, epoch, rank, group): a shuffle buffer
+     of bounded size whose order does not depend on timing;
+  4. DataLoader worker w of W takes every W-th group still to read.
+Progress is counted per group, so a resumed epoch reads only unfinished groups and skips the
+samples a group already gave, whatever the new worker count.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from typing import Any, Iterator, Optional, Sequence, Union
+
+import numpy as np
+import pyarrow as pa
+import torch
+import torch.utils.data
+
+import onecopy
+from onecopy._native import Client, shard_units
+from onecopy.expr import Expr
+
+__all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens"]
+
+#: Key of the position tensor that items carry between DataLoader workers and onecopy's
+#: DataLoader, which removes it: [dataset index, epoch, group, samples given after this item,
+#: samples in the group].
+POSITION_KEY = "__onecopy_position__"
+
+
+def _expand(urls, socket: Optional[str]) -> list[str]:
+    """Each pattern's files (onecopy.expand; listed by the daemon when there is one)."""
+    items = [urls] if isinstance(urls, (str, os.PathLike)) else list(urls)
+    if not items:
+        raise ValueError("no dataset URLs given")
+    out: list[str] = []
+    for item in items:
+        out.extend(Client(socket).list(os.fspath(item)) if socket else onecopy.expand(item))
+    return out
+
+
+def _default_socket() -> Optional[str]:
+    """The daemon's socket when one is listening there, else None (read in-process)."""
+    path = os.environ.get("ONECOPY_SOCKET") or "/run/onecopy/onecopyd.sock"
+    return path if os.path.exists(path) else None
+
+
+def _world(rank: Optional[int], world_size: Optional[int]) -> tuple[int, int]:
+    if rank is not None or world_size is not None:
+        r, w = int(rank or 0), int(world_size or 1)
+    elif torch.distributed.is_available() and torch.distributed.is_initialized():
+        r, w = torch.distributed.get_rank(), torch.distributed.get_world_size()
+    else:
+        r, w = 0, 1
+    if not 0 <= r < w:
+        raise ValueError(f"rank {r} is not in [0, world_size {w})")
+    return r, w
+
+
+def _column_tensors(name: str, arr: pa.Array, out: dict) -> None:
+    """Adds the tensors of one column to @out: a DLPack view for fixed-width columns, values plus
+    "<name>.offsets" for lists, a list of str for strings."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    t = arr.type
+    if arr.null_count:
+        raise onecopy.OnecopyError(
+            "invalid", f"column {name!r} has {arr.null_count} nulls in this batch; tensors have no "
+                       f"nulls: add `{name} IS NOT NULL` to the filter")
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        offsets = torch.from_dlpack(arr.offsets)
+        out[name] = torch.from_dlpack(arr.flatten())
+        out[name + ".offsets"] = offsets - offsets[0] if len(offsets) and offsets[0] != 0 else offsets
+    elif pa.types.is_boolean(t):
+        out[name] = torch.from_numpy(arr.to_numpy(zero_copy_only=False))  # Arrow packs bits
+    elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        out[name] = arr.to_pylist()
+    elif pa.types.is_timestamp(t) or pa.types.is_date64(t) or pa.types.is_duration(t):
+        out[name] = torch.from_dlpack(arr.view(pa.int64()))
+    elif pa.types.is_date32(t):
+        out[name] = torch.from_dlpack(arr.view(pa.int32()))
+    elif pa.types.is_fixed_size_list(t):
+        out[name] = torch.from_dlpack(arr.flatten()).reshape(len(arr), t.list_size)
+    else:
+        out[name] = torch.from_dlpack(arr)
+
+
+def _batch_tensors(batch: pa.RecordBatch) -> dict:
+    out: dict[str, Any] = {}
+    for name, arr in zip(batch.schema.names, batch.columns):
+        _column_tensors(name, arr, out)
+    return out
+
+
+def _sample(tensors: dict, names: list[str], i: int) -> dict:
+    """Row @i of a batch's tensors: scalars, token views, strings."""
+    out = {}
+    for name in names:
+        v = tensors[name]
+        off = tensors.get(name + ".offsets")
+        out[name] = v[int(off[i]):int(off[i + 1])] if off is not None else v[i]
+    return out
+
+
+class _Progress:
+    """Groups finished and samples given by unfinished ones, for one epoch of one rank."""
+
+    def __init__(self, epoch: int = 0, done: Sequence[int] = (), partial: Optional[dict] = None):
+        self.epoch = epoch
+        self.done = set(int(g) for g in done)
+        self.partial = {int(g): int(n) for g, n in (partial or {}).items()}
+
+    def record(self, epoch: int, group: int, given: int, total: int) -> None:
+        if epoch != self.epoch or group in self.done:
+            return
+        if given >= total:
+            self.done.add(group)
+            self.partial.pop(group, None)
+        else:
+            self.partial[group] = max(self.partial.get(group, 0), given)
+
+    def to_dict(self) -> dict:
+        return {"epoch": self.epoch, "done": sorted(self.done), "partial": dict(sorted(self.partial.items()))}
+
+
+class Dataset(torch.utils.data.IterableDataset):
+    """Samples (or batches of `batch_rows`) of Vortex files as dicts of tensors.
+
+    urls: paths, local globs, directories or s3:// URLs. columns: the fields to read (None:
+    all). filter: SQL WHERE text or an onecopy.col expression; rows where it is TRUE are kept.
+    socket: onecopyd's socket; None uses $ONECOPY_SOCKET (else /run/onecopy/onecopyd.sock) when a
+    daemon listens there and reads in-process otherwise; False always reads in-process.
+    rank, world_size: this process's place in the job; None takes them from torch.distributed
+    when it is initialised. unit_rows: the longest unit of work; shuffle_units: units per shuffle
+    group (the bounded shuffle buffer holds one group's rows).
+
+    Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
+    otherwise batches of up to batch_rows rows where list columns are "<col>" values plus
+    "<col>.offsets". Fixed-width columns are zero-copy DLPack views of the decoded Arrow buffers.
+    """
+
+    def __init__(self, urls, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
+                 batch_rows: Optional[int] = None, shuffle: bool = True, seed: int = 0,
+                 socket: Union[str, None, bool] = None, rank: Optional[int] = None,
+                 world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8):
+        super().__init__()
+        self.columns = list(columns) if columns is not None else None
+        self.filter = str(filter) if filter is not None else None
+        if batch_rows is not None and batch_rows < 1:
+            raise ValueError("batch_rows must be at least 1 (or None for single samples)")
+        self.batch_rows = batch_rows
+        self.shuffle = bool(shuffle)
+        self.seed = int(seed)
+        self.socket = _default_socket() if socket is None else (socket or None)
+        self.urls = _expand(urls, self.socket)
+        self.rank, self.world_size = _world(rank, world_size)
+        if unit_rows < 1 or shuffle_units < 1:
+            raise ValueError("unit_rows and shuffle_units must be at least 1")
+        self.unit_rows = int(unit_rows)
+        self.shuffle_units = int(shuffle_units)
+        self.dataset_index = 0  # set by Mix
+        self.epoch = 0
+        self._units: Optional[list[list[tuple[int, int]]]] = None
+        self._open_files: dict[str, onecopy.VortexFile] = {}  # in-process reads, per url
+        self._progress = _Progress()
+        self._resume: Optional[_Progress] = None
+        self._tracked = False  # set by onecopy's DataLoader before it starts workers
+        self._deferred = False  # set by PackedTokens, which records what it has fully given
+        self._untracked_workers = multiprocessing.Value("b", 0)
+
+    def __getstate__(self) -> dict:
+        # Open files are handles of this process; a worker started by spawn opens its own.
+        state = self.__dict__.copy()
+        state["_open_files"] = {}
+        return state
+
+    # ---- configuration between epochs ----------------------------------------------------------
+    def set_epoch(self, epoch: int) -> None:
+        """Deals the next epoch; its shuffle is drawn from (seed, epoch)."""
+        self.epoch = int(epoch)
+        self._progress = _Progress(self.epoch)
+        self._resume = None
+
+    def set_filter(self, filter: Union[str, Expr, None]) -> None:
+        """A new filter from the next iteration on; nothing is rewritten."""
+        self.filter = str(filter) if filter is not None else None
+
+    def set_columns(self, columns: Optional[Sequence[str]]) -> None:
+        self.columns = list(columns) if columns is not None else None
+
+    # ---- the plan ----------------------------------------------------------------------------------
+    def _file_units(self) -> list[list[tuple[int, int]]]:
+        if self._units is None:
+            if self.socket:
+                client = Client(self.socket)
+                self._units = [client.units(u, self.unit_rows) for u in self.urls]
+            else:
+                self._units = [onecopy.open(u).units(self.unit_rows) for u in self.urls]
+        return self._units
+
+    def groups(self, epoch: Optional[int] = None) -> list[list[tuple[int, int, int]]]:
+        """This rank's shuffle groups for @epoch (default: the current one): lists of
+        (file, begin, end) units."""
+        epoch = self.epoch if epoch is None else epoch
+        every = [(f, b, e) for f, units in enumerate(self._file_units()) for b, e in units]
+        mine = shard_units(every, self.rank, self.world_size, 0, 1, self.shuffle, self.seed, epoch)
+        return [mine[i:i + self.shuffle_units] for i in range(0, len(mine), self.shuffle_units)]
+
+    def __len__(self) -> int:
+        """Samples (batch_rows None) or batches this rank reads per epoch. Knowable only without a
+        filter: with one, raises TypeError."""
+        if self.filter:
+            raise TypeError("len() of a filtered onecopy Dataset is unknown until it is scanned")
+        sizes = [sum(e - b for _, b, e in g) for g in self.groups()]
+        if self.batch_rows is None:
+            return sum(sizes)
+        return sum(-(-n // self.batch_rows) for n in sizes)
+
+    # ---- reading -----------------------------------------------------------------------------------
+    def _read_group(self, group: list[tuple[int, int, int]]) -> pa.Table:
+        # One scan per file of the group, over all its units there: the reader (or the daemon)
+        # decodes ahead across units instead of starting afresh for each.
+        by_file: dict[int, list[tuple[int, int]]] = {}
+        for f, b, e in group:
+            by_file.setdefault(f, []).append((b, e))
+        batches: list[pa.RecordBatch] = []
+        schema = None
+        for f, ranges in by_file.items():
+            url = self.urls[f]
+            if self.socket:
+                stream = Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter)
+            else:
+                if url not in self._open_files:
+                    self._open_files[url] = onecopy.open(url)
+                stream = self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
+            reader = pa.RecordBatchReader.from_stream(stream)
+            schema = reader.schema
+            batches.extend(reader)
+        # One contiguous chunk per column: a shuffled take across many chunks is many times slower.
+        return pa.Table.from_batches(batches, schema=schema).combine_chunks()
+
+    def _my_groups(self, n_groups: int, progress: _Progress) -> list[int]:
+        info = torch.utils.data.get_worker_info()
+        worker, workers = (info.id, info.num_workers) if info else (0, 1)
+        todo = [g for g in range(n_groups) if g not in progress.done]
+        return todo[worker::workers]
+
+    def __iter__(self) -> Iterator[dict]:
+        info = torch.utils.data.get_worker_info()
+        if info is not None and not self._tracked:
+            self._untracked_workers.value = 1
+        start = self._resume if self._resume is not None else _Progress(self.epoch)
+        if info is None:
+            # Iterated in this process: progress is what this loop hands out.
+            self._progress, self._resume = _Progress(start.epoch, start.done, start.partial), None
+        # Items carry their position to whoever records it: onecopy's DataLoader across worker
+        # processes, or PackedTokens, which knows which samples it has given whole.
+        tag = (info is not None and self._tracked) or self._deferred
+        record = info is None and not self._deferred
+        groups = self.groups(start.epoch)
+        for g in self._my_groups(len(groups), start):
+            table = self._read_group(groups[g])
+            n = table.num_rows
+            order = None
+            if self.shuffle:
+                rng = np.random.Generator(np.random.PCG64([self.seed, start.epoch, self.rank, self.world_size, g]))
+                order = rng.permutation(n)
+            given = start.partial.get(g, 0)
+            step = self.batch_rows or 1024
+            while given < n:
+                end = min(n, given + step)
+                part = table.take(order[given:end]) if order is not None else table.slice(given, end - given)
+                tensors = _batch_tensors(part.combine_chunks().to_batches()[0])
+                names = part.schema.names
+                if self.batch_rows:
+                    given = end
+                    item = tensors
+                    if tag:
+                        item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
+                    if record:
+                        self._progress.record(start.epoch, g, given, n)
+                    yield item
+                else:
+                    for i in range(end - given):
+                        given += 1
+                        item = _sample(tensors, names, i)
+                        if tag:
+                            item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
+                        if record:
+                            self._progress.record(start.epoch, g, given, n)
+                        yield item
+            if n == 0 and record:
+                self._progress.record(start.epoch, g, 0, 0)
+
+    # ---- checkpoints -------------------------------------------------------------------------------
+    def _consumed(self, pos: torch.Tensor) -> None:
+        """Records items the training loop received (rows of POSITION_KEY tensors; rows with a
+        negative group say nothing)."""
+        for row in pos.reshape(-1, 5).tolist():
+            if row[2] >= 0:
+                self._progress.record(row[1], row[2], row[3], row[4])
+
+    def _start_tracking(self) -> None:
+        """Called by onecopy's DataLoader once its workers hold the resume point."""
+        start = self._resume if self._resume is not None else _Progress(self.epoch)
+        self._progress, self._resume = _Progress(start.epoch, start.done, start.partial), None
+
+    def state_dict(self) -> dict:
+        """Where this rank's epoch stands: finished groups and samples given by the others, plus
+        what the plan depends on. Exact when iterated in this process or through
+        onecopy.torch.DataLoader; a plain torch DataLoader with workers cannot report what its
+        workers gave, so that raises RuntimeError."""
+        if self._untracked_workers.value and not self._tracked:
+            raise RuntimeError("this Dataset was iterated in torch DataLoader workers, whose progress it cannot "
+                               "see; iterate it through onecopy.torch.DataLoader for exact state_dict()")
+        return {"version": 1, "urls": self.urls, "filter": self.filter, "columns": self.columns,
+                "seed": self.seed, "shuffle": self.shuffle, "rank": self.rank, "world_size": self.world_size,
+                "unit_rows": self.unit_rows, "shuffle_units": self.shuffle_units,
+                "batch_rows": self.batch_rows, **self._progress.to_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        """Resumes at @state on the next iteration: the same remaining samples, none repeated or
+        lost, with any number of DataLoader workers. The plan's inputs must match."""
+        for key in ("urls", "filter", "seed", "shuffle", "rank", "world_size", "unit_rows", "shuffle_units"):
+            if state.get(key) != getattr(self, key):
+                raise ValueError(f"state_dict was saved with {key}={state.get(key)!r}, this Dataset has "
+                                 f"{getattr(self, key)!r}; change filters and sharding at epoch boundaries")
+        self.epoch = int(state["epoch"])
+        self._resume = _Progress(self.epoch, state["done"], state["partial"])
+        self._progress = _Progress(self.epoch, state["done"], state["partial"])
+
+
+class Mix(torch.utils.data.IterableDataset):
+    """Weighted mixing: each item comes from dataset i with probability weights[i] / sum, drawn
+    from a generator seeded by (seed, epoch, rank, worker). Stops when any dataset runs out
+    (`stop="first"`, which keeps the proportions) or when all have (`stop="all"`)."""
+
+    def __init__(self, datasets: Sequence[Dataset], weights: Sequence[float], seed: int = 0, stop: str = "first"):
+        super().__init__()
+        if len(datasets) != len(weights) or not datasets:
+            raise ValueError("Mix needs one weight per dataset")
+        if any(w < 0 for w in weights) or sum(weights) <= 0:
+            raise ValueError("weights must be non-negative with a positive sum")
+        if stop not in ("first", "all"):
+            raise ValueError('stop is "first" or "all"')
+        self.datasets = list(datasets)
+        for i, d in enumerate(self.datasets):
+            d.dataset_index = i
+        self.weights = np.asarray(weights, dtype=np.float64) / float(sum(weights))
+        self.seed, self.stop, self.epoch = int(seed), stop, 0
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = int(epoch)
+        for d in self.datasets:
+            d.set_epoch(epoch)
+
+    def __iter__(self) -> Iterator[dict]:
+        info = torch.utils.data.get_worker_info()
+        worker = info.id if info else 0
+        rank = self.datasets[0].rank
+        rng = np.random.Generator(np.random.PCG64([self.seed, self.epoch, rank, worker]))
+        its = [iter(d) for d in self.datasets]
+        live = self.weights.copy()
+        while live.sum() > 0:
+            i = int(rng.choice(len(its), p=live / live.sum()))
+            try:
+                yield next(its[i])
+            except StopIteration:
+                if self.stop == "first":
+                    return
+                live[i] = 0
+
+    def _consumed(self, pos: torch.Tensor) -> None:
+        for row in pos.reshape(-1, 5):
+            if row[2] >= 0:
+                self.datasets[int(row[0])]._consumed(row)
+
+    def _start_tracking(self) -> None:
+        for d in self.datasets:
+            d._start_tracking()
+
+    @property
+    def _tracked(self) -> bool:
+        return self.datasets[0]._tracked
+
+    @_tracked.setter
+    def _tracked(self, value: bool) -> None:
+        for d in self.datasets:
+            d._tracked = value
+
+    @property
+    def _deferred(self) -> bool:
+        return self.datasets[0]._deferred
+
+    @_deferred.setter
+    def _deferred(self, value: bool) -> None:
+        for d in self.datasets:
+            d._deferred = value
+
+    def state_dict(self) -> dict:
+        """Each dataset's state. A resumed mix gives each dataset exactly its remaining samples;
+        the interleaving after the resume is drawn afresh."""
+        return {"version": 1, "epoch": self.epoch, "datasets": [d.state_dict() for d in self.datasets]}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.epoch = int(state["epoch"])
+        for d, s in zip(self.datasets, state["datasets"]):
+            d.load_state_dict(s)
+
+
+class PackedTokens(torch.utils.data.IterableDataset):
+    """Packs the token lists of `column` into training sequences of exactly `seq_len` tokens,
+    across sample boundaries. Each item: {"input_ids": int tensor [seq_len]} and, with
+    `document_ids`, "document_ids": int32 [seq_len] numbering the documents within the sequence
+    from 0, for block-diagonal attention masks. The tail shorter than seq_len is dropped. Reads
+    `dataset` (a Dataset or Mix built with batch_rows=None) sample by sample.
+
+    Checkpoints: the dataset's state_dict() counts a sample as given once its last token is in a
+    yielded sequence, so a resumed stream starts with the sample that was cut, whole: its head is
+    seen twice, and nothing is lost."""
+
+    def __init__(self, dataset: Union[Dataset, Mix], column: str = "tokens", seq_len: int = 2048,
+                 document_ids: bool = True):
+        super().__init__()
+        if seq_len < 1:
+            raise ValueError("seq_len must be at least 1")
+        for d in getattr(dataset, "datasets", [dataset]):
+            if d.batch_rows is not None:
+                raise ValueError("PackedTokens reads samples: build the Dataset with batch_rows=None")
+        self.dataset, self.column, self.seq_len = dataset, column, int(seq_len)
+        self.document_ids = bool(document_ids)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.dataset.set_epoch(epoch)
+
+    def state_dict(self) -> dict:
+        return self.dataset.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.dataset.load_state_dict(state)
+
+    def _start_tracking(self) -> None:
+        self.dataset._start_tracking()
+
+    def _consumed(self, pos: torch.Tensor) -> None:
+        self.dataset._consumed(pos)
+
+    @property
+    def _tracked(self) -> bool:
+        return self.dataset._tracked
+
+    @_tracked.setter
+    def _tracked(self, value: bool) -> None:
+        self.dataset._tracked = value
+
+    def __iter__(self) -> Iterator[dict]:
+        in_worker = torch.utils.data.get_worker_info() is not None
+        self.dataset._deferred = True
+        nothing = torch.tensor([0, 0, -1, 0, 0])
+        done: list[torch.Tensor] = []  # positions of samples whose last token is buffered
+        tokens: list[torch.Tensor] = []
+        docs: list[torch.Tensor] = []
+        have = 0  # tokens in the sequence being built
+        doc = 0  # number of the current document within it
+        try:
+            for sample in self.dataset:
+                pos = sample.pop(POSITION_KEY)
+                t = sample[self.column]
+                while True:
+                    take = min(len(t), self.seq_len - have)
+                    tokens.append(t[:take])
+                    docs.append(torch.full((take,), doc, dtype=torch.int32))
+                    have += take
+                    t = t[take:]
+                    if not len(t):
+                        done.append(pos)
+                    if have < self.seq_len:
+                        break
+                    item = {"input_ids": torch.cat(tokens)}
+                    if self.document_ids:
+                        item["document_ids"] = torch.cat(docs)
+                    given = torch.stack(done) if done else nothing.reshape(1, 5)
+                    if in_worker:
+                        if self.dataset._tracked:
+                            item[POSITION_KEY] = given
+                    else:
+                        self.dataset._consumed(given)
+                    yield item
+                    tokens, docs, done, have, doc = [], [], [], 0, 0  # a cut document goes on as number 0
+                    if not len(t):
+                        break
+                doc = doc + 1 if have else 0
+        finally:
+            self.dataset._deferred = False
+
+
+class _CollatePositions:
+    """Wraps a collate function: takes the position rows out of every item first (an item may
+    carry any number: a packed sequence ends several samples), collates the rest, and attaches
+    them all as one (rows, 5) tensor."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, batch):
+        items = batch if isinstance(batch, list) else [batch]
+        rows = [b.pop(POSITION_KEY).reshape(-1, 5) for b in items if isinstance(b, dict) and POSITION_KEY in b]
+        out = self.inner(batch)
+        if rows and isinstance(out, dict):
+            out[POSITION_KEY] = torch.cat(rows)
+        return out
+
+
+class DataLoader(torch.utils.data.DataLoader):
+    """torch's DataLoader that keeps the Dataset's state_dict() exact with workers: items carry
+    their position from the workers, and this loader records it as the training loop receives
+    each item (and removes it from the item). Works with Dataset, Mix and PackedTokens."""
+
+    def __init__(self, dataset, *args, **kwargs):
+        super().__init__(dataset, *args, **kwargs)
+        self.collate_fn = _CollatePositions(self.collate_fn)
+
+    def __iter__(self):
+        ds = self.dataset
+        tracking = isinstance(ds, (Dataset, Mix, PackedTokens)) and self.num_workers > 0
+        if tracking:
+            ds._tracked = True
+        try:
+            it = super().__iter__()  # workers start here, each with a copy of the resume point
+            if tracking:
+                ds._start_tracking()
+            # Without workers the Dataset runs in this process and records as it yields.
+            for item in it:
+                if tracking and isinstance(item, dict) and POSITION_KEY in item:
+                    ds._consumed(item.pop(POSITION_KEY))
+                yield item
+        finally:
+            if tracking:
+                ds._tracked = False

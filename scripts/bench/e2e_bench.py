@@ -1,0 +1,606 @@
+# SPDX-License-Identifier: Apache-2.0
+"""End-to-end PyTorch feeding benchmark; the Python half of scripts/bench_e2e.sh, which starts
+the S3 server and onecopyd and passes their pids and the socket here.
+
+    e2e_bench.py run --socket S --daemon-pid P --server-pids Q,R --data DIR [--gb 2] [--workers 2]
+                     [--batch-size 256] [--repeat 1] [--systems onecopy,vortex,wds,mds]
+    e2e_bench.py leg --system NAME --urls-json F [--filter] [--first-batch-only] ...   (JSON out)
+    e2e_bench.py rewrite --system wds|mds ...                                           (JSON out)
+
+One dataset (scripts/bench/tokens_data.py: token sequences list<int32>, label int64, quality
+float64; the same samples in the same shards) is stored on the S3 server in each system's own
+format and fed to a PyTorch training loop by torch.utils.data.DataLoader with the same
+num_workers and batch size everywhere:
+
+  onecopy      vortex files, scanned by onecopyd (CPU path): onecopy.torch.Dataset(urls,
+               batch_rows=B, shuffle=True, seed=0, socket=S); DataLoader(batch_size=None)
+  vortex-data  the same vortex files, scanned in the DataLoader workers with vortex-data's own
+               S3 store (files dealt to workers, order shuffled by the seed), batches of B rows
+  webdataset   tar shards (tokens.bin raw int32 + meta.json per sample) streamed by `curl` from
+               presigned URLs (`pipe:`), shard shuffle and a 1000-sample shuffle buffer, decoded
+               and collated in the workers (.batched(B))
+  mds          MosaicML Streaming MDS shards (tokens ndarray:int32, label int64, quality
+               float64): StreamingDataset(remote=s3://..., local=a fresh cache dir,
+               shuffle=True, batch_size=B), DataLoader(batch_size=B) with a collate function
+
+Every leg hands the training loop the same batch: {"tokens": int32 values, "tokens.offsets",
+"label": int64, "quality": float64}; the loop sums every token (int64), every label and
+quality. Decoded bytes per batch are counted alike for all (4 per token, 4 per offset, 16 per
+sample; 1 GB = 1e9 bytes).
+
+Reported per system (median of --repeat epochs, each leg a fresh Python process, after one untimed
+first batch per system that warms the server, onecopyd and the page cache): samples/s and
+GB/s over one epoch (wall time from building the dataset to the last batch), time to first batch,
+CPU s/GB of the training process with its DataLoader workers and their children (curl), plus
+onecopyd's for onecopy, and of the S3 server, apart and in the total.
+
+Then the filter changes to `quality > 0.8`: onecopy and vortex-data push it into the scan and
+only the time to first batch is measured; WebDataset and MDS rewrite their shards first, in
+--workers processes (read from S3 with their own reader, keep the matching samples, write with
+wds.TarWriter / MDSWriter and merge_index, upload), and the rewrite time is added to the first
+batch of the rewritten shards. WebDataset's in-stream `.select()` (every byte still read) is
+shown as an extra row.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import benchlib as bl  # noqa: E402
+
+FILTER_SQL = "quality > 0.8"
+QUALITY_MIN = 0.8
+SYSTEMS = ["onecopy", "vortex", "wds", "mds"]
+NAMES = {"onecopy": "onecopy (onecopyd, CPU)", "vortex": "vortex-data in-process", "wds": "WebDataset",
+         "mds": "MosaicML Streaming (MDS)"}
+
+
+# --- batches ------------------------------------------------------------------------------------
+
+def collate(tokens: list, labels, quality) -> dict:
+    """The common batch from a list of int32 arrays and sequences of labels and qualities."""
+    import numpy as np
+    import torch
+
+    lengths = np.fromiter((len(t) for t in tokens), dtype=np.int32, count=len(tokens))
+    offsets = np.zeros(len(tokens) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    values = np.concatenate(tokens) if tokens else np.zeros(0, np.int32)
+    return {"tokens": torch.from_numpy(values), "tokens.offsets": torch.from_numpy(offsets),
+            "label": torch.as_tensor(np.asarray(labels, dtype=np.int64)),
+            "quality": torch.as_tensor(np.asarray(quality, dtype=np.float64))}
+
+
+def arrow_batch(rb) -> dict:
+    """The common batch from an Arrow record batch (zero-copy where Arrow allows)."""
+    import numpy as np
+    import pyarrow as pa
+    import torch
+
+    tokens = rb.column(rb.schema.get_field_index("tokens"))
+    if isinstance(tokens, pa.ChunkedArray):
+        tokens = tokens.combine_chunks()
+    offsets = tokens.offsets.to_numpy()
+    values = tokens.values.slice(offsets[0], offsets[-1] - offsets[0]).to_numpy()
+    return {"tokens": torch.from_numpy(np.asarray(values)), "tokens.offsets": torch.from_numpy(offsets - offsets[0]),
+            "label": torch.from_numpy(rb.column(rb.schema.get_field_index("label")).to_numpy()),
+            "quality": torch.from_numpy(rb.column(rb.schema.get_field_index("quality")).to_numpy())}
+
+
+# --- datasets -------------------------------------------------------------------------------------
+
+def s3_parts(url: str) -> tuple[str, str]:
+    bucket, _, key = url[len("s3://"):].partition("/")
+    return bucket, key
+
+
+class VortexDataset:
+    """vortex-data scanning vortex files from S3 in the DataLoader workers (an IterableDataset)."""
+
+    def __init__(self, urls, batch_rows, seed=0, filter=False):
+        self.urls, self.batch_rows, self.seed, self.filter = list(urls), batch_rows, seed, filter
+
+    def __iter__(self):
+        import random
+
+        import torch.utils.data as tud
+        import vortex as vx
+        import vortex.expr as ve
+        from vortex.store import S3Store
+
+        info = tud.get_worker_info()
+        wid, n = (info.id, info.num_workers) if info else (0, 1)
+        urls = self.urls[:]
+        random.Random(self.seed).shuffle(urls)
+        bucket = s3_parts(urls[0])[0]
+        store = S3Store(bucket, endpoint=os.environ["S3_ENDPOINT"], region=os.environ.get("AWS_REGION", "us-east-1"),
+                        access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
+                        secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
+                        client_options={"allow_http": True})
+        expr = ve.column("quality") > QUALITY_MIN if self.filter else None
+        for url in urls[wid::n]:
+            f = vx.open(s3_parts(url)[1], store=store)
+            reader = f.scan(expr=expr, batch_size=self.batch_rows).to_arrow()
+            for rb in reader:
+                for off in range(0, rb.num_rows, self.batch_rows):
+                    yield arrow_batch(rb.slice(off, self.batch_rows))
+
+
+def vortex_dataset(urls, a):
+    import torch.utils.data as tud
+
+    class _DS(VortexDataset, tud.IterableDataset):
+        pass
+
+    return _DS(urls, a.batch_size, a.seed, a.filter), None
+
+
+def onecopy_dataset(urls, a):
+    from onecopy.torch import Dataset  # onecopy's IterableDataset (python/onecopy/torch.py)
+
+    return Dataset(urls, columns=None, filter=FILTER_SQL if a.filter else None, batch_rows=a.batch_size,
+                   shuffle=True, seed=a.seed, socket=a.socket), None
+
+
+def presign(urls, expires=6 * 3600):
+    s3 = bl.s3_client()
+    out = []
+    for u in urls:
+        b, k = s3_parts(u)
+        out.append(s3.generate_presigned_url("get_object", Params={"Bucket": b, "Key": k}, ExpiresIn=expires))
+    return out
+
+
+def wds_decode(sample):
+    import numpy as np
+
+    meta = json.loads(sample["meta.json"])
+    return np.frombuffer(sample["tokens.bin"], dtype="<i4"), meta["label"], meta["quality"]
+
+
+def wds_collate(samples):
+    return collate([s[0] for s in samples], [s[1] for s in samples], [s[2] for s in samples])
+
+
+def wds_keep(sample) -> bool:
+    return json.loads(sample["meta.json"])["quality"] > QUALITY_MIN
+
+
+def wds_dataset(urls, a, shuffle=True, select=False, batched=True):
+    import webdataset as wds
+
+    pipes = [f"pipe:curl -sS --fail {u!r}" for u in presign(urls)]
+    ds = wds.WebDataset(pipes, shardshuffle=len(pipes) if shuffle else False, seed=a.seed if shuffle else None,
+                        nodesplitter=None, workersplitter=wds.split_by_worker, empty_check=False)
+    if select:
+        ds = ds.select(wds_keep)
+    if shuffle:
+        ds = ds.shuffle(a.wds_shuffle_buffer)
+    if batched:
+        ds = ds.map(wds_decode).batched(a.batch_size, collation_fn=wds_collate, partial=True)
+    return ds, None
+
+
+def mds_collate(samples):
+    return collate([s["tokens"] for s in samples], [s["label"] for s in samples], [s["quality"] for s in samples])
+
+
+def mds_dataset(urls, a, shuffle=True):
+    from streaming import StreamingDataset
+    from streaming.base.util import clean_stale_shared_memory
+
+    clean_stale_shared_memory()
+    os.environ.setdefault("S3_ENDPOINT_URL", os.environ["S3_ENDPOINT"])
+    remote = urls[0].rsplit("/", 1)[0]  # the prefix holding index.json
+    local = tempfile.mkdtemp(prefix="mds-cache-", dir=a.tmp)
+    ds = StreamingDataset(remote=remote, local=local, shuffle=shuffle, shuffle_seed=a.seed,
+                          batch_size=a.batch_size)
+    return ds, mds_collate
+
+
+MODULES = {"onecopy": ["onecopy.torch"], "vortex": ["vortex", "vortex.store", "pyarrow"],
+           "wds": ["webdataset"], "mds": ["streaming", "streaming.base.util"]}
+
+
+def preimport(system: str) -> None:
+    """Imports a system's modules before the clock starts: an import is a one-time cost of the
+    training process, not of feeding it (and forked workers inherit the modules)."""
+    import importlib
+
+    for m in MODULES[system]:
+        importlib.import_module(m)
+
+
+BUILDERS = {"onecopy": onecopy_dataset, "vortex": vortex_dataset, "wds": wds_dataset, "mds": mds_dataset}
+
+
+# --- one leg, in its own process -----------------------------------------------------------------
+
+def leg(a) -> dict:
+    import torch
+    from torch.utils.data import DataLoader
+
+    torch.set_num_threads(1)
+    urls = json.loads(Path(a.urls_json).read_text())
+    preimport(a.system)
+    cpu0, t0 = bl.self_cpu(), time.perf_counter()
+    if a.system == "wds":
+        ds, collate_fn = wds_dataset(urls, a, select=a.filter)
+    else:
+        ds, collate_fn = BUILDERS[a.system](urls, a)
+    if collate_fn is None:  # the dataset yields whole batches
+        loader = DataLoader(ds, batch_size=None, num_workers=a.workers)
+    else:
+        loader = DataLoader(ds, batch_size=a.batch_size, num_workers=a.workers, collate_fn=collate_fn)
+    ttfb = None
+    samples = nbytes = batches = 0
+    tok_sum = lab_sum = 0
+    q_sum = 0.0
+    it = iter(loader)
+    for batch in it:
+        if ttfb is None:
+            ttfb = time.perf_counter() - t0
+        tokens = batch["tokens"]
+        n = int(batch["label"].numel())
+        tok_sum += int(tokens.sum(dtype=torch.int64))
+        lab_sum += int(batch["label"].sum())
+        q_sum += float(batch["quality"].sum())
+        samples += n
+        nbytes += 4 * tokens.numel() + 4 * (n + 1) + 16 * n
+        batches += 1
+        if a.first_batch_only:
+            break
+    wall = time.perf_counter() - t0
+    del it, loader  # shuts the workers down, so their CPU is in RUSAGE_CHILDREN
+    return {"system": a.system, "samples": samples, "bytes": nbytes, "batches": batches, "wall_s": wall,
+            "ttfb_s": ttfb, "cpu_s": bl.self_cpu() - cpu0, "token_sum": tok_sum, "label_sum": lab_sum,
+            "quality_sum": q_sum}
+
+
+# --- shard rewrites for the new filter, in their own process ------------------------------------
+
+def _rewrite_wds(job) -> int:
+    """One rewrite process: its tar shards from S3 (curl), matching samples into a tar of the same
+    name, uploaded; returns the samples kept."""
+    import webdataset as wds
+
+    urls, work, out_prefix = job
+    s3 = bl.s3_client()
+    bucket, prefix = s3_parts(out_prefix)
+    kept = 0
+    for url, signed in zip(urls, presign(urls)):
+        name = url.rsplit("/", 1)[1]
+        ds = wds.WebDataset([f"pipe:curl -sS --fail {signed!r}"], shardshuffle=False, nodesplitter=None,
+                            workersplitter=None, empty_check=False).select(wds_keep)
+        with wds.TarWriter(str(Path(work) / name)) as sink:
+            for sample in ds:
+                sink.write({"__key__": sample["__key__"], "tokens.bin": sample["tokens.bin"],
+                            "meta.json": sample["meta.json"]})
+                kept += 1
+        s3.upload_file(str(Path(work) / name), bucket, f"{prefix}/{name}")
+    return kept
+
+
+_MDS_SOURCE = None  # the StreamingDataset that rewrite() builds before forking its processes
+
+
+def _rewrite_mds(job) -> int:
+    """One rewrite process: rows [begin, end) of the MDS dataset (StreamingDataset random access;
+    the dataset was built before the fork, as DataLoader workers share theirs), matching samples
+    into an MDS partition uploaded to out_prefix/PART."""
+    from streaming import MDSWriter
+
+    from tokens_data import MDS_COLUMNS
+
+    part, begin, end, work, out_prefix, shard_bytes = job
+    ds = _MDS_SOURCE
+    kept = 0
+    with MDSWriter(out=(str(Path(work) / "out" / str(part)), f"{out_prefix}/{part}"), columns=MDS_COLUMNS,
+                   size_limit=int(shard_bytes)) as sink:
+        for i in range(begin, end):
+            sample = ds[i]
+            if sample["quality"] > QUALITY_MIN:
+                sink.write({"tokens": sample["tokens"], "label": int(sample["label"]),
+                            "quality": float(sample["quality"])})
+                kept += 1
+    return kept
+
+
+def rewrite(a) -> dict:
+    """Rewrites the shards for `quality > 0.8` with the system's own reader and writer in
+    --workers processes (the DataLoader's parallelism, without its per-sample IPC): read from S3,
+    keep the matching samples, write new shards, upload; JSON out."""
+    import multiprocessing as mp
+
+    urls = json.loads(Path(a.urls_json).read_text())
+    out_prefix = a.out_prefix  # s3://bucket/prefix
+    preimport(a.system)
+    import torch  # noqa: F401 - webdataset and streaming import it
+
+    cpu0, t0 = bl.self_cpu(), time.perf_counter()
+    work = Path(tempfile.mkdtemp(prefix=f"rewrite-{a.system}-", dir=a.tmp))
+    s3 = bl.s3_client()
+    bucket, prefix = s3_parts(out_prefix)
+    bl.delete_prefix(s3, bucket, prefix)
+    os.environ.setdefault("S3_ENDPOINT_URL", os.environ["S3_ENDPOINT"])
+    ctx = mp.get_context("fork")
+    if a.system == "wds":
+        jobs = [(urls[w::a.workers], str(work), out_prefix) for w in range(a.workers) if urls[w::a.workers]]
+        with ctx.Pool(len(jobs)) as pool:
+            kept = sum(pool.map(_rewrite_wds, jobs))
+        new = [f"{out_prefix}/{u.rsplit('/', 1)[1]}" for u in urls]
+    else:
+        from streaming.base.util import merge_index
+
+        global _MDS_SOURCE
+        _MDS_SOURCE, _ = mds_dataset(urls, a, shuffle=False)
+        rows = _MDS_SOURCE.num_samples
+        jobs = [(w, rows * w // a.workers, rows * (w + 1) // a.workers, str(work), out_prefix, a.shard_bytes)
+                for w in range(a.workers)]
+        with ctx.Pool(a.workers) as pool:
+            kept = sum(pool.map(_rewrite_mds, jobs))
+        merge_index([(str(work / "out" / str(w) / "index.json"), f"{out_prefix}/{w}/index.json")
+                     for w in range(a.workers)], (str(work / "out"), out_prefix))
+        new = [f"{out_prefix}/index.json"]
+    shutil.rmtree(work, ignore_errors=True)
+    return {"system": a.system, "kept": kept, "rewrite_s": time.perf_counter() - t0, "cpu_s": bl.self_cpu() - cpu0,
+            "urls": new}
+
+
+# --- the driver ---------------------------------------------------------------------------------------
+
+def prepare(a) -> dict:
+    """Each format written once per (gb, seed) under a.data and uploaded; {system: urls}."""
+    s3 = bl.s3_client()
+    bl.ensure_bucket(s3, a.bucket)
+    urls, stored = {}, {}
+    for fmt in ("vortex", "wds", "mds"):
+        d = a.data / fmt
+        stamp = a.data / f"{fmt}.summary.json"
+        s = json.loads(stamp.read_text()) if stamp.exists() else {}
+        if s.get("gb") != a.gb or s.get("seed") != a.seed:
+            shutil.rmtree(d, ignore_errors=True)
+            t = time.perf_counter()
+            out = subprocess.run([sys.executable, str(HERE / "tokens_data.py"), fmt, str(d), "--gb", str(a.gb),
+                                  "--seed", str(a.seed)], check=True, stdout=subprocess.PIPE, text=True).stdout
+            s = json.loads(out)
+            s.update(gb=a.gb, seed=a.seed)
+            stamp.write_text(json.dumps(s))
+            log(f"wrote {fmt} in {time.perf_counter() - t:.1f} s")
+        t = time.perf_counter()
+        prefix = f"e2e/gb{a.gb:g}-seed{a.seed}/{fmt}"
+        u = bl.upload_dir(s3, d, a.bucket, prefix)
+        log(f"{fmt}: {len(u)} objects, {s['stored_bytes'] / 1e9:.3f} GB in s3://{a.bucket}/{prefix}/ "
+            f"({time.perf_counter() - t:.1f} s)")
+        stored[fmt] = s["stored_bytes"]
+        if fmt == "mds":
+            u = [x for x in u if x.endswith("/index.json")]
+        urls[fmt] = u
+        a.decoded = s["decoded_bytes"]
+        a.rows = s["rows"]
+    a.stored = stored
+    return {"onecopy": urls["vortex"], "vortex": urls["vortex"], "wds": urls["wds"], "mds": urls["mds"]}
+
+
+def log(msg: str) -> None:
+    print(f"[bench_e2e] {msg}", file=sys.stderr, flush=True)
+
+
+def common_args(a) -> list[str]:
+    return ["--workers", str(a.workers), "--batch-size", str(a.batch_size), "--seed", str(a.seed),
+            "--socket", a.socket or "", "--tmp", str(a.tmp), "--wds-shuffle-buffer", str(a.wds_shuffle_buffer),
+            "--shard-bytes", str(a.shard_bytes)]
+
+
+def run_child(a, args: list[str], system: str, attempts: int = 3) -> dict | None:
+    """Runs one leg or rewrite in a fresh process; a failed one is retried (up to `attempts` in
+    all) and each failure is listed under the tables."""
+    for attempt in range(1, attempts + 1):
+        d0, s0 = bl.proc_cpu(a.daemon_pid), bl.procs_cpu(a.server_pids)
+        # TMPDIR: streaming's lock files and merge_index's temporary folders stay in the run's tmp.
+        p = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True,
+                           env={**os.environ, "TMPDIR": str(a.tmp)})
+        if p.returncode == 0:
+            r = json.loads(p.stdout.strip().splitlines()[-1])
+            r["daemon_cpu_s"] = bl.proc_cpu(a.daemon_pid) - d0 if system == "onecopy" else 0.0
+            r["server_cpu_s"] = bl.procs_cpu(a.server_pids) - s0
+            return r
+        tail = [x for x in p.stderr.strip().splitlines() if "leaked shared_memory" not in x and "warnings.warn" not in x]
+        tail = tail[-12:]
+        log(f"{system} {args[0]}: FAILED ({p.returncode}), attempt {attempt}/{attempts}:\n  " + "\n  ".join(tail))
+        a.notes.append(f"{NAMES[system]} ({args[0]}{' --filter' if '--filter' in args else ''}): attempt {attempt} "
+                       f"failed: {tail[-1] if tail else p.returncode}")
+    return None
+
+
+def run_leg(a, system: str, urls: list[str], filter: bool = False, first_only: bool = False) -> dict | None:
+    f = Path(a.tmp) / f"urls-{system}.json"
+    f.write_text(json.dumps(urls))
+    args = ["leg", "--system", system, "--urls-json", str(f), *common_args(a)]
+    if filter:
+        args.append("--filter")
+    if first_only:
+        args.append("--first-batch-only")
+    return run_child(a, args, system)
+
+
+def run(a) -> None:
+    a.notes = []
+    a.tmp = Path(tempfile.mkdtemp(prefix="e2e-", dir=a.tmp_root))
+    urls = prepare(a)
+    systems = [s for s in a.systems.split(",") if s]
+    if "onecopy" in systems:
+        try:
+            import onecopy.torch  # noqa: F401
+        except ImportError as e:
+            log(f"onecopy: skipped ({e})")
+            a.notes.append(f"{NAMES['onecopy']}: skipped, onecopy.torch is not importable ({e})")
+            systems.remove("onecopy")
+    # Untimed: one first batch per system, so no system pays for warming the S3 server, onecopyd,
+    # the page cache of Python's modules or the first connection.
+    for s in systems:
+        run_leg(a, s, urls[s], first_only=True)
+    epochs: dict[str, list[dict]] = {s: [] for s in systems}
+    for r in range(a.repeat):
+        for s in systems:
+            res = run_leg(a, s, urls[s])
+            if res:
+                epochs[s].append(res)
+                log(f"epoch {r + 1}/{a.repeat} {s}: {res['samples'] / res['wall_s']:.0f} samples/s, "
+                    f"{res['bytes'] / 1e9 / res['wall_s']:.3f} GB/s, first batch {res['ttfb_s'] * 1e3:.0f} ms")
+    # The filter changes: quality > 0.8.
+    filt: dict[str, list[dict]] = {}
+    for r in range(a.repeat):
+        for s in systems:
+            if s in ("onecopy", "vortex"):
+                res = run_leg(a, s, urls[s], filter=True, first_only=True)
+                if res:
+                    res["rewrite_s"] = 0.0
+                    res["rewrite_cpu_s"] = 0.0
+                    filt.setdefault(s, []).append(res)
+            else:
+                if s == "wds":  # no rewrite: .select() in the stream, every byte still read
+                    res = run_leg(a, s, urls[s], filter=True, first_only=True)
+                    if res:
+                        res["rewrite_s"] = 0.0
+                        res["rewrite_cpu_s"] = 0.0
+                        filt.setdefault("wds-select", []).append(res)
+                f = Path(a.tmp) / f"urls-{s}.json"
+                f.write_text(json.dumps(urls[s]))
+                out_prefix = f"s3://{a.bucket}/e2e/gb{a.gb:g}-seed{a.seed}/{s}-quality-gt-0.8"
+                rw = run_child(a, ["rewrite", "--system", s, "--urls-json", str(f), "--out-prefix", out_prefix,
+                                   *common_args(a)], s)
+                if not rw:
+                    continue
+                res = run_leg(a, s, rw["urls"], first_only=True)
+                if res:
+                    res["rewrite_s"] = rw["rewrite_s"]
+                    res["rewrite_cpu_s"] = rw["cpu_s"] + rw["server_cpu_s"]
+                    res["kept"] = rw["kept"]
+                    filt.setdefault(s, []).append(res)
+            if filt.get(s):
+                x = filt[s][-1]
+                log(f"filter {r + 1}/{a.repeat} {s}: rewrite {x['rewrite_s']:.2f} s + first batch "
+                    f"{x['ttfb_s'] * 1e3:.0f} ms")
+    report(a, systems, epochs, filt)
+
+
+def report(a, systems, epochs, filt) -> None:
+    base = "onecopy" if epochs.get("onecopy") else None
+    cells = {}
+    for s in systems:
+        rs = epochs.get(s) or []
+        if not rs:
+            continue
+        gb = [r["bytes"] / 1e9 for r in rs]
+        cells[s] = {
+            "sps": bl.median(r["samples"] / r["wall_s"] for r in rs),
+            "gbps": bl.median(g / r["wall_s"] for g, r in zip(gb, rs)),
+            "ttfb": bl.median(r["ttfb_s"] * 1e3 for r in rs),
+            "client": bl.median((r["cpu_s"] + r["daemon_cpu_s"]) / g for g, r in zip(gb, rs)),
+            "server": bl.median(r["server_cpu_s"] / g for g, r in zip(gb, rs)),
+            "total": bl.median((r["cpu_s"] + r["daemon_cpu_s"] + r["server_cpu_s"]) / g for g, r in zip(gb, rs)),
+            "samples": rs[0]["samples"], "token_sum": rs[0]["token_sum"],
+        }
+    ref = cells.get(base) if base else None
+    print()
+    print(f"One epoch over {a.rows:,} samples, {a.decoded / 1e9:.3f} GB decoded, from {a.server} on loopback; "
+          f"DataLoader num_workers={a.workers}, batch {a.batch_size} samples; median of {a.repeat}. "
+          "CPU s/GB: training process + DataLoader workers + their children (+ onecopyd); S3 server apart; "
+          "total = both." + (" Ratios: system / onecopy." if ref else ""))
+    print()
+    rows = []
+    for s in systems:
+        c = cells.get(s)
+        if not c:
+            rows.append([NAMES[s], "—", "—", "—", "—", "—", "—", "—", "—", "—"])
+            continue
+        same = "yes" if c["samples"] == a.rows and c["token_sum"] == next(iter(cells.values()))["token_sum"] \
+            else f"**{c['samples']} samples**"
+        rows.append([NAMES[s], f"{a.stored['vortex' if s in ('onecopy', 'vortex') else s] / 1e9:.3f}",
+                     bl.fmt(c["sps"], ",.0f"), bl.fmt(c["gbps"], ".3f"), bl.fmt(c["ttfb"], ".0f"),
+                     bl.fmt(c["client"], ".2f"), bl.fmt(c["server"], ".2f"), bl.fmt(c["total"], ".2f"),
+                     (f"{bl.ratio(c['sps'], ref['sps'])} / {bl.ratio(c['total'], ref['total'])}" if ref else "—"),
+                     same])
+    print(bl.table(["system", "stored GB", "samples/s", "GB/s", "first batch ms", "CPU s/GB client",
+                    "CPU s/GB S3 server", "CPU s/GB total", "samples/s, CPU vs onecopy", "all samples"], rows))
+    print()
+    print(f"New filter `{FILTER_SQL}` (about 20% of the samples): time to the first batch, shard rewrites "
+          "included (rewrite: read from S3 with the system's own reader in --workers processes, filter, write with "
+          "its own writer, upload).")
+    print()
+    rows = []
+    names = dict(NAMES, **{"wds-select": "WebDataset, .select() in the stream (no rewrite)"})
+    for s in [x for x in ("onecopy", "vortex", "wds-select", "wds", "mds") if x in filt or x in systems]:
+        rs = filt.get(s) or []
+        if not rs:
+            rows.append([names[s], "—", "—", "—", "—"])
+            continue
+        how = "pushed into the scan" if s in ("onecopy", "vortex") else (
+            "filter in the stream" if s == "wds-select" else "rewrite shards")
+        rw = bl.median(r["rewrite_s"] for r in rs)
+        ttfb = bl.median(r["ttfb_s"] for r in rs)
+        tot = bl.median(r["rewrite_s"] + r["ttfb_s"] for r in rs)
+        rows.append([names[s], how, bl.fmt(rw, ".2f"), bl.fmt(ttfb * 1e3, ".0f"), bl.fmt(tot, ".2f")])
+    print(bl.table(["system", "how", "rewrite s", "first batch ms", "total s to first batch"], rows))
+    for n in a.notes:
+        print(f"- {n}")
+    print()
+    print("Reproduce: " + a.reproduce)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("leg", "rewrite", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--workers", type=int, default=2)
+        p.add_argument("--batch-size", type=int, default=256)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--socket", default=None)
+        p.add_argument("--tmp", default=None)
+        p.add_argument("--wds-shuffle-buffer", type=int, default=1000)
+        p.add_argument("--shard-bytes", type=float, default=256e6)
+        if name in ("leg", "rewrite"):
+            p.add_argument("--system", choices=SYSTEMS, required=True)
+            p.add_argument("--urls-json", required=True)
+        if name == "leg":
+            p.add_argument("--filter", action="store_true")
+            p.add_argument("--first-batch-only", action="store_true")
+        if name == "rewrite":
+            p.add_argument("--out-prefix", required=True)
+        if name == "run":
+            p.add_argument("--daemon-pid", type=int, default=0)
+            p.add_argument("--server-pids", default="")
+            p.add_argument("--server", default="ceph")
+            p.add_argument("--data", type=Path, required=True)
+            p.add_argument("--gb", type=float, default=2.0)
+            p.add_argument("--repeat", type=int, default=1)
+            p.add_argument("--bucket", default="bench")
+            p.add_argument("--systems", default=",".join(SYSTEMS))
+            p.add_argument("--tmp-root", default=None)
+            p.add_argument("--reproduce", default="scripts/bench_e2e.sh")
+    a = ap.parse_args()
+    if a.socket == "":
+        a.socket = None
+    if a.cmd == "leg":
+        print(json.dumps(leg(a)))
+    elif a.cmd == "rewrite":
+        print(json.dumps(rewrite(a)))
+    else:
+        a.server_pids = [int(p) for p in a.server_pids.split(",") if p]
+        run(a)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench_e2e.sh: feeds a PyTorch training loop from the local S3 server with the same data in
+# each system's own format: onecopy (onecopyd, CPU path, onecopy.torch.Dataset), vortex-data
+# scanned in the training process, WebDataset tar shards and MosaicML Streaming MDS shards.
+#
+#   scripts/bench_e2e.sh [--gb 2] [--workers 2] [--batch-size 256] [--repeat 1]
+#                        [--server ceph|moto] [--systems onecopy,vortex,wds,mds] [--seed 0]
+#
+# Data: token sequences (list<int32>) with a label (int64) and a quality (float64), --gb GB
+# decoded (1e9 bytes), one seeded generator writing all formats (scripts/bench/tokens_data.py)
+# into scripts/.bench/e2e-data (kept and reused), uploaded to the S3 server. The server is Ceph
+# RGW by default (tests/servers/ceph.sh; memstore sized from --gb): moto keeps objects in Python
+# and serves data slowly (shared/docs/test-servers.md); `--server moto` still works for small
+# runs. The server and an onecopyd on a temporary socket are started here and stopped at the end.
+#
+# Every system feeds torch.utils.data.DataLoader with the same num_workers and batch size, and
+# the loop sums every token. Reported: samples/s, GB/s, CPU s/GB of the training process, its
+# workers and their children plus onecopyd, the S3 server's apart and in a total, and time to
+# first batch; then, for the filter `quality > 0.8`, the time to first batch again, where
+# WebDataset and MDS first rewrite their shards (rewrite time included). Markdown tables and
+# the command to reproduce at the end (details in scripts/bench/e2e_bench.py).
+#
+# Installs: apt python3-torch, python3-torchvision, curl; scripts/bench-requirements.txt into
+# .venv with --no-deps (webdataset, mosaicml-streaming and what they import; no CUDA torch).
+# Env: ONECOPY_BUILD_DIR (default build/, built by scripts/bootstrap.sh when missing),
+#      ONECOPY_VENV, BENCH_KEEP_SERVER=1, TMPDIR (MDS caches and rewritten shards go there).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SERVER_NAME=bench_e2e
+GB=2 WORKERS=2 BATCH=256 REPEAT=1 SERVER=ceph SYSTEMS=onecopy,vortex,wds,mds SEED=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --gb) GB=$2; shift 2 ;;
+    --workers) WORKERS=$2; shift 2 ;;
+    --batch-size) BATCH=$2; shift 2 ;;
+    --repeat) REPEAT=$2; shift 2 ;;
+    --server) SERVER=$2; shift 2 ;;
+    --systems) SYSTEMS=$2; shift 2 ;;
+    --seed) SEED=$2; shift 2 ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "unknown argument $1 (--help)" >&2; exit 2 ;;
+  esac
+done
+REPRODUCE="scripts/bench_e2e.sh --gb $GB --workers $WORKERS --batch-size $BATCH --repeat $REPEAT"
+REPRODUCE+=" --server $SERVER --systems $SYSTEMS --seed $SEED"
+
+# shellcheck source=scripts/bench/bench_env.sh
+source "$ROOT/scripts/bench/bench_env.sh"
+trap bench_cleanup EXIT
+bench_build
+ensure_apt python3-torch python3-torchvision curl
+stamp=$VENV/.bench-requirements.sha256
+want=$(sha256sum "$ROOT/scripts/bench-requirements.txt" | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "installing scripts/bench-requirements.txt into $VENV (--no-deps)"
+  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$ROOT/scripts/bench-requirements.txt"
+  echo "$want" >"$stamp"
+fi
+"$PY" -c 'import numpy, torch, webdataset, streaming; assert numpy.__version__ < "2", numpy.__version__' ||
+  { log "the baselines do not import with this torch/numpy"; exit 1; }
+
+BENCH=$ROOT/scripts/.bench
+# Every format (the vortex files, tar and MDS shards, ~1.9x the decoded bytes for the tar
+# shards) plus the filtered rewrites stays in OSD memory with memstore.
+bench_server "$SERVER" "$BENCH/e2e-$SERVER" "$(awk -v g="$GB" 'BEGIN { printf "%d", (g * 5 + 2) * 2^30 }')"
+bench_daemon_start
+
+"$PY" "$ROOT/scripts/bench/e2e_bench.py" run --socket "$ONECOPY_SOCKET" --daemon-pid "$DAEMON_PID" \
+  --server-pids "$SERVER_PIDS" --server "$SERVER" --data "$BENCH/e2e-data" --gb "$GB" --seed "$SEED" \
+  --workers "$WORKERS" --batch-size "$BATCH" --repeat "$REPEAT" --systems "$SYSTEMS" \
+  --tmp-root "$BENCH_TMP" --reproduce "$REPRODUCE"

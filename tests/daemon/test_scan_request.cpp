@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scan requests become scans: unsharded ones as before, sharded ones as the shard's units from
+// a start position, so that a request rebuilt from a Batch's position resumes without a gap.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/scan_request.hpp"
+#include "tests/format/seed_files.hpp"
+
+namespace oc::daemon {
+namespace {
+
+std::shared_ptr<const format::VortexFile> zoned() {
+  auto f = format::VortexFile::open_path(test::seed_path("zoned.vortex"));
+  REQUIRE(f.ok());
+  return *f;
+}
+
+struct Request {
+  std::string filter;
+  uint64_t batch_rows = 1000;
+  std::optional<std::pair<uint64_t, uint64_t>> row_range;
+  std::optional<format::ShardSpec> shard;
+  format::UnitPosition start;
+  uint64_t unit_rows = 0;
+};
+
+// A Scan message as a client would send it; the builder owns the bytes.
+const fbs::Scan& build(flatbuffers::FlatBufferBuilder& fbb, const Request& r) {
+  const format::ShardSpec s = r.shard.value_or(format::ShardSpec{});
+  auto cols = fbb.CreateVector(std::vector{fbb.CreateString("id")});
+  auto scan = fbs::CreateScan(fbb, 1, 1, cols, fbb.CreateString(r.filter), r.batch_rows,
+                              r.row_range ? r.row_range->first : 0,
+                              r.row_range ? r.row_range->second : 0, r.row_range.has_value(),
+                              r.shard.has_value(), s.rank, s.world_size, s.worker, s.num_workers,
+                              s.shuffle, s.seed, s.epoch, r.start.unit, r.start.rows, r.unit_rows);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
+  return *fbs::GetMessage(fbb.GetBufferPointer())->body_as_Scan();
+}
+
+Result<PlannedScan> plan(const Request& r, uint64_t default_unit_rows = 4096) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto p = plan_scan(build(fbb, r), zoned(), default_unit_rows);
+  if (!p.ok()) UNSCOPED_INFO(p.error().to_string());
+  return p;
+}
+
+// The ids of up to @p max_batches batches of @p scan; @p after gets the position after them.
+std::vector<int64_t> ids(format::Scan& scan, size_t max_batches = SIZE_MAX,
+                         format::UnitPosition* after = nullptr) {
+  std::vector<int64_t> out;
+  for (size_t n = 0; n < max_batches; ++n) {
+    auto b = scan.next();
+    REQUIRE(b.ok());
+    if (!*b) break;
+    const format::Column& id = *(**b)->children[0];
+    const auto* v = reinterpret_cast<const int64_t*>(id.buffers[0].data()) + id.offset;
+    out.insert(out.end(), v, v + id.length);
+  }
+  if (after) *after = position_after(scan);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("an unsharded request scans its row range and has no position", "[daemon][scan]") {
+  Request r;
+  r.filter = "id >= 150";
+  r.row_range = std::pair<uint64_t, uint64_t>{100, 200};
+  auto p = plan(r);
+  REQUIRE(p.ok());
+  CHECK(p->units == 0);
+  format::UnitPosition after{7, 7};
+  const auto got = ids(*p->scan, SIZE_MAX, &after);
+  REQUIRE(got.size() == 50);
+  CHECK(got.front() == 150);
+  CHECK(got.back() == 199);
+  CHECK(after.unit == 0);
+  CHECK(after.rows == 0);
+}
+
+TEST_CASE("sharded requests partition the filtered rows", "[daemon][scan]") {
+  const std::string filter = "score > 0.3 AND id >= 1000";
+  Request plain;
+  plain.filter = filter;
+  auto whole = plan(plain);
+  REQUIRE(whole.ok());
+  const auto want = ids(*whole->scan);
+  REQUIRE(want.size() > 20000);
+  std::vector<int64_t> all;
+  uint64_t units = 0;
+  for (uint32_t rank = 0; rank < 3; ++rank) {
+    Request r;
+    r.filter = filter;
+    r.shard = format::ShardSpec{rank, 3, 0, 1, true, 5, 2};
+    r.unit_rows = 5000;
+    auto p = plan(r);
+    REQUIRE(p.ok());
+    units += p->units;
+    const auto got = ids(*p->scan);
+    all.insert(all.end(), got.begin(), got.end());
+  }
+  CHECK(units == 10);  // 50000 rows in units of 5000, the request's unit_rows
+  CHECK(all != want);  // shuffled units come in another order
+  std::sort(all.begin(), all.end());
+  CHECK(all == want);
+}
+
+TEST_CASE("a request from a reported position resumes exactly", "[daemon][scan]") {
+  Request r;
+  r.filter = "score < 0.8";
+  r.batch_rows = 700;
+  r.shard = format::ShardSpec{1, 2, 0, 1, true, 11, 0};
+  auto whole = plan(r);
+  REQUIRE(whole.ok());
+  CHECK(whole->units == 6);  // 13 units of at most 4096 rows; rank 1 of 2 gets every other one
+  const auto want = ids(*whole->scan);
+  for (size_t stop : {1, 5, 6, 17}) {
+    auto first = plan(r);
+    REQUIRE(first.ok());
+    format::UnitPosition at;
+    auto got = ids(*first->scan, stop, &at);
+    Request again = r;
+    again.start = at;
+    auto rest = plan(again);
+    REQUIRE(rest.ok());
+    const auto tail = ids(*rest->scan);
+    got.insert(got.end(), tail.begin(), tail.end());
+    INFO("stopped after " << stop << " batches at unit " << at.unit << " row " << at.rows);
+    CHECK(got == want);
+  }
+}
+
+TEST_CASE("bad sharded requests are invalid", "[daemon][scan]") {
+  auto sharded = [](format::ShardSpec spec) {
+    Request r;
+    r.shard = spec;
+    return r;
+  };
+  Request ranged = sharded({0, 2, 0, 1});
+  ranged.row_range = std::pair<uint64_t, uint64_t>{0, 10};
+  auto p = plan(ranged);
+  REQUIRE(!p.ok());
+  CHECK(p.error().code() == Errc::invalid);
+  CHECK(p.error().to_string().find("row range") != std::string::npos);
+  CHECK(plan(sharded({2, 2, 0, 1})).error().code() == Errc::invalid);
+  CHECK(plan(sharded({0, 1, 3, 2})).error().code() == Errc::invalid);
+  Request past = sharded({0, 2, 0, 1});
+  past.start = {8, 0};  // rank 0 of 2 has 7 of the 13 units
+  CHECK(plan(past).error().code() == Errc::invalid);
+  Request at_end = sharded({0, 2, 0, 1});
+  at_end.start = {7, 0};
+  auto empty = plan(at_end);
+  REQUIRE(empty.ok());
+  CHECK(ids(*empty->scan).empty());
+}
+
+}  // namespace oc::daemon

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: Apache-2.0
+"""onecopy.torch.Dataset served by a real onecopyd: the daemon plans the units and delivers every
+batch, and the samples equal an in-process read exactly."""
+
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import vortex as vx
+
+import onecopy
+import onecopy.torch as oct
+from test_daemon import Daemon
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("torchd")
+    rng = np.random.default_rng(3)
+    paths, first = [], 0
+    for i, n in enumerate((3000, 2000)):
+        lengths = rng.integers(1, 30, n)
+        offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+        vx.io.write(pa.table({
+            "id": pa.array(np.arange(first, first + n, dtype=np.int64)),
+            "quality": pa.array(rng.random(n)),
+            "tokens": pa.ListArray.from_arrays(pa.array(offsets), pa.array(rng.integers(0, 1000, offsets[-1],
+                                                                                      dtype=np.int32))),
+        }), str(root / f"p{i}.vortex"))
+        paths.append(str(root / f"p{i}.vortex"))
+        first += n
+    return paths
+
+
+def _items(ds, workers):
+    out = []
+    for b in oct.DataLoader(ds, num_workers=workers, batch_size=None):
+        out.append((b["id"].tolist(), b["tokens"].tolist(), b["tokens.offsets"].tolist()))
+    return out
+
+
+def test_dataset_through_the_daemon_equals_in_process(tmp_path, files):
+    d = Daemon(tmp_path)
+    try:
+        kw = dict(batch_rows=50, unit_rows=400, shuffle_units=2, seed=8, filter="quality > 0.3")
+        remote = oct.Dataset(files, socket=d.sock, **kw)
+        local = oct.Dataset(files, socket=False, **kw)
+        assert remote.groups() == local.groups()
+        assert _items(remote, 0) == _items(local, 0)
+        for rank in range(2):
+            r = oct.Dataset(files, socket=d.sock, rank=rank, world_size=2, **kw)
+            l_ = oct.Dataset(files, socket=False, rank=rank, world_size=2, **kw)
+            assert sorted(_items(r, 2)) == sorted(_items(l_, 2))
+        status = d.client.status()
+        assert status["batches_delivered"] > 0
+        assert status["errors"] == 0
+    finally:
+        d.stop()
+
+
+def test_units_from_the_daemon_and_its_errors(tmp_path, files):
+    d = Daemon(tmp_path)
+    try:
+        assert d.client.units(files[0], 700) == onecopy.open(files[0]).units(700)
+        with pytest.raises(onecopy.OnecopyError) as e:
+            d.client.units(str(tmp_path / "missing.vortex"), 700)
+        assert e.value.code in ("not_found", "io")
+    finally:
+        d.stop()
+
+
+def test_the_daemon_lists_patterns(tmp_path, files):
+    d = Daemon(tmp_path)
+    try:
+        root = str(files[0]).rsplit("/", 1)[0]
+        assert d.client.list(root) == onecopy.expand(root) == sorted(files)
+        assert d.client.list(root + "/p1*") == [files[1]]
+        with pytest.raises(onecopy.OnecopyError, match="no Vortex files match"):
+            d.client.list(root + "/zzz*")
+        # Thousands of names come back in several parts.
+        many = tmp_path / "many"
+        many.mkdir()
+        for i in range(3000):
+            (many / f"{'x' * 60}-{i:05d}.vortex").write_bytes(b"")
+        names = d.client.list(str(many))
+        assert len(names) == 3000 and names == sorted(names)
+    finally:
+        d.stop()
+
+
+def _status_as(uid, sock):
+    """`onecopy status` run as another user (setpriv; these tests run as root)."""
+    cli = str(Path(onecopy.__file__).resolve().parents[2] / "build" / "client" / "onecopy")
+    cli = os.environ.get("ONECOPY_CLI", cli)
+    return subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", cli, "status",
+                           "--socket", sock], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a client as another user")
+def test_another_user_is_refused_unless_allowed():
+    for allowed, served in (('"0"', False), ('"0,65534"', True)):
+        # pytest's own temporary directories are private to root; this one the other user reaches.
+        where = Path(tempfile.mkdtemp(prefix="onecopy-uid-", dir="/tmp"))
+        os.chmod(where, 0o755)
+        d = Daemon(where, config=f'daemon_allowed_uids = {allowed}\ndaemon_allowed_gids = ""\n')
+        try:
+            os.chmod(d.sock, 0o666)  # let the kernel connect it: SO_PEERCRED must refuse it
+            r = _status_as(65534, d.sock)
+            assert (r.returncode == 0) == served, r.stderr
+            if served:
+                assert "onecopyd" in r.stdout
+            else:
+                assert "uid 65534" in d.log.read_text() and "not allowed" in d.log.read_text()
+            assert d.client.status()["clients"] >= 1  # root is still served
+        finally:
+            d.stop()
+            shutil.rmtree(where, ignore_errors=True)
+
+
+def test_daemon_batches_are_dlpack_views_and_cuda_is_refused(tmp_path, files):
+    import torch
+
+    d = Daemon(tmp_path)
+    try:
+        for batch in d.client.scan(files[0], columns=["id", "quality", "tokens"], batch_rows=700):
+            ids = batch.column("id")
+            t = torch.from_dlpack(ids)
+            assert t.data_ptr() == ids.buffers()[1].address + ids.offset * 8  # a view, no copy
+            assert t.tolist() == ids.to_pylist()
+            tokens = batch.column("tokens")
+            assert torch.from_dlpack(tokens.values).data_ptr() == tokens.values.buffers()[1].address + \
+                tokens.values.offset * 4
+            assert not t.is_cuda
+        with pytest.raises(onecopy.OnecopyError) as e:
+            d.client.scan(files[0], device="cuda:0")
+        assert e.value.code == "cuda" and "device='cpu'" in str(e.value)
+        with pytest.raises(ValueError):
+            d.client.scan(files[0], device="tpu")
+    finally:
+        d.stop()
