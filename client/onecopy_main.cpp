@@ -262,7 +262,15 @@ int run_status(const std::vector<std::string>& args) {
             << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
             << s.bytes_copied << " bytes copied into slabs)\n"
             << "errors:            " << s.errors << "\n"
-            << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes\n";
+            << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes ("
+            << s.slabs_sent << " slabs sent)\n";
+  if (s.gpu_devices == 0) {
+    std::cout << "GPU:               none\n";
+  } else {
+    std::cout << "GPU:               " << s.gpu_devices << " devices, "
+              << s.gpu_memory_used_bytes << " of " << s.gpu_memory_total_bytes
+              << " bytes of device memory used\n";
+  }
   return 0;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/defaults.hpp"
 
+#include <arpa/inet.h>
+
 #include <array>
 #include <cctype>
 #include <charconv>
@@ -73,6 +75,16 @@ Result<void> apply_id_list(Defaults& d, std::string_view text, std::string_view 
     }
   }
   d.*Field = std::string(text);
+  return {};
+}
+
+// The metrics port serves anyone who can connect, so it may listen on loopback only.
+Result<void> apply_loopback_address(Defaults& d, std::string_view text) {
+  in_addr a{};
+  const std::string s(text);
+  OC_EXPECT(::inet_pton(AF_INET, s.c_str(), &a) == 1 && (ntohl(a.s_addr) >> 24) == 127, invalid,
+            "daemon_metrics_address: '{}' is not an IPv4 loopback address (127.0.0.0/8)", text);
+  d.daemon_metrics_address = s;
   return {};
 }
 
@@ -226,6 +238,30 @@ constexpr std::array kKnobs{
     Knob{"daemon_client_max_scans", "ONECOPY_DAEMON_CLIENT_MAX_SCANS", "16",
          "Scans one connection may have active at once; another Scan is an Error reply.",
          OC_NUMBER_KNOB(daemon_client_max_scans, 1, 65'536, false)},
+    Knob{"daemon_slab_bytes", "ONECOPY_DAEMON_SLAB_BYTES", "64MiB",
+         "Size of each shared-memory slab a client's batches are placed in (a multiple of 2 MiB; "
+         "hugepages when available); a larger batch gets a slab of its own.",
+         [](Defaults& d, std::string_view t) -> Result<void> {
+           OC_TRY((apply_number<&Defaults::daemon_slab_bytes, 2 * MiB, 64 * GiB, true>(
+               d, t, "daemon_slab_bytes")));
+           OC_EXPECT(d.daemon_slab_bytes % (2 * MiB) == 0, invalid,
+                     "daemon_slab_bytes: {} is not a multiple of 2 MiB (the hugepage size)",
+                     d.daemon_slab_bytes);
+           return {};
+         }},
+    Knob{"daemon_metrics_port", "ONECOPY_DAEMON_METRICS_PORT", "0",
+         "TCP port onecopyd answers GET /metrics on (Prometheus text), on the loopback address "
+         "only; 0 = off.",
+         OC_NUMBER_KNOB(daemon_metrics_port, 0, 65'535, false)},
+    Knob{"daemon_metrics_address", "ONECOPY_DAEMON_METRICS_ADDRESS", "127.0.0.1",
+         "Address of the metrics port: an IPv4 loopback address (127.0.0.0/8) only.",
+         apply_loopback_address},
+    Knob{"daemon_metrics_timeout_ms", "ONECOPY_DAEMON_METRICS_TIMEOUT_MS", "2000",
+         "A metrics connection that has not sent its whole request by then is closed.",
+         OC_NUMBER_KNOB(daemon_metrics_timeout_ms, 1, 600'000, false)},
+    Knob{"daemon_metrics_max_request_bytes", "ONECOPY_DAEMON_METRICS_MAX_REQUEST_BYTES", "8KiB",
+         "Largest HTTP request the metrics port reads; a larger one is answered 400 and closed.",
+         OC_NUMBER_KNOB(daemon_metrics_max_request_bytes, 1 * KiB, 1 * MiB, true)},
 };
 
 #undef OC_NUMBER_KNOB

@@ -68,6 +68,11 @@ struct Defaults {
   uint32_t daemon_worker_threads;
   uint32_t daemon_client_max_open_files;
   uint32_t daemon_client_max_scans;
+  uint64_t daemon_slab_bytes;
+  uint32_t daemon_metrics_port;
+  std::string daemon_metrics_address;
+  uint32_t daemon_metrics_timeout_ms;
+  uint64_t daemon_metrics_max_request_bytes;
 };
 
 /// One row of the defaults table.

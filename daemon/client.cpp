@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "config/defaults.hpp"
@@ -165,14 +166,23 @@ void build_schema(const std::vector<SchemaNodeCopy>& nodes, size_t& i, ArrowSche
   out->private_data = p;
 }
 
-/// A mapped slab; its destructor unmaps it and releases the lease.
-struct Slab {
+/// One of the connection's slabs, mapped read-only once; unmapped when the stream and every
+/// batch in it are gone.
+struct MappedSlab {
+  void* base = nullptr;
+  uint64_t bytes = 0;
+  bool dedicated = false;
+  ~MappedSlab() { ::munmap(base, bytes); }
+};
+
+/// One batch's range of a slab; its destructor (the last array of the batch released) sends
+/// Release, which frees the range for a later batch.
+struct Lease {
   std::shared_ptr<Conn> conn;
   uint64_t lease = 0;
-  void* base = nullptr;
-  size_t bytes = 0;
-  ~Slab() {
-    if (base) ::munmap(base, bytes);
+  std::shared_ptr<MappedSlab> slab;  // null for a batch of no bytes
+  uint64_t begin = 0, bytes = 0;     // the batch's range of the slab
+  ~Lease() {
     flatbuffers::FlatBufferBuilder fbb;
     auto rel = fbs::CreateRelease(fbb, lease);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Release, rel.Union()));
@@ -181,7 +191,7 @@ struct Slab {
 };
 
 struct ArrayPrivate {
-  std::shared_ptr<Slab> slab;
+  std::shared_ptr<Lease> slab;
   std::vector<const void*> buffers;
   std::vector<ArrowArray> kids;
   std::vector<ArrowArray*> kid_ptrs;
@@ -198,7 +208,7 @@ void release_array(ArrowArray* a) {
 
 alignas(64) const uint8_t kEmpty[64] = {};
 
-Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<Slab>& slab,
+Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<Lease>& slab,
                          int depth, ArrowArray* out) {
   OC_EXPECT(depth < 64 && b.arrays() && i < b.arrays()->size(), protocol,
             "Batch array tree is malformed");
@@ -211,10 +221,15 @@ Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<S
         p->buffers.push_back(nullptr);
         continue;
       }
-      OC_EXPECT(r->offset() <= slab->bytes && r->length() <= slab->bytes - r->offset(), protocol,
-                "buffer [{}, +{}) outside the {}-byte slab", r->offset(), r->length(), slab->bytes);
-      p->buffers.push_back(r->length() == 0 ? kEmpty
-                                            : static_cast<const uint8_t*>(slab->base) + r->offset());
+      if (r->length() == 0) {
+        p->buffers.push_back(kEmpty);
+        continue;
+      }
+      OC_EXPECT(r->offset() >= slab->begin && r->offset() - slab->begin <= slab->bytes &&
+                    r->length() <= slab->bytes - (r->offset() - slab->begin),
+                protocol, "buffer [{}, +{}) outside its batch's range [{}, +{})", r->offset(),
+                r->length(), slab->begin, slab->bytes);
+      p->buffers.push_back(static_cast<const uint8_t*>(slab->slab->base) + r->offset());
     }
   }
   p->kids.resize(n->n_children());
@@ -244,6 +259,7 @@ struct StreamPrivate {
   std::shared_ptr<Conn> conn;
   std::shared_ptr<RemoteCursor> cursor;
   uint64_t scan = 0;
+  std::map<uint64_t, std::shared_ptr<MappedSlab>> slabs;  // by id, as SlabAdded named them
   std::vector<SchemaNodeCopy> schema;
   bool done = false;
   std::string last_error;
@@ -262,8 +278,20 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
   while (true) {
     int fd = -1;
     OC_ASSIGN_OR_RETURN(const fbs::Message* m, p.conn->recv(&fd));
+    if (const auto* added = m->body_as_SlabAdded()) {
+      OC_EXPECT(fd >= 0, protocol, "SlabAdded came without its memfd");
+      void* base = ::mmap(nullptr, added->bytes(), PROT_READ, MAP_SHARED, fd, 0);
+      ::close(fd);
+      if (base == MAP_FAILED) return Error(Errc::io, "mmap of a slab", __FILE__, __LINE__, errno);
+      auto slab = std::make_shared<MappedSlab>();
+      slab->base = base;
+      slab->bytes = added->bytes();
+      slab->dedicated = added->dedicated();
+      p.slabs[added->slab()] = std::move(slab);
+      continue;
+    }
+    if (fd >= 0) ::close(fd);  // only SlabAdded carries one
     if (const auto* end = m->body_as_ScanEnd()) {
-      if (fd >= 0) ::close(fd);
       if (end->scan() == p.scan) {
         p.done = true;
         return {};
@@ -271,25 +299,28 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
       continue;
     }
     const auto* b = m->body_as_Batch();
-    if (!b) {
-      if (fd >= 0) ::close(fd);
-      continue;
-    }
-    auto slab = std::make_shared<Slab>();
-    slab->conn = p.conn;
-    slab->lease = b->lease();
-    slab->bytes = b->slab_bytes();
-    if (fd >= 0 && slab->bytes > 0) {
-      void* base = ::mmap(nullptr, slab->bytes, PROT_READ, MAP_SHARED, fd, 0);
-      ::close(fd);
-      if (base == MAP_FAILED) return Error(Errc::io, "mmap of a slab", __FILE__, __LINE__, errno);
-      slab->base = base;
+    if (!b) continue;
+    auto lease = std::make_shared<Lease>();
+    lease->conn = p.conn;
+    lease->lease = b->lease();
+    lease->begin = b->slab_offset();
+    lease->bytes = b->slab_bytes();
+    if (b->slab() != 0) {
+      auto it = p.slabs.find(b->slab());
+      OC_EXPECT(it != p.slabs.end(), protocol, "Batch in slab {}, which never came", b->slab());
+      lease->slab = it->second;
+      // A dedicated slab holds this batch only: it is unmapped when the batch is released.
+      if (it->second->dedicated) p.slabs.erase(it);
+      OC_EXPECT(lease->begin <= lease->slab->bytes &&
+                    lease->bytes <= lease->slab->bytes - lease->begin,
+                protocol, "batch range [{}, +{}) outside the {}-byte slab", lease->begin,
+                lease->bytes, lease->slab->bytes);
     } else {
-      if (fd >= 0) ::close(fd);
-      OC_EXPECT(slab->bytes == 0, protocol, "Batch of {} bytes came without its slab", slab->bytes);
+      OC_EXPECT(lease->bytes == 0, protocol, "Batch of {} bytes came without a slab",
+                lease->bytes);
     }
     size_t i = 0;
-    OC_TRY(build_array(*b, i, slab, 0, out));
+    OC_TRY(build_array(*b, i, lease, 0, out));
     p.cursor->advance({b->unit(), b->unit_rows()});
     return {};
   }
@@ -376,6 +407,10 @@ Result<Status> query_status(const std::string& socket) {
   s.bytes_copied = r->bytes_copied();
   s.copies_per_byte = r->copies_per_byte();
   s.worker_threads = r->worker_threads();
+  s.slabs_sent = r->slabs_sent();
+  s.gpu_devices = r->gpu_devices();
+  s.gpu_memory_used_bytes = r->gpu_memory_used_bytes();
+  s.gpu_memory_total_bytes = r->gpu_memory_total_bytes();
   return s;
 }
 
@@ -385,10 +420,12 @@ std::string status_json(const Status& s) {
       "\"batches_in_flight\": {}, \"bytes_delivered\": {}, \"batches_delivered\": {}, "
       "\"gbps_10s\": {}, \"requests_in_flight\": {}, \"errors\": {}, \"bytes_copied\": {}, "
       "\"copies_per_byte\": {}, \"pool_bytes\": {}, \"pool_limit_bytes\": {}, "
-      "\"worker_threads\": {}}}",
+      "\"worker_threads\": {}, \"slabs_sent\": {}, \"gpu_devices\": {}, "
+      "\"gpu_memory_used_bytes\": {}, \"gpu_memory_total_bytes\": {}}}",
       s.version, s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight, s.bytes_delivered,
       s.batches_delivered, s.gbps_10s, s.requests_in_flight, s.errors, s.bytes_copied,
-      s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads);
+      s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads, s.slabs_sent,
+      s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes);
 }
 
 std::string status_prometheus(const Status& s) {
@@ -422,10 +459,18 @@ std::string status_prometheus(const Status& s) {
          s.bytes_copied);
   metric("copies_per_byte", "gauge", "Bytes copied into slabs per byte delivered.",
          s.copies_per_byte);
-  metric("pool_bytes", "gauge", "Slab bytes leased or decoded ahead.", s.pool_bytes);
+  metric("pool_bytes", "gauge", "Bytes of the slabs of every client.", s.pool_bytes);
   metric("pool_limit_bytes", "gauge", "daemon_pool_bytes.", s.pool_limit_bytes);
   metric("worker_threads", "gauge", "Threads that open files and decode batches.",
          s.worker_threads);
+  metric("slabs_sent_total", "counter", "Slab descriptors sent to clients (each slab once).",
+         s.slabs_sent);
+  metric("gpu_devices", "gauge", "CUDA devices onecopyd sees (0 without a GPU or CUDA build).",
+         s.gpu_devices);
+  metric("gpu_memory_used_bytes", "gauge", "Device memory in use, by any process, all GPUs.",
+         s.gpu_memory_used_bytes);
+  metric("gpu_memory_total_bytes", "gauge", "Device memory of all GPUs.",
+         s.gpu_memory_total_bytes);
   return out;
 }
 

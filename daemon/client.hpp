@@ -2,9 +2,12 @@
 /// @file
 /// @brief A client of onecopyd: status, and scans delivered as Arrow streams over memfd slabs.
 ///
-/// Each batch of a scan arrives as a read-only mapping of the daemon's slab; the exported
-/// `ArrowArray` points into it, and its `release` unmaps the slab and sends `Release` so the
-/// daemon may send more (it holds at most `daemon_client_max_batches_in_flight` unreleased).
+/// The daemon sends each of the connection's slabs once (`SlabAdded`, with its memfd); the
+/// stream maps it read-only and keeps the mapping. Each batch is a range of one slab: the
+/// exported `ArrowArray` points into the mapping, and its `release` sends `Release`, which lets
+/// the daemon reuse the range and send more (it holds at most
+/// `daemon_client_max_batches_in_flight` unreleased). A slab is unmapped once the stream and
+/// every batch in it are released.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +42,10 @@ struct Status {
   uint64_t bytes_copied = 0;
   double copies_per_byte = 0;
   uint32_t worker_threads = 0;
+  uint64_t slabs_sent = 0;
+  uint32_t gpu_devices = 0;  ///< 0 without a GPU, a driver, or a CUDA build
+  uint64_t gpu_memory_used_bytes = 0;
+  uint64_t gpu_memory_total_bytes = 0;
 };
 
 /// Connects to @p socket, says Hello and asks for Status.

@@ -2,8 +2,11 @@
 // onecopyd: serves Vortex scans to local clients over a SOCK_SEQPACKET Unix socket
 // (daemon/PROTOCOL.md). One epoll thread accepts, reads requests and sends replies; opening files
 // and decoding batches into slabs run on a worker pool (daemon/workers.hpp), so a slow open or
-// decode never holds up another client's requests.
+// decode never holds up another client's requests. With daemon_metrics_port set, the same loop
+// answers GET /metrics on a loopback TCP port.
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -21,13 +24,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "client/open_uri.hpp"
 #include "config/defaults.hpp"
 #include "config/log.hpp"
+#include "daemon/client.hpp"
 #include "daemon/config.hpp"
+#include "daemon/metrics_http.hpp"
 #include "daemon/rate.hpp"
 #include "daemon/scan_request.hpp"
 #include "daemon/slab.hpp"
@@ -36,6 +42,7 @@
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
 #include "format/shard.hpp"
+#include "kernels/device.hpp"
 #include "onecopy_build_config.h"
 
 namespace oc::daemon {
@@ -76,12 +83,20 @@ bool id_allowed(const std::string& list, uint32_t id) {
   return false;
 }
 
-// What one decode job produced for a scan: a filled slab, or the scan's end (no slab, no
-// error), or its error.
+// A batch copied into its range of one of the client's slabs (no slab: a batch of no bytes).
+struct Placed {
+  std::shared_ptr<Slab> slab;
+  uint64_t offset = 0;
+  BatchLayout layout;
+  uint64_t copied = 0;
+  format::UnitPosition position;  // a sharded scan's, just after this batch
+};
+
+// What a scan has ready to send, in order: a placed batch, or the scan's end (neither), or its
+// error.
 struct Produced {
-  std::optional<Slab> slab;
+  std::optional<Placed> batch;
   std::optional<Error> error;
-  format::UnitPosition position;  // a sharded scan's, just after this slab's batch
 };
 
 struct ActiveScan {
@@ -91,8 +106,11 @@ struct ActiveScan {
   std::unique_ptr<format::Scan> scan;
   std::deque<Produced> ready;  // decoded ahead, in scan order
   uint64_t ready_bytes = 0;
-  bool decoding = false;
+  std::optional<BatchLayout> unplaced;  // decoded, waiting for room in a slab
+  format::UnitPosition unplaced_position;
+  bool busy = false;      // a decode or copy job is running
   bool finished = false;  // its end or error is in `ready`
+  bool dropped = false;   // cancelled: a copy job that finishes gives its range back
   uint64_t rows = 0, batches = 0, bytes = 0;
 };
 // Shared with a running decode job, so that Cancel or a disconnect may drop it at any time.
@@ -103,9 +121,15 @@ struct Client {
   uint64_t serial = 0;  // tells a completion whether its client is still this fd's
   ucred cred{};
   std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
-  uint32_t opening = 0;  // Opens running on a worker
+  std::multiset<uint64_t> opening;  // request ids of the Opens running on a worker
   std::deque<ScanPtr> scans;  // served in order, the front one only
-  std::map<uint64_t, uint64_t> leases;  // lease -> slab bytes
+  // This connection's slabs, by id; only ever this client's batches are placed in them.
+  std::map<uint64_t, std::shared_ptr<Slab>> slabs;
+  struct Lease {
+    std::shared_ptr<Slab> slab;  // null for a batch of no bytes
+    uint64_t offset = 0, bytes = 0;
+  };
+  std::map<uint64_t, Lease> leases;
   uint64_t bytes_in_flight = 0;
   bool said_hello = false;
   // The latest List expansion, served in parts as the client asks for them.
@@ -124,7 +148,11 @@ class Server {
 
  private:
   Result<void> listen_socket();
+  Result<void> metrics_socket();
   void accept_clients();
+  void accept_http();
+  void on_http(int fd);
+  void close_http(int fd);
   void on_readable(Client& c);
   Result<void> handle(Client& c, const fbs::Message& m);
   Result<void> send(Client& c, flatbuffers::FlatBufferBuilder& fbb, int fd = -1);
@@ -135,13 +163,17 @@ class Server {
   void list_async(Client& c, uint64_t request, std::string pattern);
   Result<void> send_listed(Client& c, uint64_t request, uint64_t offset);
   void decode_ahead(Client& c, const ScanPtr& s);
-  void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p);
+  void on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
+                  std::optional<BatchLayout> layout, const format::UnitPosition& position);
+  void place(Client& c, const ScanPtr& s);
+  void on_copied(int fd, uint64_t serial, const ScanPtr& s, Placed p);
+  void give_back(Client& c, const std::shared_ptr<Slab>& slab, uint64_t offset);
+  void drop_scan(Client& c, const ScanPtr& s);
   bool service(Client& c);  // sends what is ready, schedules decodes; false: client gone
-  Result<void> send_batch(Client& c, ActiveScan& s, const Slab& slab,
-                          const format::UnitPosition& position);
+  Result<void> send_batch(Client& c, ActiveScan& s, const Placed& b);
   void reload();
-  uint64_t leased_bytes() const;
-  uint64_t pool_bytes() const;  // leased, plus decoded ahead and not yet sent
+  uint64_t pool_bytes() const;  // every client's slabs
+  Status status() const;
 
   Defaults cfg_;
   std::string config_path_;
@@ -149,8 +181,18 @@ class Server {
   Clock::time_point started_;
   int epoll_ = -1, listen_ = -1, signal_ = -1, watchdog_ = -1;
   std::map<int, std::unique_ptr<Client>> clients_;
+  // Metrics port connections: each reads one request, before its timer fires, then closes.
+  struct HttpConn {
+    std::unique_ptr<HttpRequestReader> reader;
+    int timer = -1;
+  };
+  int metrics_ = -1;
+  std::map<int, HttpConn> http_;    // by socket
+  std::map<int, int> http_timers_;  // timerfd -> socket
   uint64_t next_id_ = 1, next_serial_ = 1;
   uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
+  uint64_t slabs_sent_ = 0;
+  bool logged_pages_ = false;
   RateWindow<10> delivered_rate_;
   std::vector<uint8_t> rbuf_;
   // Last: destroyed first, so its threads are joined while everything above still exists.
@@ -158,18 +200,44 @@ class Server {
   std::unique_ptr<Workers> workers_;
 };
 
-uint64_t Server::leased_bytes() const {
+uint64_t Server::pool_bytes() const {
   uint64_t total = 0;
-  for (const auto& [fd, c] : clients_) total += c->bytes_in_flight;
+  for (const auto& [fd, c] : clients_) {
+    for (const auto& [id, slab] : c->slabs) total += slab->bytes();
+  }
   return total;
 }
 
-uint64_t Server::pool_bytes() const {
-  uint64_t total = leased_bytes();
-  for (const auto& [fd, c] : clients_) {
-    for (const auto& s : c->scans) total += s->ready_bytes;
+// One snapshot for StatusReply and the metrics port.
+Status Server::status() const {
+  Status st;
+  for (const auto& [fd, cl] : clients_) {
+    st.active_scans += static_cast<uint32_t>(cl->scans.size());
+    st.batches_in_flight += cl->leases.size();
   }
-  return total;
+  const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+  st.version = OC_VERSION;
+  st.uptime_ms = static_cast<uint64_t>(up.count());
+  st.clients = static_cast<uint32_t>(clients_.size());
+  st.bytes_delivered = bytes_delivered_;
+  st.errors = errors_;
+  st.pool_bytes = pool_bytes();
+  st.pool_limit_bytes = cfg_.daemon_pool_bytes;
+  st.batches_delivered = batches_delivered_;
+  st.gbps_10s =
+      delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) / 1e9;
+  st.requests_in_flight = workers_->pending();
+  st.bytes_copied = bytes_copied_;
+  st.copies_per_byte = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
+                                              static_cast<double>(bytes_delivered_)
+                                        : 0.0;
+  st.worker_threads = static_cast<uint32_t>(workers_->size());
+  st.slabs_sent = slabs_sent_;
+  const kernels::DeviceInfo gpu = kernels::probe_devices();
+  st.gpu_devices = static_cast<uint32_t>(gpu.count);
+  st.gpu_memory_used_bytes = gpu.memory_used_bytes;
+  st.gpu_memory_total_bytes = gpu.memory_total_bytes;
+  return st;
 }
 
 Client* Server::find(int fd, uint64_t serial) {
@@ -208,10 +276,36 @@ Result<void> Server::listen_socket() {
   return {};
 }
 
+// The address knob admits loopback addresses only (config/defaults.cpp): anyone who can
+// connect may read the metrics.
+Result<void> Server::metrics_socket() {
+  metrics_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (metrics_ < 0) return Error(Errc::io, "socket() for metrics", __FILE__, __LINE__, errno);
+  const int one = 1;
+  ::setsockopt(metrics_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(cfg_.daemon_metrics_port));
+  ::inet_pton(AF_INET, cfg_.daemon_metrics_address.c_str(), &addr.sin_addr);
+  const std::string where =
+      fmt::format("{}:{}", cfg_.daemon_metrics_address, cfg_.daemon_metrics_port);
+  if (::bind(metrics_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(metrics_, SOMAXCONN) != 0) {
+    return Error(Errc::io, fmt::format("metrics port {}", where), __FILE__, __LINE__, errno);
+  }
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.fd = metrics_;
+  ::epoll_ctl(epoll_, EPOLL_CTL_ADD, metrics_, &ev);
+  log::get().info("metrics on http://{}/metrics", where);
+  return {};
+}
+
 Result<void> Server::setup() {
   rbuf_.resize(cfg_.daemon_max_message_bytes + 1);
   epoll_ = ::epoll_create1(EPOLL_CLOEXEC);
   OC_TRY(listen_socket());
+  if (cfg_.daemon_metrics_port != 0) OC_TRY(metrics_socket());
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGTERM);
@@ -284,6 +378,66 @@ void Server::accept_clients() {
   }
 }
 
+void Server::accept_http() {
+  while (true) {
+    const int fd = ::accept4(metrics_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) return;
+    // A one-shot timer closes a connection that has not sent its whole request in time, so a
+    // slow or silent client cannot hold it.
+    HttpConn h;
+    h.reader = std::make_unique<HttpRequestReader>(cfg_.daemon_metrics_max_request_bytes);
+    h.timer = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (h.timer < 0) {
+      ::close(fd);
+      continue;
+    }
+    itimerspec its{};
+    its.it_value.tv_sec = static_cast<time_t>(cfg_.daemon_metrics_timeout_ms / 1000);
+    its.it_value.tv_nsec = static_cast<long>(cfg_.daemon_metrics_timeout_ms % 1000) * 1'000'000;
+    ::timerfd_settime(h.timer, 0, &its, nullptr);
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = fd;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, fd, &ev);
+    ev.data.fd = h.timer;
+    ::epoll_ctl(epoll_, EPOLL_CTL_ADD, h.timer, &ev);
+    http_timers_[h.timer] = fd;
+    http_[fd] = std::move(h);
+  }
+}
+
+void Server::on_http(int fd) {
+  HttpConn& h = http_.at(fd);
+  while (true) {
+    const ssize_t n = ::recv(fd, rbuf_.data(), rbuf_.size(), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (n <= 0) break;  // gone before its request was complete: no answer
+    const HttpOutcome o = h.reader->feed({reinterpret_cast<const char*>(rbuf_.data()),
+                                          static_cast<size_t>(n)});
+    if (o == HttpOutcome::incomplete) continue;
+    // One small response into an empty socket buffer; a short send is not retried.
+    const std::string reply =
+        http_response(o, o == HttpOutcome::metrics ? status_prometheus(status()) : "");
+    (void)::send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    break;
+  }
+  close_http(fd);
+}
+
+void Server::close_http(int fd) {
+  auto it = http_.find(fd);
+  if (it == http_.end()) return;
+  ::epoll_ctl(epoll_, EPOLL_CTL_DEL, it->second.timer, nullptr);
+  ::close(it->second.timer);
+  http_timers_.erase(it->second.timer);
+  ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
+  // FIN right after the response. Bytes of an oversized request left unread make close() send
+  // an RST, which may cut its 400 short; such a client was misbehaving anyway.
+  ::shutdown(fd, SHUT_WR);
+  ::close(fd);
+  http_.erase(it);
+}
+
 void Server::disconnect(int fd, const std::string& why) {
   auto it = clients_.find(fd);
   if (it == clients_.end()) return;
@@ -292,8 +446,8 @@ void Server::disconnect(int fd, const std::string& why) {
     log::get().error("disconnecting client pid {}: {}", c.cred.pid, why);
     ++errors_;
   }
-  // Slabs are memfds the client maps; closing the connection ends every lease at once, and the
-  // kernel frees each slab when its last mapping goes.
+  // Slabs are memfds the client maps; closing the connection ends every lease at once and
+  // drops our mappings, and the kernel frees each slab when the client's mappings go too.
   log::get().debug("client pid {} gone; {} leases ({} bytes) reclaimed", c.cred.pid,
                    c.leases.size(), c.bytes_in_flight);
   ::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, nullptr);
@@ -381,42 +535,31 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
                 h->version());
       c.said_hello = true;
       std::vector<flatbuffers::Offset<flatbuffers::String>> features{
-          fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("memfd-slab")};
+          fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("slab-pool")};
       auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, &features, "host",
                                                "onecopyd " OC_VERSION);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
       return send(c, fbb);
     }
     case fbs::Body::StatusRequest: {
-      uint32_t scans = 0;
-      uint64_t leases = 0;
-      for (const auto& [fd, cl] : clients_) {
-        scans += static_cast<uint32_t>(cl->scans.size());
-        leases += cl->leases.size();
-      }
-      const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
-      const double gbps =
-          delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) /
-          1e9;
-      const double copies = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
-                                                   static_cast<double>(bytes_delivered_)
-                                             : 0.0;
+      const Status st = status();
       auto reply = fbs::CreateStatusReplyDirect(
-          fbb, OC_VERSION, static_cast<uint64_t>(up.count()),
-          static_cast<uint32_t>(clients_.size()), scans, leases, bytes_delivered_, errors_,
-          pool_bytes(), cfg_.daemon_pool_bytes, batches_delivered_, gbps, workers_->pending(),
-          bytes_copied_, copies, static_cast<uint32_t>(workers_->size()));
+          fbb, st.version.c_str(), st.uptime_ms, st.clients, st.active_scans,
+          st.batches_in_flight, st.bytes_delivered, st.errors, st.pool_bytes, st.pool_limit_bytes,
+          st.batches_delivered, st.gbps_10s, st.requests_in_flight, st.bytes_copied,
+          st.copies_per_byte, st.worker_threads, st.slabs_sent, st.gpu_devices,
+          st.gpu_memory_used_bytes, st.gpu_memory_total_bytes);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
       return send(c, fbb);
     }
     case fbs::Body::Open: {
       const auto* o = m.body_as_Open();
       OC_EXPECT(o->uri(), protocol, "Open without a uri");
-      if (c.files.size() + c.opening >= cfg_.daemon_client_max_open_files) {
+      if (c.files.size() + c.opening.size() >= cfg_.daemon_client_max_open_files) {
         send_error(c, o->request(),
                    Error(Errc::invalid, fmt::format("this connection has {} files open, the limit "
                                                     "(daemon_client_max_open_files)",
-                                                    c.files.size() + c.opening)));
+                                                    c.files.size() + c.opening.size())));
         return {};
       }
       open_async(c, o->request(), o->uri()->str(), o->unit_rows());
@@ -479,13 +622,28 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       auto it = c.leases.find(m.body_as_Release()->lease());
       OC_EXPECT(it != c.leases.end(), protocol, "Release of unknown lease {}",
                 m.body_as_Release()->lease());
-      c.bytes_in_flight -= it->second;
+      c.bytes_in_flight -= it->second.bytes;
+      if (it->second.slab) give_back(c, it->second.slab, it->second.offset);
       c.leases.erase(it);
       return {};
     }
     case fbs::Body::Cancel: {
-      const uint64_t id = m.body_as_Cancel()->scan();
-      std::erase_if(c.scans, [&](const ScanPtr& s) { return s->id == id; });
+      const auto* cancel = m.body_as_Cancel();
+      const uint64_t id = cancel->scan();
+      // An Open cannot be interrupted on its worker; its result is dropped when it completes.
+      if (id == 0) c.opening.erase(cancel->request());
+      for (const ScanPtr& s : c.scans) {
+        if (s->id == id) {
+          drop_scan(c, s);
+          break;
+        }
+      }
+      return {};
+    }
+    case fbs::Body::Close: {
+      // Scans hold the file too, so those running on it go on to their end.
+      const uint64_t file = m.body_as_Close()->file();
+      OC_EXPECT(c.files.erase(file) == 1, protocol, "Close of unknown file {}", file);
       return {};
     }
     default:
@@ -497,7 +655,7 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
 // Opening may wait on the network (S3, HTTP), so it runs on a worker; Opened is sent from the
 // loop when it is done.
 void Server::open_async(Client& c, uint64_t request, std::string uri, uint64_t unit_rows) {
-  ++c.opening;
+  c.opening.insert(request);
   workers_->submit([this, fd = c.fd, serial = c.serial, request, uri = std::move(uri), unit_rows] {
     auto file = std::make_shared<Result<std::shared_ptr<format::VortexFile>>>(
         client::open_uri(uri));
@@ -515,7 +673,9 @@ void Server::open_async(Client& c, uint64_t request, std::string uri, uint64_t u
     return Workers::Completion([this, fd, serial, request, file, units] {
       Client* c = find(fd, serial);
       if (!c) return;
-      --c->opening;
+      auto pending = c->opening.find(request);
+      if (pending == c->opening.end()) return;  // cancelled: no reply, the file is not kept
+      c->opening.erase(pending);
       if (!file->ok()) {
         send_error(*c, request, file->error());
         return;
@@ -565,71 +725,175 @@ Result<void> Server::send_listed(Client& c, uint64_t request, uint64_t offset) {
 }
 
 // Keeps up to daemon_client_max_batches_in_flight batches of the scan decoded ahead, one job at
-// a time (scan->next() is sequential), within the client's and the pool's byte limits; the
-// first batch always goes.
+// a time (scan->next() is sequential), within the client's byte limit; the first batch always
+// goes. A batch is decoded on a worker, placed in a slab range here, then copied on a worker.
 void Server::decode_ahead(Client& c, const ScanPtr& s) {
-  if (s->decoding || s->finished || s->ready.size() >= cfg_.daemon_client_max_batches_in_flight) {
+  if (s->busy || s->unplaced || s->finished ||
+      s->ready.size() >= cfg_.daemon_client_max_batches_in_flight) {
     return;
   }
   if (!s->ready.empty() &&
-      (s->ready_bytes + c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
-       pool_bytes() >= cfg_.daemon_pool_bytes)) {
+      s->ready_bytes + c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight) {
     return;
   }
-  s->decoding = true;
+  s->busy = true;
   workers_->submit([this, fd = c.fd, serial = c.serial, s] {
     auto p = std::make_shared<Produced>();
+    auto layout = std::make_shared<std::optional<BatchLayout>>();
     auto next = s->scan->next();
-    p->position = position_after(*s->scan);
+    const format::UnitPosition position = position_after(*s->scan);
     if (!next.ok()) {
       p->error = std::move(next.error());
     } else if (*next) {
-      auto slab = fill_slab(***next);
-      if (slab.ok()) {
-        p->slab = std::move(*slab);
-      } else {
-        p->error = std::move(slab.error());
-      }
+      *layout = lay_out(std::move(**next));
     }
-    return Workers::Completion(
-        [this, fd, serial, s, p] { on_decoded(fd, serial, s, std::move(*p)); });
+    return Workers::Completion([this, fd, serial, s, p, layout, position] {
+      on_decoded(fd, serial, s, std::move(*p), std::move(*layout), position);
+    });
   });
 }
 
-void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p) {
-  s->decoding = false;
-  if (p.slab) bytes_copied_ += p.slab->copied;  // counted whether or not it is ever sent
+void Server::on_decoded(int fd, uint64_t serial, const ScanPtr& s, Produced p,
+                        std::optional<BatchLayout> layout, const format::UnitPosition& position) {
+  s->busy = false;
   Client* c = find(fd, serial);
-  if (!c || std::find(c->scans.begin(), c->scans.end(), s) == c->scans.end()) return;  // dropped
-  if (!p.slab) s->finished = true;
-  if (p.slab) s->ready_bytes += p.slab->bytes;
-  s->ready.push_back(std::move(p));
+  if (!c || s->dropped) return;
+  if (!layout) {  // the scan's end or error
+    s->finished = true;
+    s->ready.push_back(std::move(p));
+    return;
+  }
+  s->unplaced = std::move(layout);
+  s->unplaced_position = position;
+  place(*c, s);
 }
 
-// Sends the Batch message for a slab a worker filled.
-Result<void> Server::send_batch(Client& c, ActiveScan& s, const Slab& slab,
-                                const format::UnitPosition& position) {
+// Finds a range for the scan's decoded batch: first fit in the client's slabs, else a new slab
+// (of the batch's own size when it is larger than daemon_slab_bytes) if the pool has room.
+// Without room it waits for a Release; but a client that holds nothing may always have a slab
+// made, so that no client waits forever on the slabs of others (one batch always goes).
+void Server::place(Client& c, const ScanPtr& s) {
+  if (!s->unplaced || s->busy) return;
+  Placed p;
+  const uint64_t need = s->unplaced->bytes;
+  if (need > 0) {
+    for (const auto& [id, slab] : c.slabs) {
+      if (slab->dedicated()) continue;
+      if (auto at = slab->ranges.allocate(need)) {
+        p.slab = slab;
+        p.offset = *at;
+        break;
+      }
+    }
+    if (!p.slab) {
+      const bool dedicated = need > cfg_.daemon_slab_bytes;
+      const uint64_t size = dedicated ? need : cfg_.daemon_slab_bytes;
+      const bool holds_nothing = c.leases.empty() && s->ready.empty();
+      if (pool_bytes() + size > cfg_.daemon_pool_bytes && !holds_nothing) return;
+      auto made = Slab::create(next_id_++, size, dedicated);
+      if (!made.ok()) {
+        s->unplaced.reset();
+        s->finished = true;
+        s->ready.push_back(Produced{std::nullopt, std::move(made.error())});
+        return;
+      }
+      p.slab = std::move(*made);
+      auto& log = log::get();
+      const auto level = logged_pages_ ? spdlog::level::debug : spdlog::level::info;
+      log.log(level, "slab {} for client pid {}: {} bytes{}, {}", p.slab->id(), c.cred.pid,
+              p.slab->bytes(), dedicated ? " (one large batch)" : "",
+              p.slab->hugepages() ? "hugepages" : "normal pages (no hugepages to spare)");
+      logged_pages_ = true;
+      c.slabs[p.slab->id()] = p.slab;
+      p.offset = *p.slab->ranges.allocate(need);
+    }
+  }
+  p.layout = std::move(*s->unplaced);
+  p.position = s->unplaced_position;
+  s->unplaced.reset();
+  if (!p.slab) {
+    s->ready.push_back(Produced{std::move(p), std::nullopt});
+    return;
+  }
+  s->busy = true;
+  auto job = std::make_shared<Placed>(std::move(p));
+  workers_->submit([this, fd = c.fd, serial = c.serial, s, job] {
+    // Writes only inside the range the loop gave this job; the slab outlives it (shared).
+    job->copied = copy_batch(job->layout, job->slab->base() + job->offset);
+    return Workers::Completion(
+        [this, fd, serial, s, job] { on_copied(fd, serial, s, std::move(*job)); });
+  });
+}
+
+void Server::on_copied(int fd, uint64_t serial, const ScanPtr& s, Placed p) {
+  s->busy = false;
+  bytes_copied_ += p.copied;  // counted whether or not it is ever sent
+  Client* c = find(fd, serial);
+  if (!c) return;  // the slab went with the client
+  if (s->dropped) {
+    give_back(*c, p.slab, p.offset);
+    return;
+  }
+  s->ready_bytes += p.layout.bytes;
+  s->ready.push_back(Produced{std::move(p), std::nullopt});
+}
+
+// Frees a range; a dedicated slab goes with its one batch.
+void Server::give_back(Client& c, const std::shared_ptr<Slab>& slab, uint64_t offset) {
+  slab->ranges.free(offset);
+  if (slab->dedicated() && slab->ranges.empty()) c.slabs.erase(slab->id());
+}
+
+// Drops a scan and the ranges of its batches not yet sent; a job still running on it gives its
+// own range back when it completes.
+void Server::drop_scan(Client& c, const ScanPtr& s) {
+  s->dropped = true;
+  for (const Produced& p : s->ready) {
+    if (p.batch && p.batch->slab) give_back(c, p.batch->slab, p.batch->offset);
+  }
+  s->ready.clear();
+  s->ready_bytes = 0;
+  std::erase(c.scans, s);
+}
+
+// Sends the Batch message for a placed batch, after its slab's descriptor if this is the
+// slab's first batch.
+Result<void> Server::send_batch(Client& c, ActiveScan& s, const Placed& b) {
+  if (b.slab && !b.slab->sent) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto added = fbs::CreateSlabAdded(fbb, b.slab->id(), b.slab->bytes(), b.slab->dedicated());
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::SlabAdded, added.Union()));
+    OC_TRY(send(c, fbb, b.slab->fd()));
+    b.slab->sent = true;
+    ++slabs_sent_;
+  }
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
-  for (const SlabArray& a : slab.arrays) {
-    arrays.push_back(fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &a.buffers,
-                                                a.n_children));
+  std::vector<fbs::BufferRef> bufs;
+  for (const SlabArray& a : b.layout.arrays) {
+    bufs.clear();
+    for (const fbs::BufferRef& r : a.buffers) {
+      bufs.emplace_back(r.offset() + b.offset, r.length(), r.present());
+    }
+    arrays.push_back(
+        fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &bufs, a.n_children));
   }
   const uint64_t lease = next_id_++;
-  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, slab.rows, slab.bytes, &arrays, position.unit,
-                                    position.rows);
+  const uint64_t bytes = b.layout.bytes;
+  auto msg = fbs::CreateBatchDirect(fbb, s.id, lease, b.layout.rows, bytes, &arrays, b.position.unit,
+                                    b.position.rows, b.slab ? b.slab->id() : 0, b.offset);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
-  OC_TRY(send(c, fbb, slab.fd));
-  c.leases[lease] = slab.bytes;
-  c.bytes_in_flight += slab.bytes;
-  bytes_delivered_ += slab.copied;
+  OC_TRY(send(c, fbb));
+  c.leases[lease] = Client::Lease{b.slab, b.offset, bytes};
+  c.bytes_in_flight += bytes;
+  bytes_delivered_ += b.copied;
   batches_delivered_ += 1;
   delivered_rate_.add(
       std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
-      slab.copied);
-  s.rows += slab.rows;
+      b.copied);
+  s.rows += b.layout.rows;
   s.batches += 1;
-  s.bytes += slab.bytes;
+  s.bytes += bytes;
   return {};
 }
 
@@ -638,17 +902,16 @@ bool Server::service(Client& c) {
     const ScanPtr s = c.scans.front();
     while (!s->ready.empty()) {
       Produced& p = s->ready.front();
-      if (p.slab) {
+      if (p.batch) {
         if (!c.leases.empty() && (c.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
-                                  c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight ||
-                                  leased_bytes() >= cfg_.daemon_pool_bytes)) {
+                                  c.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight)) {
           break;  // backpressure: wait for Release
         }
-        if (auto r = send_batch(c, *s, *p.slab, p.position); !r.ok()) {
+        if (auto r = send_batch(c, *s, *p.batch); !r.ok()) {
           disconnect(c.fd, r.error().to_string());
           return false;
         }
-        s->ready_bytes -= p.slab->bytes;
+        s->ready_bytes -= p.batch->layout.bytes;
         s->ready.pop_front();
         continue;
       }
@@ -667,6 +930,7 @@ bool Server::service(Client& c) {
       break;
     }
     if (!c.scans.empty() && c.scans.front() == s) {
+      place(c, s);  // a Release may have made room
       decode_ahead(c, s);
       return true;
     }
@@ -723,6 +987,12 @@ int Server::run() {
                               clients_.size(), bytes_delivered_));
       } else if (fd == workers_->event_fd()) {
         workers_->drain();
+      } else if (fd == metrics_) {
+        accept_http();
+      } else if (http_.count(fd)) {
+        on_http(fd);
+      } else if (auto t = http_timers_.find(fd); t != http_timers_.end()) {
+        close_http(t->second);  // too slow
       } else if (auto it = clients_.find(fd); it != clients_.end()) {
         on_readable(*it->second);
       }

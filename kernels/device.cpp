@@ -25,6 +25,18 @@ DeviceInfo probe_devices() {
     info.compute_major = prop.major;
     info.compute_minor = prop.minor;
   }
+  int current = 0;
+  const bool restore = cudaGetDevice(&current) == cudaSuccess;
+  for (int d = 0; d < count; ++d) {
+    size_t free_bytes = 0, total_bytes = 0;
+    if (cudaSetDevice(d) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      cudaGetLastError();  // a device we cannot read counts with no memory
+      continue;
+    }
+    info.memory_total_bytes += total_bytes;
+    info.memory_used_bytes += total_bytes - free_bytes;
+  }
+  if (restore) cudaSetDevice(current);
   return info;
 }
 

@@ -7,6 +7,7 @@
 /// cudaErrorNoDevice (100) and every decode takes the CPU path.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "config/error.hpp"
@@ -18,9 +19,14 @@ struct DeviceInfo {
   std::string name;        ///< device 0's name, when count > 0
   int compute_major = 0, compute_minor = 0;
   std::string why_none;    ///< when count == 0: the runtime's reason, for logs and SKIP lines
+  uint64_t memory_total_bytes = 0;  ///< summed over the devices (cudaMemGetInfo)
+  uint64_t memory_used_bytes = 0;   ///< by every process, summed over the devices
 };
 
-/// Probes the CUDA runtime once. Never fails: a missing driver or device gives count == 0.
+/// Probes the CUDA runtime. Never fails: a missing driver or device gives count == 0.
+/// @note Reading the memory figures creates a CUDA context on each device the first time (a
+///       few hundred MiB of device memory, once per process); the calling thread's current
+///       device is restored.
 [[nodiscard]] DeviceInfo probe_devices();
 
 /// @return true when onecopy was built with CUDA kernels (nvcc was found at build time).

@@ -7,7 +7,9 @@
 #   4. pytest: the interop corpus written by vortex-data, the Python package, onecopyd (started
 #      on a temporary socket by tests/daemon), the fault proxy of
 #      tests/servers/, and the S3 client against Ceph RGW, Swift, moto and nginx, which
-#      tests/net/test_s3_servers.py starts with tests/servers/*.sh.
+#      tests/net/test_s3_servers.py starts with tests/servers/*.sh;
+#   5. tests/daemon again, against the ASan + UBSan build's onecopyd (ONECOPYD=...): a sanitizer
+#      report in a daemon's log fails the test that started it.
 # The last line sums up: "summary: N passed, N failed, N skipped".
 #
 #   FUZZ_SECONDS=0 skips fuzzing; ONECOPY_CORPUS_SMALL=1 skips the big corpus cases.
@@ -35,6 +37,20 @@ PY
 )
   passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 }
+count_junit() {  # adds a pytest junit XML file to the totals, then removes it
+  read -r p f s < <("$VENV/bin/python" - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+r = ET.parse(sys.argv[1]).getroot()
+suites = [r] if r.tag == "testsuite" else list(r)
+t = sum(int(x.get("tests", 0)) for x in suites)
+f = sum(int(x.get("failures", 0)) + int(x.get("errors", 0)) for x in suites)
+s = sum(int(x.get("skipped", 0)) for x in suites)
+print(t - f - s, f, s)
+PY
+)
+  passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
+  rm -f "$1"
+}
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 step "unit tests (meson test)"
@@ -45,11 +61,13 @@ count_meson build
 # whole project is coverage-instrumented there). No -Werror: GCC's and clang's sanitizer builds
 # raise false positives in system headers.
 step "unit tests under ASan + UBSan (clang)"
+asan_built=0
 if CC=clang CXX=clang++ BUILD_DIR=$ROOT/build-asan \
    MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Dfuzzing=enabled" build; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     meson test -C build-asan --print-errorlogs --num-processes 2 --suite onecopy
   count_meson build-asan
+  ninja -C build-asan onecopyd >/dev/null && asan_built=1  # step 5 runs it
 
   if [ "${FUZZ_SECONDS:-20}" != 0 ]; then
     step "fuzz targets (${FUZZ_SECONDS:-20}s each)"
@@ -77,18 +95,20 @@ step "pytest (interop corpus, Python package, S3 servers, fault proxy)"
 junit=$(mktemp)
 "$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/python tests/interop tests/daemon \
   tests/servers/test_fault_proxy.py tests/net/test_s3_servers.py
-read -r p f s < <("$VENV/bin/python" - "$junit" <<'PY'
-import sys, xml.etree.ElementTree as ET
-r = ET.parse(sys.argv[1]).getroot()
-suites = [r] if r.tag == "testsuite" else list(r)
-t = sum(int(x.get("tests", 0)) for x in suites)
-f = sum(int(x.get("failures", 0)) + int(x.get("errors", 0)) for x in suites)
-s = sum(int(x.get("skipped", 0)) for x in suites)
-print(t - f - s, f, s)
-PY
-)
-passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
-rm -f "$junit"
+count_junit "$junit"
+
+# Only the daemon is instrumented: the Python package keeps loading the plain build's
+# libonecopy. abort_on_error turns a report into a crash as well as a log line.
+step "onecopyd under ASan + UBSan (tests/daemon with ONECOPYD=build-asan/onecopyd)"
+if [ "$asan_built" = 1 ]; then
+  junit=$(mktemp)
+  ONECOPYD=$ROOT/build-asan/onecopyd ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/daemon
+  count_junit "$junit"
+else
+  echo "skipped: no ASan build of onecopyd (its failure is counted above)"
+fi
 
 echo
 echo "summary: $passed passed, $failed failed, $skipped skipped"

@@ -338,8 +338,8 @@ class Client:
     """A connection to onecopyd (daemon/PROTOCOL.md), reached through libonecopy's C API.
 
     `socket` defaults to $ONECOPY_SOCKET, else /run/onecopy/onecopyd.sock. Scanned batches are
-    zero-copy views of the daemon's read-only memfd slabs; each batch's lease is released when
-    the last pyarrow object using it is dropped."""
+    zero-copy views of the connection's read-only memfd slabs, each mapped once; each batch's
+    lease (its range of a slab) is released when the last pyarrow object using it is dropped."""
 
     def __init__(self, socket: Optional[str] = None):
         self.socket = socket
@@ -350,7 +350,8 @@ class Client:
     def status(self) -> dict:
         """version, uptime_ms, clients, active_scans, batches_in_flight, bytes_delivered,
         batches_delivered, gbps_10s, requests_in_flight, errors, bytes_copied, copies_per_byte,
-        pool_bytes, pool_limit_bytes, worker_threads (daemon/protocol.fbs StatusReply)."""
+        pool_bytes, pool_limit_bytes, worker_threads, slabs_sent, gpu_devices,
+        gpu_memory_used_bytes, gpu_memory_total_bytes (daemon/protocol.fbs StatusReply)."""
         out = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
         _check(_lib.onecopy_daemon_status_json(self._sock(), ctypes.byref(out), err, _ERRLEN), err)

@@ -62,12 +62,29 @@ TEST_CASE("daemon knobs take environment overrides and reject bad values", "[dae
   CHECK(d->daemon_allowed_uids == "0,1000");
   CHECK(d->daemon_client_max_bytes_in_flight == (uint64_t{64} << 20));
   CHECK(oc::builtin_defaults().daemon_socket == "/run/onecopy/onecopyd.sock");
+  CHECK(oc::builtin_defaults().daemon_slab_bytes == (uint64_t{64} << 20));
+  CHECK(oc::builtin_defaults().daemon_metrics_port == 0);
+  CHECK(oc::builtin_defaults().daemon_metrics_address == "127.0.0.1");
+  auto m = oc::defaults_from_env(env({{"ONECOPY_DAEMON_SLAB_BYTES", "6MiB"},
+                                      {"ONECOPY_DAEMON_METRICS_PORT", "9187"},
+                                      {"ONECOPY_DAEMON_METRICS_ADDRESS", "127.0.0.2"}}));
+  REQUIRE(m.ok());
+  CHECK(m->daemon_slab_bytes == (uint64_t{6} << 20));
+  CHECK(m->daemon_metrics_port == 9187);
+  CHECK(m->daemon_metrics_address == "127.0.0.2");
   for (auto [var, bad] : std::vector<std::pair<std::string, std::string>>{
            {"ONECOPY_SOCKET", ""},
            {"ONECOPY_SOCKET", std::string(200, 'x')},
            {"ONECOPY_DAEMON_ALLOWED_GIDS", "1,,2"},
            {"ONECOPY_DAEMON_MAX_MESSAGE_BYTES", "1KiB"},
-           {"ONECOPY_DAEMON_MAX_CLIENTS", "0"}}) {
+           {"ONECOPY_DAEMON_MAX_CLIENTS", "0"},
+           {"ONECOPY_DAEMON_SLAB_BYTES", "1MiB"},
+           {"ONECOPY_DAEMON_SLAB_BYTES", "3MiB"},  // not a whole number of hugepages
+           {"ONECOPY_DAEMON_METRICS_PORT", "65536"},
+           {"ONECOPY_DAEMON_METRICS_ADDRESS", "0.0.0.0"},
+           {"ONECOPY_DAEMON_METRICS_ADDRESS", "10.1.2.3"},
+           {"ONECOPY_DAEMON_METRICS_ADDRESS", "localhost"},
+           {"ONECOPY_DAEMON_METRICS_MAX_REQUEST_BYTES", "16"}}) {
     INFO(var << "=" << bad);
     auto r = oc::defaults_from_env(env({{var, bad}}));
     REQUIRE_FALSE(r.ok());

@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""onecopyd started for real on a temporary socket: status, scans over memfd slabs, filters,
-malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify."""
+"""onecopyd started for real on a temporary socket: status, scans over pooled memfd slabs,
+filters, malformed frames, killed clients, SIGHUP, SIGTERM and sd_notify.
+
+$ONECOPYD names the daemon binary (scripts/test.sh runs these tests again with the ASan + UBSan
+build's); every daemon's log is checked for sanitizer reports when it stops."""
 
 import json
 import os
@@ -13,6 +16,9 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.error
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +37,16 @@ def _binary(name: str) -> Path:
     return build / name
 
 
-ONECOPYD = _binary("onecopyd")
+ONECOPYD = Path(os.environ["ONECOPYD"]) if os.environ.get("ONECOPYD") else _binary("onecopyd")
 CLI = _binary("client/onecopy")
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def assert_no_sanitizer_report(log: str) -> None:
+    """An instrumented daemon reports memory errors, leaks at exit and undefined behaviour on
+    stderr; any of them fails the test that ran it."""
+    for marker in SANITIZER_REPORTS:
+        assert marker not in log, log[log.index(marker) - 200:][:4000]
 
 
 class Daemon:
@@ -67,8 +81,9 @@ class Daemon:
     def stop(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(10)
+            self.proc.wait(30)
         self.notify.close()
+        assert_no_sanitizer_report(self.log.read_text())
 
 
 @pytest.fixture
@@ -124,11 +139,17 @@ class RawClient:
         self.sock.settimeout(10)
         assert self.ask("Hello", {"version": 1, "client": "test"}, "HelloReply")
 
+    def tell(self, body_type: str, body: dict) -> None:
+        self.sock.send(_encode(self.tmp, body_type, body))
+
+    def next(self) -> dict:
+        return _decode(self.tmp, self.sock.recv(1 << 20))  # a SlabAdded's fd is dropped by the kernel
+
     def ask(self, body_type: str, body: dict, want: str) -> dict:
         """Sends a message; returns the body of the first reply of type @want or Error."""
-        self.sock.send(_encode(self.tmp, body_type, body))
+        self.tell(body_type, body)
         while True:
-            m = _decode(self.tmp, self.sock.recv(1 << 20))  # a Batch's fd is dropped by the kernel
+            m = self.next()
             if m["body_type"] in (want, "Error"):
                 return m
 
@@ -139,7 +160,8 @@ def test_ready_and_status(daemon):
     for key in ("version", "uptime_ms", "clients", "active_scans", "batches_in_flight",
                 "bytes_delivered", "batches_delivered", "gbps_10s", "requests_in_flight", "errors",
                 "bytes_copied", "copies_per_byte", "pool_bytes", "pool_limit_bytes",
-                "worker_threads"):
+                "worker_threads", "slabs_sent", "gpu_devices", "gpu_memory_used_bytes",
+                "gpu_memory_total_bytes"):
         assert key in s, key
     assert s["clients"] == 1  # the status connection itself
     assert s["batches_in_flight"] == 0
@@ -149,6 +171,12 @@ def test_ready_and_status(daemon):
     env = dict(os.environ, ONECOPY_SOCKET=daemon.sock)
     text = subprocess.run([str(CLI), "status"], capture_output=True, text=True, check=True, env=env)
     assert "batches in flight" in text.stdout
+    if Path("/dev/nvidia0").exists():  # a GPU machine: the counts must be real
+        assert s["gpu_devices"] >= 1 and 0 < s["gpu_memory_used_bytes"] <= s["gpu_memory_total_bytes"]
+        assert re.search(r"^GPU: +\d+ devices", text.stdout, re.M)
+    else:  # no GPU here (or a build without CUDA): zero devices and no memory
+        assert (s["gpu_devices"], s["gpu_memory_used_bytes"], s["gpu_memory_total_bytes"]) == (0, 0, 0)
+        assert re.search(r"^GPU: +none$", text.stdout, re.M)
 
 
 def test_scan_equals_pyarrow(daemon, data_file):
@@ -334,8 +362,10 @@ def test_socket_activation(tmp_path, data_file):
         assert got.num_rows == data_file[1].num_rows
     finally:
         p.send_signal(signal.SIGTERM)
-        assert p.wait(10) == 0
-        assert "systemd passed" in p.stderr.read()
+        assert p.wait(30) == 0
+        err = p.stderr.read()
+        assert "systemd passed" in err
+        assert_no_sanitizer_report(err)
 
 
 def test_abandoned_scan_is_cancelled(daemon, data_file):
@@ -479,12 +509,200 @@ def test_metrics_in_prometheus_format_match_status(daemon, data_file):
             "delivered_batches_total": "batches_delivered", "errors_total": "errors",
             "copied_bytes_total": "bytes_copied", "copies_per_byte": "copies_per_byte",
             "pool_bytes": "pool_bytes", "pool_limit_bytes": "pool_limit_bytes",
-            "requests_in_flight": "requests_in_flight", "worker_threads": "worker_threads"}
+            "requests_in_flight": "requests_in_flight", "worker_threads": "worker_threads",
+            "slabs_sent_total": "slabs_sent", "gpu_devices": "gpu_devices",
+            "gpu_memory_total_bytes": "gpu_memory_total_bytes"}
     for metric, key in same.items():
         assert m["onecopy_" + metric][1] == status[key], metric
     assert m["onecopy_delivered_batches_total"][1] == 5
     assert m["onecopy_uptime_seconds"][1] >= status["uptime_ms"] / 1000
     assert m["onecopy_delivered_gigabytes_per_second"][1] > 0 and status["gbps_10s"] > 0
+
+
+@pytest.fixture(scope="module")
+def big_file(tmp_path_factory):
+    """32 MB: four 8-byte columns of a million rows, in chunks of 131072 rows (1 MiB a column)."""
+    n = 1_000_000
+    rng = np.random.default_rng(11)
+    table = pa.table({"id": pa.array(np.arange(n, dtype=np.int64)), "x": pa.array(rng.random(n)),
+                      "y": pa.array(rng.random(n)), "z": pa.array(rng.random(n))})
+    path = tmp_path_factory.mktemp("daemon-big") / "big.vortex"
+    vx.io.write(table, str(path))
+    return path, table
+
+
+def _wait_status(client, pred, timeout=2.0):
+    deadline = time.time() + timeout
+    while True:
+        s = client.status()
+        if pred(s) or time.time() > deadline:
+            return s
+        time.sleep(0.02)
+
+
+def test_batches_share_slabs_and_equal_in_process_scan(daemon, data_file):
+    path, _ = data_file
+    local = list(pa.RecordBatchReader.from_stream(onecopy.open(str(path)).scan(batch_rows=1000)))
+    n = 0
+    for got in daemon.client.scan(str(path), batch_rows=1000):  # each released in turn
+        assert got.equals(local[n])
+        n += 1
+    assert n == len(local) == 50
+    s = daemon.client.status()
+    assert s["batches_delivered"] == 50
+    # 50 batches of ~30 KB fit one 64 MiB slab: its descriptor went once, not once per batch.
+    assert s["slabs_sent"] == 1
+
+
+def test_each_client_gets_its_own_slabs(tmp_path, data_file):
+    d = Daemon(tmp_path, config='daemon_slab_bytes = "64MiB"\n')
+    try:
+        a = d.client.scan(str(data_file[0]), batch_rows=1000)
+        b = d.client.scan(str(data_file[0]), batch_rows=1000)
+        first_a, first_b = next(a), next(b)  # one slab would hold both, but they never share
+        s = _wait_status(d.client, lambda s: s["requests_in_flight"] == 0)
+        assert s["slabs_sent"] == 2 and s["pool_bytes"] == 2 * (64 << 20)
+        assert first_a.equals(first_b)
+        del first_a, first_b
+        a.close()
+        b.close()
+        assert _wait_status(d.client, lambda s: s["pool_bytes"] == 0)["pool_bytes"] == 0
+    finally:
+        d.stop()
+
+
+def test_slab_ranges_are_reused_after_release(tmp_path, big_file):
+    path, table = big_file
+    d = Daemon(tmp_path, config='daemon_slab_bytes = "8MiB"\ndaemon_client_max_batches_in_flight = 1\n')
+    try:
+        pools, ids = [], []
+        for b in d.client.scan(str(path), columns=["id", "x"], batch_rows=8192):  # released in turn
+            ids.append(b.column(0)[0].as_py())
+            pools.append(d.client.status()["pool_bytes"])
+            del b
+        assert ids == list(range(0, table.num_rows, 8192))
+        s = d.client.status()
+        assert s["batches_delivered"] == len(ids) == 123
+        assert s["bytes_delivered"] >= 16_000_000  # twice the slab, at least
+        assert s["slabs_sent"] == 1  # one 8 MiB slab carried them all
+        assert max(pools) == 8 << 20
+    finally:
+        d.stop()
+
+
+def test_batch_larger_than_a_slab_gets_its_own(tmp_path, big_file):
+    path, table = big_file
+    d = Daemon(tmp_path, config='daemon_slab_bytes = "2MiB"\ndaemon_client_max_batches_in_flight = 1\n')
+    try:
+        got, pools = [], []
+        for b in d.client.scan(str(path), columns=["x", "y", "z", "id"]):  # 4 MiB batches
+            got.append(b.column(0).to_numpy().copy())
+            pools.append(_wait_status(d.client, lambda s: s["requests_in_flight"] == 0)["pool_bytes"])
+            del b
+        assert np.array_equal(np.concatenate(got), table.column("x").to_numpy())
+        s = d.client.status()
+        assert s["slabs_sent"] == s["batches_delivered"] == len(got) == 8  # a slab each
+        # The one held and the one decoded ahead, at most: a released batch's slab is gone.
+        assert max(pools) <= 2 * (4 << 20)
+        assert min(pools) >= 1_000_000
+    finally:
+        d.stop()
+
+
+def _http_file(path: Path, go: threading.Event, asked: threading.Event) -> ThreadingHTTPServer:
+    """Serves @path over HTTP/1.1 with byte ranges, each request held until @go is set."""
+    data = path.read_bytes()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _serve(self, body: bool):
+            asked.set()
+            go.wait(30)
+            start, end = 0, len(data) - 1
+            if rng := self.headers.get("Range"):
+                a, b = rng.split("=", 1)[1].split("-")
+                start, end = (len(data) - int(b), end) if a == "" else (int(a), min(int(b or end), end))
+                self.send_response(206)
+                self.send_header("Content-Range", f"bytes {start}-{end}/{len(data)}")
+            else:
+                self.send_response(200)
+            self.send_header("Content-Length", str(end + 1 - start))
+            self.end_headers()
+            if body:
+                self.wfile.write(data[start:end + 1])
+
+        def do_GET(self):
+            self._serve(True)
+
+        def do_HEAD(self):
+            self._serve(False)
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv
+
+
+def test_cancelled_open_sends_nothing_and_keeps_no_file(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_client_max_open_files = 1\n")
+    go, asked = threading.Event(), threading.Event()
+    srv = _http_file(data_file[0], go, asked)
+    url = f"http://127.0.0.1:{srv.server_address[1]}/data.vortex"
+    try:
+        c = RawClient(d, tmp_path)
+        c.tell("Open", {"request": 7, "uri": url})
+        assert asked.wait(10)
+        refused = c.ask("Open", {"request": 8, "uri": str(data_file[0])}, "Opened")
+        assert refused["body_type"] == "Error" and refused["body"]["request"] == 8  # 7 counts
+        c.tell("Cancel", {"scan": 0, "request": 7})
+        local = c.ask("Open", {"request": 9, "uri": str(data_file[0])}, "Opened")
+        assert local["body_type"] == "Opened"  # the cancelled open no longer counts
+        c.tell("Close", {"file": local["body"]["file"]})
+        go.set()  # the cancelled open now succeeds on its worker
+        assert _wait_status(d.client, lambda s: s["requests_in_flight"] == 0)["requests_in_flight"] == 0
+        c.tell("Open", {"request": 10, "uri": url})
+        seen = []
+        while not seen or seen[-1]["body"].get("request") != 10:
+            seen.append(c.next())
+        # Nothing for request 7, and its file was not kept: the limit of one admits request 10.
+        assert [m["body_type"] for m in seen] == ["Opened"], seen
+        assert seen[0]["body"]["rows"] == data_file[1].num_rows
+        assert d.proc.poll() is None
+    finally:
+        srv.shutdown()
+        d.stop()
+
+
+def test_close_drops_the_file_and_its_scans_finish(tmp_path, data_file):
+    d = Daemon(tmp_path, config="daemon_client_max_open_files = 1\n")
+    try:
+        c = RawClient(d, tmp_path)
+        f = c.ask("Open", {"request": 1, "uri": str(data_file[0])}, "Opened")["body"]["file"]
+        assert c.ask("Scan", {"request": 2, "file": f, "batch_rows": 10_000}, "ScanBegin")["body_type"] == "ScanBegin"
+        c.tell("Close", {"file": f})
+        rows = 0
+        while True:
+            m = c.next()
+            if m["body_type"] == "Batch":
+                rows += m["body"]["rows"]
+                c.tell("Release", {"lease": m["body"]["lease"]})
+            elif m["body_type"] == "ScanEnd":
+                break
+            else:
+                assert m["body_type"] == "SlabAdded", m
+        assert rows == data_file[1].num_rows  # the scan went on to its end
+        gone = c.ask("Scan", {"request": 3, "file": f}, "ScanBegin")
+        assert gone["body_type"] == "Error" and "no open file" in gone["body"]["message"]
+        assert c.ask("Open", {"request": 4, "uri": str(data_file[0])}, "Opened")["body_type"] == "Opened"
+        c.tell("Close", {"file": f})  # closed already: a protocol error ends the connection
+        assert c.next()["body_type"] == "Error"
+        assert c.sock.recv(1 << 16) == b""
+        assert "Close of unknown file" in d.log.read_text()
+    finally:
+        d.stop()
 
 
 # ---- sharded scans and resuming after a daemon restart (PROTOCOL.md "Sharding and resuming") ----
@@ -563,6 +781,54 @@ def test_lost_daemon_without_resume_is_a_clear_io_error(tmp_path, data_file):
         d.stop()
 
 
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _http_raw(port: int, data: bytes) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(data)
+        out = b""
+        while chunk := s.recv(65536):
+            out += chunk
+        return out
+
+
+def test_metrics_port_serves_prometheus_text(tmp_path, data_file):
+    port = _free_port()
+    d = Daemon(tmp_path, config=f"daemon_metrics_port = {port}\ndaemon_metrics_timeout_ms = 300\n")
+    try:
+        assert sum(1 for _ in d.client.scan(str(data_file[0]), batch_rows=10_000)) == 5
+        status = d.client.status()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+            assert r.status == 200
+            assert r.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+            m = _parse_prometheus(r.read().decode())
+        assert m["onecopy_delivered_batches_total"][1] == 5
+        assert m["onecopy_delivered_bytes_total"][1] == status["bytes_delivered"]
+        assert m["onecopy_slabs_sent_total"][1] == status["slabs_sent"] == 1
+        assert m["onecopy_build_info"][0] == f'{{version="{status["version"]}"}}'
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/other", timeout=5)
+        assert e.value.code == 404
+        assert _http_raw(port, b"NONSENSE\r\n\r\n").startswith(b"HTTP/1.1 400 ")
+        assert _http_raw(port, b"DELETE /metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 405 ")
+        big = b"GET /metrics HTTP/1.1\r\nX-Pad: " + b"a" * (9 << 10) + b"\r\n\r\n"
+        assert _http_raw(port, big).startswith(b"HTTP/1.1 400 ")  # over the 8 KiB default
+        # A client that sends half a request and waits is cut off after the timeout (300 ms).
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as slow:
+            slow.sendall(b"GET /metr")
+            t0 = time.time()
+            assert slow.recv(100) == b""
+            assert 0.2 < time.time() - t0 < 3
+        assert d.proc.poll() is None
+        assert d.client.status()["clients"] == 1  # HTTP connections are not protocol clients
+    finally:
+        d.stop()
+
+
 def test_resume_waits_for_a_daemon_that_is_not_up_yet(tmp_path, data_file):
     sock = str(tmp_path / "later.sock")
     (tmp_path / "d").mkdir()
@@ -594,6 +860,15 @@ def test_resume_gives_up_after_the_timeout(tmp_path, data_file):
         assert 0.4 < time.monotonic() - t0 < 5
     finally:
         d.stop()
+
+
+def test_metrics_port_refuses_a_non_loopback_address(tmp_path):
+    cfg = tmp_path / "m.toml"
+    cfg.write_text('daemon_metrics_port = 9187\ndaemon_metrics_address = "0.0.0.0"\n')
+    r = subprocess.run([str(ONECOPYD), "--config", str(cfg), "--socket", str(tmp_path / "s")],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode != 0
+    assert "daemon_metrics_address" in r.stderr and "loopback" in r.stderr
 
 
 def test_sharded_scans_partition_the_rows(daemon, data_file):
