@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/client.hpp"
 
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -24,6 +26,23 @@ constexpr size_t kMaxReply = 64 << 20;
 class Conn {
  public:
   explicit Conn(int fd) : fd_(fd) {}
+
+  // Unreleased batches of this connection and their slab bytes, against the daemon's limits
+  // from HelloReply (0: unknown).
+  std::atomic<uint64_t> held_batches{0}, held_bytes{0};
+  uint64_t max_batches = 0, max_bytes = 0;
+
+  /// True when the daemon will send no more batches until some are released (its backpressure
+  /// rule, daemon/PROTOCOL.md) and nothing is waiting on the socket: a blocking receive would
+  /// wait forever.
+  [[nodiscard]] bool starved() const {
+    const uint64_t n = held_batches.load();
+    const bool at_limit = n > 0 && ((max_batches && n >= max_batches) ||
+                                    (max_bytes && held_bytes.load() >= max_bytes));
+    if (!at_limit) return false;
+    pollfd p{fd_, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
   ~Conn() { ::close(fd_); }
   Conn(const Conn&) = delete;
   Conn& operator=(const Conn&) = delete;
@@ -120,7 +139,10 @@ Result<std::shared_ptr<Conn>> connect_and_hello(const std::string& path) {
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Hello, hello.Union()));
   OC_TRY(conn->send(fbb));
   OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
-  OC_EXPECT(m->body_as_HelloReply(), protocol, "onecopyd did not answer Hello");
+  const auto* reply = m->body_as_HelloReply();
+  OC_EXPECT(reply, protocol, "onecopyd did not answer Hello");
+  conn->max_batches = reply->max_batches_in_flight();
+  conn->max_bytes = reply->max_bytes_in_flight();
   return conn;
 }
 
@@ -187,6 +209,8 @@ struct Lease {
     auto rel = fbs::CreateRelease(fbb, lease);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Release, rel.Union()));
     (void)conn->send(fbb);  // a dead daemon has reclaimed the lease already
+    conn->held_batches -= 1;
+    conn->held_bytes -= bytes;
   }
 };
 
@@ -276,6 +300,16 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
   *out = ArrowArray{};
   if (p.done) return {};
   while (true) {
+    if (p.conn->starved()) {
+      return Error(Errc::invalid,
+                   fmt::format("this scan holds {} unreleased batches ({} bytes), the daemon's "
+                               "limit per client (daemon_client_max_batches_in_flight, "
+                               "daemon_client_max_bytes_in_flight), so no more can come: release "
+                               "batches as they are used instead of keeping the whole scan, or "
+                               "raise the limits",
+                               p.conn->held_batches.load(), p.conn->held_bytes.load()),
+                   __FILE__, __LINE__);
+    }
     int fd = -1;
     OC_ASSIGN_OR_RETURN(const fbs::Message* m, p.conn->recv(&fd));
     if (const auto* added = m->body_as_SlabAdded()) {
@@ -305,6 +339,8 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     lease->lease = b->lease();
     lease->begin = b->slab_offset();
     lease->bytes = b->slab_bytes();
+    p.conn->held_batches += 1;
+    p.conn->held_bytes += lease->bytes;
     if (b->slab() != 0) {
       auto it = p.slabs.find(b->slab());
       OC_EXPECT(it != p.slabs.end(), protocol, "Batch in slab {}, which never came", b->slab());

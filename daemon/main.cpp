@@ -536,8 +536,9 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
       c.said_hello = true;
       std::vector<flatbuffers::Offset<flatbuffers::String>> features{
           fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("slab-pool")};
-      auto reply = fbs::CreateHelloReplyDirect(fbb, kProtocolVersion, &features, "host",
-                                               "onecopyd " OC_VERSION);
+      auto reply = fbs::CreateHelloReplyDirect(
+          fbb, kProtocolVersion, &features, "host", "onecopyd " OC_VERSION,
+          cfg_.daemon_client_max_batches_in_flight, cfg_.daemon_client_max_bytes_in_flight);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
       return send(c, fbb);
     }

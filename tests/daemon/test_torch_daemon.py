@@ -181,3 +181,18 @@ def test_groups_of_many_small_batches_do_not_stall_the_daemon(tmp_path, files):
         assert _items(remote, 0) == _items(local, 0)
     finally:
         d.stop()
+
+
+def test_holding_a_whole_scan_is_an_error_not_a_hang(tmp_path, files):
+    d = Daemon(tmp_path, config="daemon_client_max_batches_in_flight = 3\n")
+    try:
+        with pytest.raises(OSError) as e:  # pyarrow's form of the stream's error
+            pa.table(d.client.scan_stream(files[0], ["id"], batch_rows=100))  # keeps every batch
+        assert str(e.value).startswith("invalid: ")
+        assert "holds 3 unreleased batches" in str(e.value) and "daemon_client_max_batches_in_flight" in str(e.value)
+        # Releasing as it goes reads everything.
+        n = sum(b.num_rows for b in d.client.scan(files[0], ["id"], batch_rows=100))
+        assert n == onecopy.open(files[0]).row_count
+        assert d.client.status()["errors"] == 0
+    finally:
+        d.stop()
