@@ -22,10 +22,32 @@ namespace {
 
 constexpr size_t kMaxReply = 64 << 20;
 
-/// One connection; shared by a stream and the batches it exported.
+/// One of the connection's slabs, mapped read-only once; unmapped when the connection and every
+/// batch in it are gone.
+struct MappedSlab {
+  void* base = nullptr;
+  uint64_t bytes = 0;
+  bool dedicated = false;
+  ~MappedSlab() { ::munmap(base, bytes); }
+};
+
+/// One connection; shared by a stream and the batches it exported, and handed from one scan to
+/// the next (IdleConns).
 class Conn {
  public:
   explicit Conn(int fd) : fd_(fd) {}
+
+  const pid_t pid = ::getpid();  // a forked child must not speak on its parent's connection
+  // The daemon's slabs for this connection, mapped as SlabAdded named them; read and written
+  // only by the stream using the connection.
+  std::map<uint64_t, std::shared_ptr<MappedSlab>> slabs;
+
+  /// True when nothing is waiting on the socket and the daemon has not hung up: a connection
+  /// fit for the next scan.
+  [[nodiscard]] bool quiet() const {
+    pollfd p{fd_, POLLIN | POLLRDHUP, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
 
   // Unreleased batches of this connection and their slab bytes, against the daemon's limits
   // from HelloReply (0: unknown).
@@ -188,15 +210,6 @@ void build_schema(const std::vector<SchemaNodeCopy>& nodes, size_t& i, ArrowSche
   out->private_data = p;
 }
 
-/// One of the connection's slabs, mapped read-only once; unmapped when the stream and every
-/// batch in it are gone.
-struct MappedSlab {
-  void* base = nullptr;
-  uint64_t bytes = 0;
-  bool dedicated = false;
-  ~MappedSlab() { ::munmap(base, bytes); }
-};
-
 /// One batch's range of a slab; its destructor (the last array of the batch released) sends
 /// Release, which frees the range for a later batch.
 struct Lease {
@@ -279,11 +292,45 @@ Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<L
   return {};
 }
 
+/// Connections of this process whose last scan ran to its end, by socket path. The next scan
+/// takes one, which skips the connect and Hello and, above all, reuses the slabs the daemon made
+/// for it: fresh slab pages cost a page fault each, on both sides.
+class IdleConns {
+ public:
+  static IdleConns& get() {
+    static auto* pool = new IdleConns;  // never destroyed: streams may outlive static destructors
+    return *pool;
+  }
+
+  std::shared_ptr<Conn> take(const std::string& socket) {
+    std::lock_guard lock(mu_);
+    auto& v = idle_[socket];
+    while (!v.empty()) {
+      auto c = std::move(v.back());
+      v.pop_back();
+      if (c->pid == ::getpid() && c->quiet()) return c;
+    }
+    return nullptr;
+  }
+
+  void put(const std::string& socket, std::shared_ptr<Conn> c) {
+    std::lock_guard lock(mu_);
+    auto& v = idle_[socket];
+    // A few are enough for one scan after another; each keeps its slabs in the daemon's pool.
+    if (v.size() < 2) v.push_back(std::move(c));
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::vector<std::shared_ptr<Conn>>> idle_;
+};
+
 struct StreamPrivate {
   std::shared_ptr<Conn> conn;
   std::shared_ptr<RemoteCursor> cursor;
+  std::string socket;
+  uint64_t file = 0;
   uint64_t scan = 0;
-  std::map<uint64_t, std::shared_ptr<MappedSlab>> slabs;  // by id, as SlabAdded named them
   std::vector<SchemaNodeCopy> schema;
   bool done = false;
   std::string last_error;
@@ -321,7 +368,7 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
       slab->base = base;
       slab->bytes = added->bytes();
       slab->dedicated = added->dedicated();
-      p.slabs[added->slab()] = std::move(slab);
+      p.conn->slabs[added->slab()] = std::move(slab);
       continue;
     }
     if (fd >= 0) ::close(fd);  // only SlabAdded carries one
@@ -342,11 +389,12 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     p.conn->held_batches += 1;
     p.conn->held_bytes += lease->bytes;
     if (b->slab() != 0) {
-      auto it = p.slabs.find(b->slab());
-      OC_EXPECT(it != p.slabs.end(), protocol, "Batch in slab {}, which never came", b->slab());
+      auto it = p.conn->slabs.find(b->slab());
+      OC_EXPECT(it != p.conn->slabs.end(), protocol, "Batch in slab {}, which never came",
+                b->slab());
       lease->slab = it->second;
       // A dedicated slab holds this batch only: it is unmapped when the batch is released.
-      if (it->second->dedicated) p.slabs.erase(it);
+      if (it->second->dedicated) p.conn->slabs.erase(it);
       OC_EXPECT(lease->begin <= lease->slab->bytes &&
                     lease->bytes <= lease->slab->bytes - lease->begin,
                 protocol, "batch range [{}, +{}) outside the {}-byte slab", lease->begin,
@@ -381,10 +429,17 @@ void stream_release(ArrowArrayStream* s) {
   auto* p = static_cast<StreamPrivate*>(s->private_data);
   if (!p->done) {
     // Abandoned early: stop the daemon's scan; batches still held keep the connection open.
+    // Batches already on their way may still come, so the connection is not reused.
     flatbuffers::FlatBufferBuilder fbb;
     auto cancel = fbs::CreateCancel(fbb, p->scan);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Cancel, cancel.Union()));
     (void)p->conn->send(fbb);
+  } else if (p->last_error.empty()) {
+    // Ran to its end: close the file and hand the connection on, slabs and all.
+    flatbuffers::FlatBufferBuilder fbb;
+    auto close = fbs::CreateClose(fbb, p->file);
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Close, close.Union()));
+    if (p->conn->send(fbb).ok()) IdleConns::get().put(p->socket, p->conn);
   }
   delete p;
   s->release = nullptr;
@@ -554,15 +609,13 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::strin
   return units;
 }
 
-Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socket,
-                                                        const std::string& uri,
-                                                        const RemoteScanOptions& options,
-                                                        ArrowArrayStream* out) {
-  OC_EXPECT(!(options.shard && options.row_range), invalid,
-            "a sharded scan reads whole units; it takes no row range");
-  OC_EXPECT(options.ranges.empty() || (!options.shard && !options.row_range), invalid,
-            "a scan of explicit ranges takes no shard and no row range");
-  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+namespace {
+
+Result<std::shared_ptr<const RemoteCursor>> start_scan(const std::shared_ptr<Conn>& conn,
+                                                       const std::string& socket,
+                                                       const std::string& uri,
+                                                       const RemoteScanOptions& options,
+                                                       ArrowArrayStream* out) {
   {
     flatbuffers::FlatBufferBuilder fbb;
     auto open = fbs::CreateOpenDirect(fbb, 1, uri.c_str());
@@ -599,6 +652,8 @@ Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socke
             "onecopyd did not answer Scan");
   auto p = std::make_unique<StreamPrivate>();
   p->conn = conn;
+  p->socket = socket;
+  p->file = file;
   p->cursor = std::make_shared<RemoteCursor>(
       begin->units(),
       options.shard || !options.ranges.empty() ? options.start : format::UnitPosition{});
@@ -618,6 +673,25 @@ Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socke
   out->release = stream_release;
   out->private_data = p.release();
   return cursor;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socket,
+                                                        const std::string& uri,
+                                                        const RemoteScanOptions& options,
+                                                        ArrowArrayStream* out) {
+  OC_EXPECT(!(options.shard && options.row_range), invalid,
+            "a sharded scan reads whole units; it takes no row range");
+  OC_EXPECT(options.ranges.empty() || (!options.shard && !options.row_range), invalid,
+            "a scan of explicit ranges takes no shard and no row range");
+  if (auto idle = IdleConns::get().take(socket)) {
+    auto r = start_scan(idle, socket, uri, options, out);
+    // An idle connection the daemon dropped meanwhile (a restart) fails with io: connect anew.
+    if (r.ok() || r.error().code() != Errc::io) return r;
+  }
+  OC_ASSIGN_OR_RETURN(auto conn, connect_and_hello(socket));
+  return start_scan(conn, socket, uri, options, out);
 }
 
 }  // namespace oc::daemon

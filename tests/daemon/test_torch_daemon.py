@@ -196,3 +196,25 @@ def test_holding_a_whole_scan_is_an_error_not_a_hang(tmp_path, files):
         assert d.client.status()["errors"] == 0
     finally:
         d.stop()
+
+
+def test_scans_one_after_another_reuse_the_connection_and_its_slab(tmp_path, files):
+    d = Daemon(tmp_path)
+    try:
+        for _ in range(5):
+            assert sum(b.num_rows for b in d.client.scan(files[0], ["id"], batch_rows=500)) == 3000
+        s = d.client.status()
+        assert s["slabs_sent"] == 1  # one connection, one slab, for all five scans
+        # A scan abandoned half way is not handed on (its batches may still be in flight).
+        it = d.client.scan(files[0], ["id"], batch_rows=100)
+        next(iter(it))
+        it.close()
+        assert sum(b.num_rows for b in d.client.scan(files[1], ["id"], batch_rows=500)) == 2000
+        # A restarted daemon: the kept connection is dead, and the next scan connects anew.
+        d.stop()
+        os.unlink(d.notify_path)
+        d = Daemon(tmp_path)  # the same socket path
+        assert sum(b.num_rows for b in d.client.scan(files[0], ["id"], batch_rows=500)) == 3000
+        assert d.client.status()["errors"] == 0
+    finally:
+        d.stop()
