@@ -254,6 +254,8 @@ int run_status(const std::vector<std::string>& args) {
             << "clients:           " << s.clients << "\n"
             << "active scans:      " << s.active_scans << "\n"
             << "batches in flight: " << s.batches_in_flight << "\n"
+            << "bytes fetched:     " << s.bytes_fetched << " (S3: " << s.s3_requests
+            << " requests, " << s.s3_retries << " retries, " << s.s3_failures << " failed)\n"
             << "bytes delivered:   " << s.bytes_delivered << " in " << s.batches_delivered
             << " batches\n"
             << "rate (last 10 s):  " << fmt::format("{:.3f}", s.gbps_10s) << " GB/s\n"

@@ -502,6 +502,10 @@ Result<Status> query_status(const std::string& socket) {
   s.gpu_devices = r->gpu_devices();
   s.gpu_memory_used_bytes = r->gpu_memory_used_bytes();
   s.gpu_memory_total_bytes = r->gpu_memory_total_bytes();
+  s.bytes_fetched = r->bytes_fetched();
+  s.s3_requests = r->s3_requests();
+  s.s3_retries = r->s3_retries();
+  s.s3_failures = r->s3_failures();
   return s;
 }
 
@@ -512,11 +516,13 @@ std::string status_json(const Status& s) {
       "\"gbps_10s\": {}, \"requests_in_flight\": {}, \"errors\": {}, \"bytes_copied\": {}, "
       "\"copies_per_byte\": {}, \"pool_bytes\": {}, \"pool_limit_bytes\": {}, "
       "\"worker_threads\": {}, \"slabs_sent\": {}, \"gpu_devices\": {}, "
-      "\"gpu_memory_used_bytes\": {}, \"gpu_memory_total_bytes\": {}}}",
+      "\"gpu_memory_used_bytes\": {}, \"gpu_memory_total_bytes\": {}, \"bytes_fetched\": {}, "
+      "\"s3_requests\": {}, \"s3_retries\": {}, \"s3_failures\": {}}}",
       s.version, s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight, s.bytes_delivered,
       s.batches_delivered, s.gbps_10s, s.requests_in_flight, s.errors, s.bytes_copied,
       s.copies_per_byte, s.pool_bytes, s.pool_limit_bytes, s.worker_threads, s.slabs_sent,
-      s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes);
+      s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes, s.bytes_fetched,
+      s.s3_requests, s.s3_retries, s.s3_failures);
 }
 
 std::string status_prometheus(const Status& s) {
@@ -556,6 +562,12 @@ std::string status_prometheus(const Status& s) {
          s.worker_threads);
   metric("slabs_sent_total", "counter", "Slab descriptors sent to clients (each slab once).",
          s.slabs_sent);
+  metric("fetched_bytes_total", "counter", "Segment bytes scans read from files and objects.",
+         s.bytes_fetched);
+  metric("s3_requests_total", "counter", "S3 requests (retries not counted).", s.s3_requests);
+  metric("s3_retries_total", "counter", "S3 requests retried.", s.s3_retries);
+  metric("s3_failures_total", "counter", "S3 requests that failed after their retries.",
+         s.s3_failures);
   metric("gpu_devices", "gauge", "CUDA devices onecopyd sees (0 without a GPU or CUDA build).",
          s.gpu_devices);
   metric("gpu_memory_used_bytes", "gauge", "Device memory in use, by any process, all GPUs.",

@@ -46,6 +46,10 @@ struct Status {
   uint32_t gpu_devices = 0;  ///< 0 without a GPU, a driver, or a CUDA build
   uint64_t gpu_memory_used_bytes = 0;
   uint64_t gpu_memory_total_bytes = 0;
+  uint64_t bytes_fetched = 0;  ///< segment bytes scans read from files and objects
+  uint64_t s3_requests = 0;    ///< S3 requests, retries and failed requests, since start
+  uint64_t s3_retries = 0;
+  uint64_t s3_failures = 0;
 };
 
 /// Connects to @p socket, says Hello and asks for Status.

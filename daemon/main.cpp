@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +43,7 @@
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
 #include "format/shard.hpp"
+#include "net/s3_source.hpp"
 #include "kernels/device.hpp"
 #include "onecopy_build_config.h"
 
@@ -192,6 +194,7 @@ class Server {
   uint64_t next_id_ = 1, next_serial_ = 1;
   uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
   uint64_t slabs_sent_ = 0;
+  std::atomic<uint64_t> fetched_{0};  // segment bytes the workers' scans read, local or S3
   bool logged_pages_ = false;
   RateWindow<10> delivered_rate_;
   std::vector<uint8_t> rbuf_;
@@ -233,6 +236,12 @@ Status Server::status() const {
                                         : 0.0;
   st.worker_threads = static_cast<uint32_t>(workers_->size());
   st.slabs_sent = slabs_sent_;
+  st.bytes_fetched = fetched_.load();
+  if (auto s3 = net::environment_client_if_made()) {
+    st.s3_requests = s3->counters().requests.load();
+    st.s3_retries = s3->counters().retries.load();
+    st.s3_failures = s3->counters().failures.load();
+  }
   const kernels::DeviceInfo gpu = kernels::probe_devices();
   st.gpu_devices = static_cast<uint32_t>(gpu.count);
   st.gpu_memory_used_bytes = gpu.memory_used_bytes;
@@ -549,7 +558,8 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
           st.batches_in_flight, st.bytes_delivered, st.errors, st.pool_bytes, st.pool_limit_bytes,
           st.batches_delivered, st.gbps_10s, st.requests_in_flight, st.bytes_copied,
           st.copies_per_byte, st.worker_threads, st.slabs_sent, st.gpu_devices,
-          st.gpu_memory_used_bytes, st.gpu_memory_total_bytes);
+          st.gpu_memory_used_bytes, st.gpu_memory_total_bytes, st.bytes_fetched, st.s3_requests,
+          st.s3_retries, st.s3_failures);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
       return send(c, fbb);
     }
@@ -741,8 +751,10 @@ void Server::decode_ahead(Client& c, const ScanPtr& s) {
   workers_->submit([this, fd = c.fd, serial = c.serial, s] {
     auto p = std::make_shared<Produced>();
     auto layout = std::make_shared<std::optional<BatchLayout>>();
+    const uint64_t read_before = s->scan->stats().bytes_read;
     auto next = s->scan->next();
     const format::UnitPosition position = position_after(*s->scan);
+    fetched_ += s->scan->stats().bytes_read - read_before;
     if (!next.ok()) {
       p->error = std::move(next.error());
     } else if (*next) {

@@ -78,15 +78,23 @@ Result<std::shared_ptr<format::SegmentSource>> open_object_source(std::shared_pt
       std::make_shared<ObjectSource>(std::move(client), std::move(obj), std::move(info)));
 }
 
+namespace {
+std::mutex environment_mu;
+std::shared_ptr<S3Client> environment_s3;
+}  // namespace
+
 Result<std::shared_ptr<S3Client>> environment_client() {
-  static std::mutex mu;
-  static std::shared_ptr<S3Client> client;
-  std::lock_guard lock(mu);
-  if (!client) {
+  std::lock_guard lock(environment_mu);
+  if (!environment_s3) {
     OC_ASSIGN_OR_RETURN(S3ClientConfig config, S3ClientConfig::from_environment());
-    OC_ASSIGN_OR_RETURN(client, S3Client::create(std::move(config)));
+    OC_ASSIGN_OR_RETURN(environment_s3, S3Client::create(std::move(config)));
   }
-  return client;
+  return environment_s3;
+}
+
+std::shared_ptr<S3Client> environment_client_if_made() {
+  std::lock_guard lock(environment_mu);
+  return environment_s3;
 }
 
 Result<ObjectRef> object_ref_from_uri(std::string_view uri) {

@@ -27,6 +27,9 @@ namespace oc::net {
 
 /// The process-wide client configured from the environment, created on first use.
 [[nodiscard]] Result<std::shared_ptr<S3Client>> environment_client();
+/// The client environment_client() made, or null when nothing has asked for one yet (so that a
+/// status query never resolves credentials).
+[[nodiscard]] std::shared_ptr<S3Client> environment_client_if_made();
 
 /// Parses "s3://bucket/key" or an http(s) URL into an `ObjectRef`.
 [[nodiscard]] Result<ObjectRef> object_ref_from_uri(std::string_view uri);

@@ -456,8 +456,12 @@ def test_status_counts_deliveries_and_copies(tmp_path, data_file):
         s = d.client.status()
         assert s["worker_threads"] == 3
         assert s["batches_delivered"] == 0 and s["copies_per_byte"] == 0
+        assert s["bytes_fetched"] == 0 and s["s3_requests"] == 0 and s["s3_retries"] == 0
         assert sum(1 for _ in d.client.scan(str(data_file[0]), batch_rows=5000)) == 10
         s = d.client.status()
+        # Every segment of the file was read once (the footer's own reads are not scans').
+        assert 0 < s["bytes_fetched"] <= data_file[0].stat().st_size
+        assert s["s3_requests"] == 0  # a local file
         assert s["batches_delivered"] == 10
         assert s["bytes_delivered"] > 50_000 * 8  # the id column alone
         # A scan read to its end sends every slab it filled: each byte copied exactly once.
@@ -470,7 +474,7 @@ def test_status_counts_deliveries_and_copies(tmp_path, data_file):
         d.stop()
 
 
-METRIC_LINE = re.compile(r'^(onecopy_[a-z_]+)(\{[a-z_]+="[^"\\]*"\})? (-?[0-9.e+-]+)$')
+METRIC_LINE = re.compile(r'^(onecopy_[a-z0-9_]+)(\{[a-z_]+="[^"\\]*"\})? (-?[0-9.e+-]+)$')
 
 
 def _parse_prometheus(text: str) -> dict:

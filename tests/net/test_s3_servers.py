@@ -404,6 +404,10 @@ print(json.dumps(out))
                              timeout=120)
         assert out.returncode == 0, out.stderr
         got = json.loads(out.stdout)
+        status = d.client.status()
+        # The daemon's S3 client did the fetching: its requests and bytes show in the status.
+        assert status["s3_requests"] > 0 and status["s3_failures"] == 0
+        assert 0 < status["bytes_fetched"] <= 2 * local.stat().st_size
     finally:
         d.stop()
 
