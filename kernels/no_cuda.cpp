@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builds without nvcc: the same interface, reporting that no device can exist.
+#include <utility>
+
 #include "kernels/device.hpp"
+#include "kernels/device_memory.hpp"
 #include "kernels/frame_of_reference.hpp"
+#include "kernels/fused_decode.hpp"
 
 namespace oc::kernels {
 
@@ -21,5 +25,36 @@ Result<void> add_reference_on_device(std::span<T>, T) {
 #define OC_INSTANTIATE(T) template Result<void> add_reference_on_device<T>(std::span<T>, T);
 OC_FOR_EACH_REFERENCE_TYPE(OC_INSTANTIATE)
 #undef OC_INSTANTIATE
+
+// Every factory fails, so no object below ever owns memory: the destructors have nothing to free.
+Result<Stream> Stream::create() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Stream& Stream::operator=(Stream&& other) noexcept {
+  std::swap(handle_, other.handle_);
+  return *this;
+}
+Stream::~Stream() = default;
+Result<void> Stream::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+
+Result<DeviceBuffer> DeviceBuffer::allocate(size_t, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept {}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept { return *this; }
+DeviceBuffer::~DeviceBuffer() = default;
+
+Result<PinnedBuffer> PinnedBuffer::allocate(size_t) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+PinnedBuffer::PinnedBuffer(PinnedBuffer&&) noexcept {}
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept { return *this; }
+PinnedBuffer::~PinnedBuffer() = default;
+
+Result<void> DeviceColumn::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceColumn> decode_on_device(const FusedPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<format::Buffer> decode_on_device_to_host(const FusedPlan&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 
 }  // namespace oc::kernels

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: Apache-2.0
+// Seeded array trees for the fused decode, shared by the CPU test of the plan and its host
+// executor (test_fused_plan.cpp) and the GPU test of the kernel (test_fused_decode.cpp): every
+// bit width of u8/u16/u32/u64 with a varying block offset, patches on tile edges, and the
+// FoR, zigzag and dict chains over them. Each case is checked against the CPU decoder.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "format/proto/bitpacked.pb.h"
+#include "format/proto/dict.pb.h"
+#include "format/proto/scalar.pb.h"
+#include "tests/format/bitpacked_fixtures.hpp"
+#include "tests/format/fixtures.hpp"
+
+namespace oc::test {
+
+struct FusedCase {
+  std::string name;
+  ArrayView node;
+  DTypePtr dtype;
+  uint64_t len = 0;
+};
+
+/// Random values of T that fit in @p width bits.
+template <class T>
+std::vector<T> fitting_values(uint64_t n, unsigned width, std::mt19937_64& rng) {
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
+  std::vector<T> v(n);
+  for (auto& x : v) x = static_cast<T>(rng() & mask);
+  return v;
+}
+
+/// A fastlanes.bitpacked node of @p values at @p width after @p offset rows; when @p patched,
+/// the rows whose packed position is the first or last of a tile, and the last row, are
+/// patched with full-width values (the value packed there is kept as the low bits).
+template <class T>
+ArrayView bitpacked_with_patches(std::vector<T> values, unsigned width, unsigned offset, bool patched,
+                                 std::mt19937_64& rng) {
+  using U = std::make_unsigned_t<T>;
+  std::vector<uint64_t> rows;
+  if (patched) {
+    for (uint64_t r = 0; r < values.size(); ++r) {
+      const uint64_t p = r + offset;
+      if (p % 1024 == 0 || p % 1024 == 1023 || r + 1 == values.size()) rows.push_back(r);
+    }
+  }
+  std::vector<T> patch_values(rows.size());
+  for (auto& v : patch_values) v = static_cast<T>(rng() | (uint64_t{1} << (sizeof(T) * 8 - 1)));
+  std::vector<U> packed_values(values.size());
+  for (size_t i = 0; i < values.size(); ++i) packed_values[i] = static_cast<U>(values[i]);
+  ArrayView n = bitpacked_node<U>(packed_values, width, offset);
+  if (!rows.empty()) {
+    pb::BitPackedMetadata m;
+    m.set_bit_width(width);
+    m.set_offset(offset);
+    m.mutable_patches()->set_len(rows.size());
+    m.mutable_patches()->set_indices_ptype(static_cast<uint32_t>(PType::u64));
+    const std::string s = m.SerializeAsString();
+    n.metadata.assign(s.begin(), s.end());
+    n.children = {primitive_node<uint64_t>(rows), primitive_node<T>(patch_values)};
+  }
+  return n;
+}
+
+inline std::string for_meta_signed(int64_t v) {
+  pb::ScalarValue s;
+  s.set_int64_value(v);
+  return s.SerializeAsString();
+}
+
+inline std::string for_meta_unsigned(uint64_t v) {
+  pb::ScalarValue s;
+  s.set_uint64_value(v);
+  return s.SerializeAsString();
+}
+
+inline std::string fused_dict_meta(uint32_t values_len, PType codes) {
+  pb::DictMetadata m;
+  m.set_values_len(values_len);
+  m.set_codes_ptype(static_cast<uint32_t>(codes));
+  return m.SerializeAsString();
+}
+
+/// Every bit width of every unsigned word type at @p len rows; patched at every third width.
+template <class T>
+void add_bitpacked_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19937_64& rng) {
+  for (unsigned width = 0; width <= sizeof(T) * 8; ++width) {
+    const unsigned offset = (width * 37 + static_cast<unsigned>(len)) % 1024;
+    const bool patched = width % 3 == 1 && width < sizeof(T) * 8;
+    auto values = fitting_values<T>(len, width, rng);
+    out.push_back({"bitpacked u" + std::to_string(sizeof(T) * 8) + " w" + std::to_string(width) +
+                       " offset " + std::to_string(offset) + (patched ? " patched" : "") +
+                       " len " + std::to_string(len),
+                   bitpacked_with_patches<T>(std::move(values), width, offset, patched, rng),
+                   DType::make_primitive(ptype_of<T>(), false), len});
+  }
+}
+
+/// The FoR, zigzag and dict chains at @p len rows.
+inline void add_chain_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19937_64& rng) {
+  const std::string suffix = " len " + std::to_string(len);
+  // for(bitpacked) on i32 with a negative reference, patched.
+  out.push_back({"for i32 > bitpacked w11 patched" + suffix,
+                 node("fastlanes.for", for_meta_signed(-1'000'000), {},
+                      {bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 11, rng), 11, 5, true, rng)}),
+                 DType::make_primitive(PType::i32, false), len});
+  // for(bitpacked) on u8, wrapping.
+  out.push_back({"for u8 > bitpacked w3" + suffix,
+                 node("fastlanes.for", for_meta_unsigned(250), {},
+                      {bitpacked_with_patches<uint8_t>(fitting_values<uint8_t>(len, 3, rng), 3, 0, false, rng)}),
+                 DType::make_primitive(PType::u8, false), len});
+  // zigzag(for(bitpacked)) on i64: the FoR node is unsigned, under the zigzag.
+  out.push_back({"zigzag i64 > for u64 > bitpacked w40" + suffix,
+                 node("vortex.zigzag", {}, {},
+                      {node("fastlanes.for", for_meta_unsigned(uint64_t{1} << 62), {},
+                            {bitpacked_with_patches<uint64_t>(fitting_values<uint64_t>(len, 40, rng), 40, 700, true, rng)})}),
+                 DType::make_primitive(PType::i64, false), len});
+  // zigzag(bitpacked) on i16.
+  out.push_back({"zigzag i16 > bitpacked w16" + suffix,
+                 node("vortex.zigzag", {}, {},
+                      {bitpacked_with_patches<uint16_t>(fitting_values<uint16_t>(len, 16, rng), 16, 1, false, rng)}),
+                 DType::make_primitive(PType::i16, false), len});
+  // dict(codes = for(bitpacked u16), values = f64 with NaN, -0.0 and infinities).
+  std::vector<double> doubles = {std::numeric_limits<double>::quiet_NaN(), -0.0, 0.0,
+                                 std::numeric_limits<double>::infinity(),
+                                 -std::numeric_limits<double>::infinity(), 1.5, -2.25};
+  for (int i = 0; i < 293; ++i) doubles.push_back(static_cast<double>(rng() % 100000) / 7.0);
+  // Codes 7..299, stored minus the FoR reference 7: they fit in 9 bits.
+  std::vector<uint16_t> shifted(len);
+  for (auto& s : shifted) s = static_cast<uint16_t>(rng() % (doubles.size() - 7));
+  out.push_back({"dict f64 > for u16 > bitpacked w9" + suffix,
+                 node("vortex.dict", fused_dict_meta(static_cast<uint32_t>(doubles.size()), PType::u16), {},
+                      {node("fastlanes.for", for_meta_unsigned(7), {},
+                            {bitpacked_with_patches<uint16_t>(shifted, 9, 0, false, rng)}),
+                       primitive_node<double>(doubles)}),
+                 DType::make_primitive(PType::f64, false), len});
+  // dict(codes = patched bitpacked u8, values = i32).
+  std::vector<int32_t> ints(256);
+  for (auto& v : ints) v = static_cast<int32_t>(rng());
+  out.push_back({"dict i32 > bitpacked u8 w4 patched" + suffix,
+                 node("vortex.dict", fused_dict_meta(256, PType::u8), {},
+                      {bitpacked_with_patches<uint8_t>(fitting_values<uint8_t>(len, 4, rng), 4, 1023, true, rng),
+                       primitive_node<int32_t>(ints)}),
+                 DType::make_primitive(PType::i32, false), len});
+  // dict with signed codes (i32) and u8 values.
+  std::vector<uint8_t> bytes(1000);
+  for (auto& v : bytes) v = static_cast<uint8_t>(rng());
+  std::vector<int32_t> signed_codes(len);
+  for (auto& c : signed_codes) c = static_cast<int32_t>(rng() % bytes.size());
+  out.push_back({"dict u8 > primitive i32 codes" + suffix,
+                 node("vortex.dict", fused_dict_meta(1000, PType::i32), {},
+                      {primitive_node<int32_t>(signed_codes), primitive_node<uint8_t>(bytes)}),
+                 DType::make_primitive(PType::u8, false), len});
+  // a plain primitive source with no ops.
+  std::vector<int16_t> shorts(len);
+  for (auto& s : shorts) s = static_cast<int16_t>(rng());
+  out.push_back({"primitive i16" + suffix, primitive_node<int16_t>(shorts),
+                 DType::make_primitive(PType::i16, false), len});
+}
+
+/// Every case at every length of @p lengths.
+inline std::vector<FusedCase> fused_cases(const std::vector<uint64_t>& lengths, bool every_width) {
+  std::vector<FusedCase> out;
+  for (uint64_t len : lengths) {
+    std::mt19937_64 rng(0x5eed + len);
+    if (every_width) {
+      add_bitpacked_cases<uint8_t>(out, len, rng);
+      add_bitpacked_cases<uint16_t>(out, len, rng);
+      add_bitpacked_cases<uint32_t>(out, len, rng);
+      add_bitpacked_cases<uint64_t>(out, len, rng);
+    }
+    add_chain_cases(out, len, rng);
+  }
+  return out;
+}
+
+/// The logical rows of a decoded fixed-width column, as bytes.
+inline std::vector<uint8_t> column_bytes(const format::Column& c) {
+  const size_t w = format::ptype_width(c.dtype->storage().ptype);
+  const uint8_t* base = c.buffers[0].data() + c.offset * w;
+  return std::vector<uint8_t>(base, base + c.length * w);
+}
+
+inline std::vector<uint8_t> buffer_bytes(const format::Buffer& b) {
+  return std::vector<uint8_t>(b.data(), b.data() + b.size());
+}
+
+}  // namespace oc::test
