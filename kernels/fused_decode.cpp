@@ -83,6 +83,7 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
   p.out = col.values.data();
   col.error = reinterpret_cast<uint32_t*>(base + error_offset);
   p.error = col.error;
+  col.params = p;
   auto launched = cuda_check(detail::launch_fused_decode(p, stream.handle()), "fused_decode_kernel");
   if (!launched.ok()) {
     (void)stream.synchronize();  // the queued copy still reads `staging`, freed on return

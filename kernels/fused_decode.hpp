@@ -29,6 +29,9 @@ struct DeviceColumn {
   DeviceBuffer inputs;   ///< staged inputs and the error word; freed after the kernel, in stream order
   PinnedBuffer staging;  ///< host side of the input copy; must live until the copy completed
   uint32_t* error = nullptr;  ///< device address of the error word, inside `inputs`
+  /// The launch's parameters, bound to `inputs` and `values`: a benchmark re-launches with them
+  /// (detail::launch_fused_decode) while the column is unfinished.
+  FusedParams params;
 
   /// Waits for the decode on @p stream (the one it was queued on) and checks the error word.
   /// @return `Errc::corrupt` when a dict code was out of range; `Errc::cuda` on a CUDA failure.
