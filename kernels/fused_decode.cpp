@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Staging: packed data, patch positions, patch values, each dictionary and the error word are
-// laid out in one arena at 256-byte aligned offsets, written once into pinned memory and copied
+// Staging: packed data, patch positions and values, run ends and values, each dictionary and the
+// error word are laid out in one arena at 256-byte aligned offsets, written once into pinned memory and copied
 // with a single cudaMemcpyAsync; the kernel's pointers are offsets into the device copy.
 #include "kernels/fused_decode.hpp"
 
@@ -51,6 +51,8 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
       {plan.packed.data(), plan.packed.size()},
       {plan.patch_positions.data(), plan.patch_positions.size() * sizeof(uint64_t)},
       {plan.patch_values.data(), plan.patch_values.size() * sizeof(uint64_t)},
+      {plan.run_ends.data(), plan.run_ends.size() * sizeof(uint64_t)},
+      {plan.run_values.data(), plan.run_values.size() * sizeof(uint64_t)},
   };
   for (const auto& d : plan.dict_values) parts.push_back({d.data(), d.size()});
   size_t arena = 0;
@@ -76,7 +78,9 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
   p.packed = base + parts[0].offset;
   p.patch_positions = reinterpret_cast<const uint64_t*>(base + parts[1].offset);
   p.patch_values = reinterpret_cast<const uint64_t*>(base + parts[2].offset);
-  size_t dict = 3;
+  p.run_ends = reinterpret_cast<const uint64_t*>(base + parts[3].offset);
+  p.run_values = reinterpret_cast<const uint64_t*>(base + parts[4].offset);
+  size_t dict = 5;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = base + parts[dict++].offset;
   }

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) fused_decode_kernel(const Fu
       }
     } else {
       for (unsigned k = threadIdx.x; k < kFastLanesBlock && first + k < p.len; k += blockDim.x) {
-        tile[k] = static_cast<const T*>(p.packed)[first + k];
+        tile[k] = static_cast<T>(fused_source_value(p, first + k));
       }
     }
     if (p.patch_count > 0) {  // the same for every thread: the barriers below are uniform

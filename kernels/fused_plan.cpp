@@ -9,8 +9,10 @@
 #include <cstring>
 
 #include "format/encodings/dict.hpp"
+#include "format/encodings/runend.hpp"
 #include "format/patches.hpp"
 #include "format/proto/bitpacked.pb.h"
+#include "format/proto/sequence.pb.h"
 #include "format/scalar.hpp"
 
 namespace oc::kernels {
@@ -167,6 +169,60 @@ Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, u
   return expect_all_valid(node, 0, t, len, w.ctx);
 }
 
+Result<void> walk_sequence(Walk& w, const ArrayView& node, const DTypePtr& t) {
+  OC_TRY(format::expect_shape(node, 0, 0, 0));
+  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::SequenceMetadata>(node.metadata, "vortex.sequence"));
+  auto field = [&](const std::string& bytes, const char* what) -> Result<uint64_t> {
+    OC_ASSIGN_OR_RETURN(format::Scalar s, format::parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                               bytes.size()}));
+    OC_EXPECT(!s.is_null(), corrupt, "vortex.sequence {} is missing or null", what);
+    return format::scalar_to_bits(s, p);
+  };
+  FusedParams& params = w.plan.params;
+  params.source = FusedSource::sequence;
+  params.packed_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  OC_ASSIGN_OR_RETURN(params.sequence_base, field(meta.base(), "base"));
+  OC_ASSIGN_OR_RETURN(params.sequence_step, field(meta.multiplier(), "multiplier"));
+  return {};
+}
+
+Result<void> walk_constant(Walk& w, const ArrayView& node, const DTypePtr& t) {
+  OC_TRY(format::expect_shape(node, 1, 0, 0));
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
+            "vortex.constant of {} is not fused on the GPU (fixed-width values only)", t->to_string());
+  OC_ASSIGN_OR_RETURN(format::Scalar s, format::parse_scalar(node.buffers[0].span()));
+  OC_EXPECT(!s.is_null(), unsupported, "a null vortex.constant is not fused on the GPU yet");
+  FusedParams& params = w.plan.params;
+  params.source = FusedSource::constant;
+  params.packed_bytes = static_cast<uint8_t>(format::ptype_width(storage.ptype));
+  OC_ASSIGN_OR_RETURN(params.constant_bits, format::scalar_to_bits(s, storage.ptype));
+  params.constant_bits = fused_mask(params.constant_bits, params.packed_bytes);
+  return {};
+}
+
+Result<void> walk_runend(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
+            "vortex.runend of {} is not fused on the GPU (fixed-width values only)", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto runs, w.ctx.without_window([&] { return format::encodings::decode_run_ends(node, w.ctx); }));
+  const uint64_t count = runs.ends.size();
+  OC_EXPECT(len == 0 || (count > 0 && runs.ends.back() - runs.offset >= len), corrupt,
+            "{} runs from offset {} do not cover {} rows", count, runs.offset, len);
+  OC_ASSIGN_OR_RETURN(auto values, w.ctx.without_window([&] { return w.ctx.decode(node.children[1], t, count); }));
+  const size_t width = format::ptype_width(storage.ptype);
+  OC_ASSIGN_OR_RETURN(Buffer contiguous, contiguous_values(*values, width));
+  FusedPlan& plan = w.plan;
+  plan.params.source = FusedSource::runend;
+  plan.params.packed_bytes = static_cast<uint8_t>(width);
+  plan.params.run_offset = runs.offset;
+  plan.run_ends = std::move(runs.ends);
+  plan.run_values.resize(count);
+  for (uint64_t k = 0; k < count; ++k) plan.run_values[k] = fused_load(contiguous.data(), k, static_cast<unsigned>(width));
+  return {};
+}
+
 Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
   w.encodings.push_back(node.encoding);
   const bool is_op = node.encoding == "vortex.dict" || node.encoding == "fastlanes.for" ||
@@ -178,13 +234,22 @@ Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t le
   if (node.encoding == "vortex.zigzag") return walk_zigzag(w, node, t, len);
   if (node.encoding == "fastlanes.bitpacked") return walk_bitpacked(w, node, t, len);
   if (node.encoding == "vortex.primitive") return walk_primitive(w, node, t, len);
+  if (node.encoding == "vortex.sequence") return walk_sequence(w, node, t);
+  if (node.encoding == "vortex.constant") return walk_constant(w, node, t);
+  if (node.encoding == "vortex.runend") return walk_runend(w, node, t, len);
+  if (node.encoding == "vortex.ext") {
+    OC_TRY(format::expect_shape(node, 0, 1, 1));
+    OC_EXPECT(t->kind == TypeKind::extension && node.metadata.empty(), corrupt, "vortex.ext for {}", t->to_string());
+    return walk(w, node.children[0], t->children[0], len);
+  }
   return OC_ERROR(Errc::unsupported, "{} is not fused on the GPU", node.encoding);
 }
 
 }  // namespace
 
 uint64_t FusedPlan::input_bytes() const noexcept {
-  uint64_t bytes = packed.size() + (patch_positions.size() + patch_values.size()) * sizeof(uint64_t);
+  uint64_t bytes = packed.size() + (patch_positions.size() + patch_values.size() + run_ends.size() +
+                                    run_values.size()) * sizeof(uint64_t);
   for (const auto& d : dict_values) bytes += d.size();
   return bytes;
 }
@@ -202,6 +267,7 @@ Result<FusedPlan> build_fused_plan(const ArrayView& node, const DTypePtr& dtype,
   std::copy(w.ops.begin(), w.ops.end(), plan.params.ops);
   plan.dict_values = std::move(w.dict_values);
   plan.params.patch_count = plan.patch_positions.size();
+  plan.params.run_count = plan.run_ends.size();
   for (size_t i = 0; i < w.encodings.size(); ++i) {
     plan.description += (i == 0 ? "" : " > ") + w.encodings[i];
   }
@@ -213,6 +279,8 @@ FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error) {
   p.packed = plan.packed.data();
   p.patch_positions = plan.patch_positions.data();
   p.patch_values = plan.patch_values.data();
+  p.run_ends = plan.run_ends.data();
+  p.run_values = plan.run_values.data();
   size_t dict = 0;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = plan.dict_values[dict++].data();
@@ -237,7 +305,7 @@ void run_tile(const FusedParams& p, uint64_t tile, T* values, uint32_t& error) {
     }
   } else {
     for (unsigned k = 0; k < kFastLanesBlock && first + k < p.len; ++k) {
-      values[k] = static_cast<const T*>(p.packed)[first + k];
+      values[k] = static_cast<T>(fused_source_value(p, first + k));
     }
   }
   if (p.patch_count > 0) {
@@ -268,7 +336,7 @@ Result<Buffer> run_plan_on_host(const FusedPlan& plan) {
   // Segment buffers are normally aligned to the value width, rarely not: copy those.
   FusedPlan aligned_plan;
   const FusedPlan* source = &plan;
-  if (reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes != 0) {
+  if (!plan.packed.empty() && reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes != 0) {
     aligned_plan = plan;
     aligned_plan.packed = Buffer::copy_of(plan.packed.span());
     source = &aligned_plan;

@@ -10,8 +10,13 @@
 ///                                  (a dictionary is small) and uploaded once
 ///     fastlanes.for(child)         the reference becomes a scalar op
 ///     vortex.zigzag(child)         a scalar op
+///     vortex.ext(storage)          passes through to its storage
 ///     fastlanes.bitpacked          the source; its patches are decoded on the host (a few)
 ///     vortex.primitive             the source
+///     vortex.sequence              the source, computed per row
+///     vortex.constant              the source, one non-null fixed-width value
+///     vortex.runend(ends, values)  the source; ends and values are decoded on the host (one
+///                                  entry per run) and each row binary-searches its run
 ///
 /// where every node's validity, if present, is all valid. Anything else is `Errc::unsupported`,
 /// and the caller decodes that array on the CPU. Building a plan reads metadata and the small
@@ -40,10 +45,12 @@ struct FusedPlan {
   std::vector<uint64_t> patch_positions;  ///< packed positions (row + offset), ascending
   std::vector<uint64_t> patch_values;     ///< the patched values' bits
   std::vector<format::Buffer> dict_values;  ///< one per dict op, in op order (innermost first)
+  std::vector<uint64_t> run_ends;    ///< runend: physical run ends, ascending
+  std::vector<uint64_t> run_values;  ///< runend: each run's value bits
 
   /// Bytes the decode writes: rows x output width.
   [[nodiscard]] uint64_t output_bytes() const noexcept { return params.len * params.out_bytes(); }
-  /// Bytes a device decode must upload: packed data, patches and dictionaries.
+  /// Bytes a device decode must upload: packed data, patches, runs and dictionaries.
   [[nodiscard]] uint64_t input_bytes() const noexcept;
   /// The encodings fused, outermost first ("vortex.dict > fastlanes.for > fastlanes.bitpacked").
   std::string description;

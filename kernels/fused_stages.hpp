@@ -6,7 +6,8 @@
 ///
 /// A fused decode reads a flat array chain of the shape
 ///
-///     [dict(codes = ...)] [zigzag] [for] (bitpacked [+ patches] | primitive)
+///     [dict(codes = ...)] [zigzag] [for] (bitpacked [+ patches] | primitive | sequence |
+///                                         constant | runend)
 ///
 /// in one pass: each block of 1024 packed positions is unpacked into a tile, patched, then every
 /// value runs through up to `kMaxFusedOps` scalar ops (innermost first) in registers and is
@@ -19,6 +20,9 @@
 ///   patches: `patch_count` ascending packed positions (u64, row + offset) and as many values
 ///            (u64, low `packed_bytes` bytes used), replacing the unpacked values there.
 ///   dict:    `values_len` values of `out_bytes` each, indexed by the op's input (the code).
+///   runend:  `run_count` ascending physical run ends (u64, exclusive) and as many values (u64,
+///            low `packed_bytes` bytes used); row i is the value of the first run whose end is
+///            past run_offset + i.
 /// and what it writes: len values of the last op's `out_bytes` (or `packed_bytes`), row 0 first.
 ///
 /// @note Untested on GPU hardware so far: the CPU tests run this code through the host executor
@@ -48,6 +52,9 @@ enum class FusedOpKind : uint8_t {
 enum class FusedSource : uint8_t {
   primitive = 1,  ///< a plain array of `packed_bytes`-wide values
   bitpacked = 2,  ///< FastLanes blocks at `bit_width` bits per value
+  sequence = 3,   ///< row i = sequence_base + i x sequence_step, wrapping
+  constant = 4,   ///< every row = constant_bits
+  runend = 5,     ///< runs: `run_ends`, `run_values`
 };
 
 /// One scalar op of a fused decode.
@@ -78,6 +85,12 @@ struct FusedParams {
   const uint64_t* patch_positions = nullptr;  ///< ascending packed positions
   const uint64_t* patch_values = nullptr;
   uint64_t patch_count = 0;
+  uint64_t sequence_base = 0, sequence_step = 0;  ///< sequence
+  uint64_t constant_bits = 0;                     ///< constant
+  const uint64_t* run_ends = nullptr;             ///< runend: ascending physical ends
+  const uint64_t* run_values = nullptr;
+  uint64_t run_count = 0;
+  uint64_t run_offset = 0;                        ///< runend: physical row of row 0
   uint32_t op_count = 0;
   FusedOp ops[kMaxFusedOps] = {};
   void* out = nullptr;         ///< len values of `out_bytes()`
@@ -181,6 +194,34 @@ template <class T>
     if (positions[mid] < key) lo = mid + 1; else hi = mid;
   }
   return lo;
+}
+
+/// @return the first index in the ascending @p ends[0, count) whose value is > @p key.
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_upper_bound(const uint64_t* ends, uint64_t count,
+                                                               uint64_t key) noexcept {
+  uint64_t lo = 0, hi = count;
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (ends[mid] <= key) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+/// @return the source value of row @p row (< len) for every source but bitpacked, which
+/// unpacks whole tiles instead.
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_source_value(const FusedParams& p, uint64_t row) noexcept {
+  switch (p.source) {
+    case FusedSource::sequence:
+      return fused_mask(p.sequence_base + row * p.sequence_step, p.packed_bytes);
+    case FusedSource::constant:
+      return p.constant_bits;
+    case FusedSource::runend: {
+      // The planner checked that the runs cover every row, so the run index is in range.
+      return p.run_values[fused_upper_bound(p.run_ends, p.run_count, p.run_offset + row)];
+    }
+    default:
+      return fused_load(p.packed, row, p.packed_bytes);
+  }
 }
 
 }  // namespace oc::kernels

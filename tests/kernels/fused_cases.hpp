@@ -14,7 +14,9 @@
 
 #include "format/proto/bitpacked.pb.h"
 #include "format/proto/dict.pb.h"
+#include "format/proto/runend.pb.h"
 #include "format/proto/scalar.pb.h"
+#include "format/proto/sequence.pb.h"
 #include "tests/format/bitpacked_fixtures.hpp"
 #include "tests/format/fixtures.hpp"
 
@@ -87,6 +89,51 @@ inline std::string fused_dict_meta(uint32_t values_len, PType codes) {
   return m.SerializeAsString();
 }
 
+inline std::string sequence_meta(int64_t base, int64_t multiplier) {
+  pb::ScalarValue b, m;
+  b.set_int64_value(base);
+  m.set_int64_value(multiplier);
+  pb::SequenceMetadata meta;
+  meta.set_base(b.SerializeAsString());
+  meta.set_multiplier(m.SerializeAsString());
+  return meta.SerializeAsString();
+}
+
+inline std::string runend_meta(PType ends, uint64_t runs, uint64_t offset) {
+  pb::RunEndMetadata m;
+  m.set_ends_ptype(static_cast<uint32_t>(ends));
+  m.set_num_runs(runs);
+  m.set_offset(offset);
+  return m.SerializeAsString();
+}
+
+/// A non-nullable `vortex.date` (days, i32 storage) extension type.
+inline DTypePtr date_dtype() {
+  auto t = std::make_shared<DType>();
+  t->kind = format::TypeKind::extension;
+  t->ext_id = "vortex.date";
+  t->ext_metadata.push_back(static_cast<uint8_t>(format::TimeUnit::days));
+  t->children.push_back(DType::make_primitive(PType::i32, false));
+  return t;
+}
+
+inline ArrayView constant_node(const pb::ScalarValue& s) {
+  return node("vortex.constant", {}, {bytes_of(s.SerializeAsString())});
+}
+
+/// Ends of runs of random lengths 1..max_run covering physical rows [offset, offset + rows) (a
+/// sliced array's runs all end past its offset).
+inline std::vector<uint32_t> random_run_ends(uint64_t offset, uint64_t rows, uint32_t max_run,
+                                             std::mt19937_64& rng) {
+  std::vector<uint32_t> ends;
+  uint64_t at = offset;
+  while (at < offset + rows) {
+    at += 1 + rng() % max_run;
+    ends.push_back(static_cast<uint32_t>(at));
+  }
+  return ends;
+}
+
 /// Every bit width of every unsigned word type at @p len rows; patched at every third width.
 template <class T>
 void add_bitpacked_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19937_64& rng) {
@@ -157,6 +204,45 @@ inline void add_chain_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19
                  node("vortex.dict", fused_dict_meta(1000, PType::i32), {},
                       {primitive_node<int32_t>(signed_codes), primitive_node<uint8_t>(bytes)}),
                  DType::make_primitive(PType::u8, false), len});
+  // sequence sources, one wrapping in u8.
+  out.push_back({"sequence i32 -5 + 3i" + suffix, node("vortex.sequence", sequence_meta(-5, 3)),
+                 DType::make_primitive(PType::i32, false), len});
+  out.push_back({"sequence u8 250 + 7i" + suffix, node("vortex.sequence", sequence_meta(250, 7)),
+                 DType::make_primitive(PType::u8, false), len});
+  // constant sources: -0.0 as f64, and a FoR over a constant i16.
+  pb::ScalarValue minus_zero;
+  minus_zero.set_f64_value(-0.0);
+  out.push_back({"constant f64 -0.0" + suffix, constant_node(minus_zero), DType::make_primitive(PType::f64, false), len});
+  pb::ScalarValue i16;
+  i16.set_int64_value(-300);
+  out.push_back({"for i16 > constant" + suffix, node("fastlanes.for", for_meta_signed(1000), {}, {constant_node(i16)}),
+                 DType::make_primitive(PType::i16, false), len});
+  // runend over i64 values with an offset, its ends bitpacked; and dict codes as runs.
+  {
+    const uint64_t offset = 17;
+    auto ends = random_run_ends(offset, len, 40, rng);
+    std::vector<int64_t> run_values(ends.size());
+    for (auto& v : run_values) v = static_cast<int64_t>(rng());
+    out.push_back({"runend i64, bitpacked u32 ends, offset 17" + suffix,
+                   node("vortex.runend", runend_meta(PType::u32, ends.size(), offset), {},
+                        {bitpacked_with_patches<uint32_t>(ends, 32, 0, false, rng), primitive_node<int64_t>(run_values)}),
+                   DType::make_primitive(PType::i64, false), len});
+    auto code_ends = random_run_ends(0, len, 300, rng);
+    std::vector<uint8_t> run_codes(code_ends.size());
+    for (auto& c : run_codes) c = static_cast<uint8_t>(rng() % 200);
+    out.push_back({"dict i32 > runend u8 codes" + suffix,
+                   node("vortex.dict", fused_dict_meta(256, PType::u8), {},
+                        {node("vortex.runend", runend_meta(PType::u32, code_ends.size(), 0), {},
+                              {primitive_node<uint32_t>(code_ends), primitive_node<uint8_t>(run_codes)}),
+                         primitive_node<int32_t>(ints)}),
+                   DType::make_primitive(PType::i32, false), len});
+  }
+  // an extension (date) over FoR over bitpacked storage.
+  out.push_back({"ext date > for i32 > bitpacked w15" + suffix,
+                 node("vortex.ext", {}, {},
+                      {node("fastlanes.for", for_meta_signed(8000), {},
+                            {bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 15, rng), 15, 0, false, rng)})}),
+                 date_dtype(), len});
   // a plain primitive source with no ops.
   std::vector<int16_t> shorts(len);
   for (auto& s : shorts) s = static_cast<int16_t>(rng());
