@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/encodings/decimal.hpp"
 #include "format/encodings/dict.hpp"
 #include "format/encodings/runend.hpp"
 #include "format/patches.hpp"
 #include "format/proto/bitpacked.pb.h"
+#include "format/proto/decimal_byte_parts.pb.h"
 #include "format/proto/sequence.pb.h"
 #include "format/scalar.hpp"
 
@@ -223,15 +225,34 @@ Result<void> walk_runend(Walk& w, const ArrayView& node, const DTypePtr& t, uint
   return {};
 }
 
+Result<void> walk_decimal_byte_parts(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_EXPECT(t->kind == TypeKind::decimal, corrupt, "vortex.decimal_byte_parts for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::DecimalBytePartsMetadata>(
+                                     node.metadata, "vortex.decimal_byte_parts"));
+  OC_EXPECT(meta.lower_part_count() == 0, unsupported, "vortex.decimal_byte_parts with {} lower parts",
+            meta.lower_part_count());
+  OC_TRY(format::expect_shape(node, 0, 1, 1));
+  OC_ASSIGN_OR_RETURN(PType p, format::ptype_from(static_cast<uint64_t>(meta.zeroth_child_ptype())));
+  OC_EXPECT(!format::ptype_is_float(p) && format::ptype_is_signed(p), corrupt,
+            "decimal part ptype {} is not a signed integer", format::ptype_name(p));
+  FusedOp op;
+  op.kind = FusedOpKind::widen_decimal;
+  op.in_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  op.out_bytes = static_cast<uint8_t>(format::encodings::decimal_arrow_width(t->precision));
+  w.ops.push_back(op);
+  return walk(w, node.children[0], DType::make_primitive(p, t->nullable), len);
+}
+
 Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
   w.encodings.push_back(node.encoding);
   const bool is_op = node.encoding == "vortex.dict" || node.encoding == "fastlanes.for" ||
-                     node.encoding == "vortex.zigzag";
+                     node.encoding == "vortex.zigzag" || node.encoding == "vortex.decimal_byte_parts";
   OC_EXPECT(!is_op || w.ops.size() < kMaxFusedOps, unsupported,
             "more than {} fused ops in one chain", kMaxFusedOps);
   if (node.encoding == "vortex.dict") return walk_dict(w, node, t, len);
   if (node.encoding == "fastlanes.for") return walk_for(w, node, t, len);
   if (node.encoding == "vortex.zigzag") return walk_zigzag(w, node, t, len);
+  if (node.encoding == "vortex.decimal_byte_parts") return walk_decimal_byte_parts(w, node, t, len);
   if (node.encoding == "fastlanes.bitpacked") return walk_bitpacked(w, node, t, len);
   if (node.encoding == "vortex.primitive") return walk_primitive(w, node, t, len);
   if (node.encoding == "vortex.sequence") return walk_sequence(w, node, t);

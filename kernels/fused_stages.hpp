@@ -23,7 +23,8 @@
 ///   runend:  `run_count` ascending physical run ends (u64, exclusive) and as many values (u64,
 ///            low `packed_bytes` bytes used); row i is the value of the first run whose end is
 ///            past run_offset + i.
-/// and what it writes: len values of the last op's `out_bytes` (or `packed_bytes`), row 0 first.
+/// and what it writes: len values of the last op's `out_bytes` (or `packed_bytes`), row 0 first;
+/// values travel as 64 bits, so only `widen_decimal`, the last op, writes 16 or 32 bytes.
 ///
 /// @note Untested on GPU hardware so far: the CPU tests run this code through the host executor
 /// only; the kernel is checked against it by onecopy-tests-gpu on a CUDA machine.
@@ -46,6 +47,7 @@ enum class FusedOpKind : uint8_t {
   frame_of_reference = 1,  ///< v + reference, wrapping in `out_bytes`
   zigzag = 2,              ///< (v >> 1) ^ -(v & 1), in `out_bytes`
   dict = 3,                ///< values[v]; v out of range sets the error flag and yields 0
+  widen_decimal = 4,       ///< sign-extends `in_bytes` to `out_bytes` (16 or 32: i128, i256)
 };
 
 /// Where the values come from.
@@ -129,13 +131,22 @@ struct FusedParams {
   }
 }
 
-/// Stores the low @p bytes bytes of @p v as element @p i of the array at @p base.
+/// Stores the low @p bytes bytes of @p v as element @p i of the array at @p base; 16 and 32
+/// bytes (decimals) store @p v sign-extended, little endian.
 OC_HOST_DEVICE inline void fused_store(void* base, uint64_t i, unsigned bytes, uint64_t v) noexcept {
   switch (bytes) {
     case 1: static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v); break;
     case 2: static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(v); break;
     case 4: static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(v); break;
-    default: static_cast<uint64_t*>(base)[i] = v; break;
+    case 8: static_cast<uint64_t*>(base)[i] = v; break;
+    default: {
+      const unsigned words = bytes / 8;
+      uint64_t* w = static_cast<uint64_t*>(base) + i * words;
+      w[0] = v;
+      const uint64_t sign = (v >> 63) != 0 ? ~uint64_t{0} : 0;
+      for (unsigned k = 1; k < words; ++k) w[k] = sign;
+      break;
+    }
   }
 }
 
@@ -180,6 +191,9 @@ template <class T>
         }
         break;
       }
+      case FusedOpKind::widen_decimal:
+        v = fused_sign_extend(v, op.in_bytes);
+        break;
     }
   }
   return v;

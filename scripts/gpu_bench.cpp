@@ -339,7 +339,7 @@ Result<void> run_plan_only(const Options& o) {
     OC_ASSIGN_OR_RETURN(auto got, kernels::run_plan_on_host(fp.plans[i]));
     format::DecodeContext ctx;
     OC_ASSIGN_OR_RETURN(auto want, ctx.decode(fp.fused[i].tree, fp.fused[i].dtype, fp.fused[i].rows));
-    const size_t w = format::ptype_width(want->dtype->storage().ptype);
+    const size_t w = format::fixed_width_of(*want->dtype);
     OC_EXPECT(got.size() == want->length * w &&
                   std::memcmp(got.data(), want->buffers[0].data() + want->offset * w, got.size()) == 0,
               corrupt, "host run of the plan for {} differs from the CPU decoder", fp.fused[i].column);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "format/proto/bitpacked.pb.h"
+#include "format/proto/decimal_byte_parts.pb.h"
 #include "format/proto/dict.pb.h"
 #include "format/proto/runend.pb.h"
 #include "format/proto/scalar.pb.h"
@@ -115,6 +116,21 @@ inline DTypePtr date_dtype() {
   t->ext_metadata.push_back(static_cast<uint8_t>(format::TimeUnit::days));
   t->children.push_back(DType::make_primitive(PType::i32, false));
   return t;
+}
+
+/// A non-nullable decimal type.
+inline DTypePtr decimal_dtype(uint8_t precision, int8_t scale) {
+  auto t = std::make_shared<DType>();
+  t->kind = format::TypeKind::decimal;
+  t->precision = precision;
+  t->scale = scale;
+  return t;
+}
+
+inline std::string decimal_parts_meta(PType msp) {
+  pb::DecimalBytePartsMetadata m;
+  m.set_zeroth_child_ptype(static_cast<int32_t>(msp));
+  return m.SerializeAsString();
 }
 
 inline ArrayView constant_node(const pb::ScalarValue& s) {
@@ -243,6 +259,17 @@ inline void add_chain_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19
                       {node("fastlanes.for", for_meta_signed(8000), {},
                             {bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 15, rng), 15, 0, false, rng)})}),
                  date_dtype(), len});
+  // decimals: i128 from for(bitpacked i64) with negative values, i256 from a primitive i32.
+  out.push_back({"decimal(15,2) > for i64 > bitpacked w30" + suffix,
+                 node("vortex.decimal_byte_parts", decimal_parts_meta(PType::i64), {},
+                      {node("fastlanes.for", for_meta_signed(-(int64_t{1} << 29)), {},
+                            {bitpacked_with_patches<int64_t>(fitting_values<int64_t>(len, 30, rng), 30, 3, true, rng)})}),
+                 decimal_dtype(15, 2), len});
+  std::vector<int32_t> parts(len);
+  for (auto& v : parts) v = static_cast<int32_t>(rng());
+  out.push_back({"decimal(50,0) > primitive i32" + suffix,
+                 node("vortex.decimal_byte_parts", decimal_parts_meta(PType::i32), {}, {primitive_node<int32_t>(parts)}),
+                 decimal_dtype(50, 0), len});
   // a plain primitive source with no ops.
   std::vector<int16_t> shorts(len);
   for (auto& s : shorts) s = static_cast<int16_t>(rng());
@@ -268,7 +295,7 @@ inline std::vector<FusedCase> fused_cases(const std::vector<uint64_t>& lengths, 
 
 /// The logical rows of a decoded fixed-width column, as bytes.
 inline std::vector<uint8_t> column_bytes(const format::Column& c) {
-  const size_t w = format::ptype_width(c.dtype->storage().ptype);
+  const size_t w = format::fixed_width_of(*c.dtype);
   const uint8_t* base = c.buffers[0].data() + c.offset * w;
   return std::vector<uint8_t>(base, base + c.length * w);
 }

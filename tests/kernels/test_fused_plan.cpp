@@ -19,7 +19,7 @@ TEST_CASE("a fused plan run on the host equals the CPU decoder at every width, o
     format::DecodeContext ctx;
     auto plan = build_fused_plan(c.node, c.dtype, c.len, ctx);
     if (!plan.ok()) FAIL(plan.error().to_string());
-    CHECK(plan->output_bytes() == c.len * format::ptype_width(c.dtype->storage().ptype));
+    CHECK(plan->output_bytes() == c.len * format::fixed_width_of(*c.dtype));
     auto expected = decode(c.node, c.dtype, c.len);
     REQUIRE(expected.ok());
     auto got = run_plan_on_host(*plan);
