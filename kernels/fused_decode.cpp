@@ -53,6 +53,8 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
       {plan.patch_values.data(), plan.patch_values.size() * sizeof(uint64_t)},
       {plan.run_ends.data(), plan.run_ends.size() * sizeof(uint64_t)},
       {plan.run_values.data(), plan.run_values.size() * sizeof(uint64_t)},
+      {plan.out_patch_rows.data(), plan.out_patch_rows.size() * sizeof(uint64_t)},
+      {plan.out_patch_values.data(), plan.out_patch_values.size() * sizeof(uint64_t)},
   };
   for (const auto& d : plan.dict_values) parts.push_back({d.data(), d.size()});
   size_t arena = 0;
@@ -80,7 +82,9 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
   p.patch_values = reinterpret_cast<const uint64_t*>(base + parts[2].offset);
   p.run_ends = reinterpret_cast<const uint64_t*>(base + parts[3].offset);
   p.run_values = reinterpret_cast<const uint64_t*>(base + parts[4].offset);
-  size_t dict = 5;
+  p.out_patch_rows = reinterpret_cast<const uint64_t*>(base + parts[5].offset);
+  p.out_patch_values = reinterpret_cast<const uint64_t*>(base + parts[6].offset);
+  size_t dict = 7;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = base + parts[dict++].offset;
   }

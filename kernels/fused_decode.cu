@@ -4,7 +4,8 @@
 //      threads read neighbouring words of one row (coalesced) and write the tile in shared memory;
 //   2. patch: the tile's patches (found by binary search in the sorted positions) overwrite it;
 //   3. ops + store: thread k takes tile[k] through the scalar ops in registers and stores it to
-//      row tile x 1024 + k - offset, so a warp's stores are contiguous.
+//      row tile x 1024 + k - offset, so a warp's stores are contiguous;
+//   4. output patches (ALP's) overwrite the tile's rows they name, after a barrier.
 // The bit width is a run-time value: 4 instantiations (one per word type) instead of 124, at the
 // price of run-time shifts; per-width specialisation is the first tuning step to measure.
 // Untested on GPU hardware so far.
@@ -54,6 +55,18 @@ __global__ void __launch_bounds__(kThreadsPerBlock) fused_decode_kernel(const Fu
       const uint64_t position = first + k;
       if (position < p.offset || position - p.offset >= p.len) continue;
       fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, tile[k], error));
+    }
+    if (p.out_patch_count > 0) {  // output-domain patches overwrite this tile's stored rows
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        const uint64_t row_begin = first > p.offset ? first - p.offset : 0;
+        patch_range[0] = fused_lower_bound(p.out_patch_rows, p.out_patch_count, row_begin);
+        patch_range[1] = fused_lower_bound(p.out_patch_rows, p.out_patch_count, first + kFastLanesBlock - p.offset);
+      }
+      __syncthreads();
+      for (uint64_t i = patch_range[0] + threadIdx.x; i < patch_range[1]; i += blockDim.x) {
+        fused_store(p.out, p.out_patch_rows[i], out_bytes, p.out_patch_values[i]);
+      }
     }
     __syncthreads();  // the next tile overwrites `tile` and `patch_range`
   }

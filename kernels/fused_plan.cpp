@@ -12,6 +12,7 @@
 #include "format/encodings/dict.hpp"
 #include "format/encodings/runend.hpp"
 #include "format/patches.hpp"
+#include "format/proto/alp.pb.h"
 #include "format/proto/bitpacked.pb.h"
 #include "format/proto/decimal_byte_parts.pb.h"
 #include "format/proto/sequence.pb.h"
@@ -243,15 +244,58 @@ Result<void> walk_decimal_byte_parts(Walk& w, const ArrayView& node, const DType
   return walk(w, node.children[0], DType::make_primitive(p, t->nullable), len);
 }
 
+template <class Float>
+uint64_t float_bits(Float f) {
+  std::conditional_t<sizeof(Float) == 4, uint32_t, uint64_t> bits;
+  std::memcpy(&bits, &f, sizeof(Float));
+  return bits;
+}
+
+Result<void> walk_alp(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::ALPMetadata>(node.metadata, "vortex.alp"));
+  OC_EXPECT(t->kind == TypeKind::primitive && (t->ptype == PType::f32 || t->ptype == PType::f64), corrupt,
+            "vortex.alp for {}", t->to_string());
+  const bool f32 = t->ptype == PType::f32;
+  const uint32_t e = meta.exp_e(), f = meta.exp_f();
+  const uint32_t max = f32 ? format::alp::kMaxExponent<float> : format::alp::kMaxExponent<double>;
+  OC_EXPECT(e <= max && f <= max, corrupt, "ALP exponents e={} f={} exceed {} for {}", e, f, max, t->to_string());
+  const size_t patch_children = meta.has_patches() ? 2 : 0;
+  OC_TRY(format::expect_shape(node, 0, 1 + patch_children, 1 + patch_children + 1));
+  OC_EXPECT(w.plan.out_patch_rows.empty(), unsupported, "two patched ALP arrays in one chain");
+  FusedOp op;
+  op.kind = FusedOpKind::alp;
+  op.in_bytes = op.out_bytes = f32 ? 4 : 8;
+  op.f10_bits = f32 ? float_bits(format::alp::Powers<float>::kF10[f]) : float_bits(format::alp::Powers<double>::kF10[f]);
+  op.if10_bits = f32 ? float_bits(format::alp::Powers<float>::kIF10[e]) : float_bits(format::alp::Powers<double>::kIF10[e]);
+  w.ops.push_back(op);
+  if (meta.has_patches()) {
+    size_t used = 0;
+    OC_ASSIGN_OR_RETURN(auto patches, w.ctx.without_window([&] {
+      return format::decode_patches(node, 1, meta.patches(), t, len, w.ctx, used);
+    }));
+    OC_EXPECT(node.children.size() == 1 + used, corrupt, "vortex.alp has {} children, expected {}",
+              node.children.size(), 1 + used);
+    OC_EXPECT(patches.values->validity.empty(), unsupported, "null patch values are not fused on the GPU yet");
+    const uint8_t* base = patches.values->buffers[0].data() + patches.values->offset * op.out_bytes;
+    for (size_t i = 0; i < patches.positions.size(); ++i) {
+      w.plan.out_patch_rows.push_back(patches.positions[i]);
+      w.plan.out_patch_values.push_back(fused_load(base, i, op.out_bytes));
+    }
+  }
+  return walk(w, node.children[0], DType::make_primitive(f32 ? PType::i32 : PType::i64, t->nullable), len);
+}
+
 Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
   w.encodings.push_back(node.encoding);
   const bool is_op = node.encoding == "vortex.dict" || node.encoding == "fastlanes.for" ||
-                     node.encoding == "vortex.zigzag" || node.encoding == "vortex.decimal_byte_parts";
+                     node.encoding == "vortex.zigzag" || node.encoding == "vortex.decimal_byte_parts" ||
+                     node.encoding == "vortex.alp";
   OC_EXPECT(!is_op || w.ops.size() < kMaxFusedOps, unsupported,
             "more than {} fused ops in one chain", kMaxFusedOps);
   if (node.encoding == "vortex.dict") return walk_dict(w, node, t, len);
   if (node.encoding == "fastlanes.for") return walk_for(w, node, t, len);
   if (node.encoding == "vortex.zigzag") return walk_zigzag(w, node, t, len);
+  if (node.encoding == "vortex.alp") return walk_alp(w, node, t, len);
   if (node.encoding == "vortex.decimal_byte_parts") return walk_decimal_byte_parts(w, node, t, len);
   if (node.encoding == "fastlanes.bitpacked") return walk_bitpacked(w, node, t, len);
   if (node.encoding == "vortex.primitive") return walk_primitive(w, node, t, len);
@@ -270,7 +314,8 @@ Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t le
 
 uint64_t FusedPlan::input_bytes() const noexcept {
   uint64_t bytes = packed.size() + (patch_positions.size() + patch_values.size() + run_ends.size() +
-                                    run_values.size()) * sizeof(uint64_t);
+                                    run_values.size() + out_patch_rows.size() + out_patch_values.size()) *
+                                       sizeof(uint64_t);
   for (const auto& d : dict_values) bytes += d.size();
   return bytes;
 }
@@ -289,6 +334,7 @@ Result<FusedPlan> build_fused_plan(const ArrayView& node, const DTypePtr& dtype,
   plan.dict_values = std::move(w.dict_values);
   plan.params.patch_count = plan.patch_positions.size();
   plan.params.run_count = plan.run_ends.size();
+  plan.params.out_patch_count = plan.out_patch_rows.size();
   for (size_t i = 0; i < w.encodings.size(); ++i) {
     plan.description += (i == 0 ? "" : " > ") + w.encodings[i];
   }
@@ -302,6 +348,8 @@ FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error) {
   p.patch_values = plan.patch_values.data();
   p.run_ends = plan.run_ends.data();
   p.run_values = plan.run_values.data();
+  p.out_patch_rows = plan.out_patch_rows.data();
+  p.out_patch_values = plan.out_patch_values.data();
   size_t dict = 0;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = plan.dict_values[dict++].data();
@@ -339,6 +387,12 @@ void run_tile(const FusedParams& p, uint64_t tile, T* values, uint32_t& error) {
     const uint64_t position = first + k;
     if (position < p.offset || position - p.offset >= p.len) continue;
     fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], error));
+  }
+  if (p.out_patch_count > 0) {
+    const uint64_t row_begin = first > p.offset ? first - p.offset : 0;
+    const uint64_t begin = fused_lower_bound(p.out_patch_rows, p.out_patch_count, row_begin);
+    const uint64_t end = fused_lower_bound(p.out_patch_rows, p.out_patch_count, first + kFastLanesBlock - p.offset);
+    for (uint64_t i = begin; i < end; ++i) fused_store(p.out, p.out_patch_rows[i], out_bytes, p.out_patch_values[i]);
   }
 }
 

@@ -9,6 +9,9 @@
 ///     vortex.dict(codes, values)   values: any fixed-width primitive array, decoded on the host
 ///                                  (a dictionary is small) and uploaded once
 ///     fastlanes.for(child)         the reference becomes a scalar op
+///     vortex.alp(encoded)          a scalar op, bit-exact (same multiplication order as the CPU);
+///                                  its patches overwrite the decoded floats
+///     vortex.decimal_byte_parts    sign-extension of the most significant part to i128 or i256
 ///     vortex.zigzag(child)         a scalar op
 ///     vortex.ext(storage)          passes through to its storage
 ///     fastlanes.bitpacked          the source; its patches are decoded on the host (a few)
@@ -45,6 +48,8 @@ struct FusedPlan {
   std::vector<uint64_t> patch_positions;  ///< packed positions (row + offset), ascending
   std::vector<uint64_t> patch_values;     ///< the patched values' bits
   std::vector<format::Buffer> dict_values;  ///< one per dict op, in op order (innermost first)
+  std::vector<uint64_t> out_patch_rows;    ///< ALP: rows whose decoded value is replaced
+  std::vector<uint64_t> out_patch_values;  ///< ALP: the replacing values' bits
   std::vector<uint64_t> run_ends;    ///< runend: physical run ends, ascending
   std::vector<uint64_t> run_values;  ///< runend: each run's value bits
 

@@ -20,6 +20,8 @@
 ///   patches: `patch_count` ascending packed positions (u64, row + offset) and as many values
 ///            (u64, low `packed_bytes` bytes used), replacing the unpacked values there.
 ///   dict:    `values_len` values of `out_bytes` each, indexed by the op's input (the code).
+///   out patches: `out_patch_count` ascending rows and as many values (u64 output bits), written
+///            over the decoded output (ALP's exceptions, which live in the float domain).
 ///   runend:  `run_count` ascending physical run ends (u64, exclusive) and as many values (u64,
 ///            low `packed_bytes` bytes used); row i is the value of the first run whose end is
 ///            past run_offset + i.
@@ -31,7 +33,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
+#include "format/encodings/alp.hpp"
 #include "format/encodings/bitpacked.hpp"
 
 #if defined(__CUDACC__)
@@ -48,6 +53,7 @@ enum class FusedOpKind : uint8_t {
   zigzag = 2,              ///< (v >> 1) ^ -(v & 1), in `out_bytes`
   dict = 3,                ///< values[v]; v out of range sets the error flag and yields 0
   widen_decimal = 4,       ///< sign-extends `in_bytes` to `out_bytes` (16 or 32: i128, i256)
+  alp = 5,                 ///< (Float)(int)v x f10 x if10, left to right (format/encodings/alp.hpp)
 };
 
 /// Where the values come from.
@@ -68,6 +74,7 @@ struct FusedOp {
   uint64_t reference = 0;      ///< frame_of_reference: the reference's bits
   const void* values = nullptr;  ///< dict: `values_len` values of `out_bytes` each
   uint64_t values_len = 0;
+  uint64_t f10_bits = 0, if10_bits = 0;  ///< alp: 10^f and 10^-e as bits of the float type
 };
 
 /// Most scalar ops one fused decode applies (dict over zigzag over FoR, plus one to spare).
@@ -87,6 +94,9 @@ struct FusedParams {
   const uint64_t* patch_positions = nullptr;  ///< ascending packed positions
   const uint64_t* patch_values = nullptr;
   uint64_t patch_count = 0;
+  const uint64_t* out_patch_rows = nullptr;  ///< ascending rows whose output is replaced (ALP's)
+  const uint64_t* out_patch_values = nullptr;  ///< their output bits
+  uint64_t out_patch_count = 0;
   uint64_t sequence_base = 0, sequence_step = 0;  ///< sequence
   uint64_t constant_bits = 0;                     ///< constant
   const uint64_t* run_ends = nullptr;             ///< runend: ascending physical ends
@@ -169,6 +179,20 @@ template <class T>
                                    sizeof(T)));
 }
 
+/// @return the ALP decode of the integer in the low bits of @p v, as the float's bits.
+template <class Float, class Int>
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_alp(const FusedOp& op, uint64_t v) noexcept {
+  using Bits = std::conditional_t<sizeof(Float) == 4, uint32_t, uint64_t>;
+  const auto f10_bits = static_cast<Bits>(op.f10_bits), if10_bits = static_cast<Bits>(op.if10_bits);
+  Float f10, if10;
+  memcpy(&f10, &f10_bits, sizeof(Float));
+  memcpy(&if10, &if10_bits, sizeof(Float));
+  const Float decoded = format::alp::decode_value<Float>(static_cast<Int>(static_cast<Bits>(v)), f10, if10);
+  Bits out;
+  memcpy(&out, &decoded, sizeof(Float));
+  return out;
+}
+
 /// Applies the ops of @p p to @p v, innermost first; ORs kFusedError* bits into @p error.
 [[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v,
                                                              uint32_t& error) noexcept {
@@ -193,6 +217,9 @@ template <class T>
       }
       case FusedOpKind::widen_decimal:
         v = fused_sign_extend(v, op.in_bytes);
+        break;
+      case FusedOpKind::alp:
+        v = op.out_bytes == 4 ? fused_alp<float, int32_t>(op, v) : fused_alp<double, int64_t>(op, v);
         break;
     }
   }

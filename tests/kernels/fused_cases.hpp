@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "format/proto/alp.pb.h"
 #include "format/proto/bitpacked.pb.h"
 #include "format/proto/decimal_byte_parts.pb.h"
 #include "format/proto/dict.pb.h"
@@ -116,6 +117,41 @@ inline DTypePtr date_dtype() {
   t->ext_metadata.push_back(static_cast<uint8_t>(format::TimeUnit::days));
   t->children.push_back(DType::make_primitive(PType::i32, false));
   return t;
+}
+
+/// A vortex.alp node over @p encoded; with @p patch_rows, those rows become NaN, -0.0, inf, -inf
+/// and a denormal in turn (the exceptions a writer stores as patches).
+inline ArrayView alp_node(ArrayView encoded, uint32_t e, uint32_t f, bool f32, const std::vector<uint64_t>& patch_rows) {
+  pb::ALPMetadata m;
+  m.set_exp_e(e);
+  m.set_exp_f(f);
+  std::vector<ArrayView> children = {std::move(encoded)};
+  if (!patch_rows.empty()) {
+    m.mutable_patches()->set_len(patch_rows.size());
+    m.mutable_patches()->set_indices_ptype(static_cast<uint32_t>(PType::u64));
+    const double specials[] = {std::numeric_limits<double>::quiet_NaN(), -0.0, std::numeric_limits<double>::infinity(),
+                               -std::numeric_limits<double>::infinity(), 4.9e-324};
+    children.push_back(primitive_node<uint64_t>(patch_rows));
+    if (f32) {
+      std::vector<float> v(patch_rows.size());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = i % 5 == 4 ? 1e-45f : static_cast<float>(specials[i % 5]);
+      children.push_back(primitive_node<float>(v));
+    } else {
+      std::vector<double> v(patch_rows.size());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = specials[i % 5];
+      children.push_back(primitive_node<double>(v));
+    }
+  }
+  return node("vortex.alp", m.SerializeAsString(), {}, std::move(children));
+}
+
+/// Rows on tile edges (0, 1023, 1024, ...) and the last row.
+inline std::vector<uint64_t> edge_rows(uint64_t len) {
+  std::vector<uint64_t> rows;
+  for (uint64_t r = 0; r < len; ++r) {
+    if (r % 1024 == 0 || r % 1024 == 1023 || r + 1 == len) rows.push_back(r);
+  }
+  return rows;
 }
 
 /// A non-nullable decimal type.
@@ -259,6 +295,20 @@ inline void add_chain_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19
                       {node("fastlanes.for", for_meta_signed(8000), {},
                             {bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 15, rng), 15, 0, false, rng)})}),
                  date_dtype(), len});
+  // ALP, bit-exact: f64 over for(bitpacked) with patched specials, f32 over i32 with large e.
+  out.push_back({"alp f64 e14 f2 > for i64 > bitpacked w25, patched" + suffix,
+                 alp_node(node("fastlanes.for", for_meta_signed(-12'345'678), {},
+                               {bitpacked_with_patches<int64_t>(fitting_values<int64_t>(len, 25, rng), 25, 0, false, rng)}),
+                          14, 2, false, edge_rows(len)),
+                 DType::make_primitive(PType::f64, false), len});
+  std::vector<int32_t> alp_ints(len);
+  for (auto& v : alp_ints) v = static_cast<int32_t>(rng());
+  out.push_back({"alp f32 e10 f3 > primitive i32, patched" + suffix,
+                 alp_node(primitive_node<int32_t>(alp_ints), 10, 3, true, edge_rows(len)),
+                 DType::make_primitive(PType::f32, false), len});
+  out.push_back({"alp f64 e0 f18 > primitive i64" + suffix,
+                 alp_node(primitive_node<int64_t>(std::vector<int64_t>(len, -7)), 0, 18, false, {}),
+                 DType::make_primitive(PType::f64, false), len});
   // decimals: i128 from for(bitpacked i64) with negative values, i256 from a primitive i32.
   out.push_back({"decimal(15,2) > for i64 > bitpacked w30" + suffix,
                  node("vortex.decimal_byte_parts", decimal_parts_meta(PType::i64), {},
