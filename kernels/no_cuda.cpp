@@ -4,6 +4,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/device_memory.hpp"
+#include "kernels/filter.hpp"
 #include "kernels/frame_of_reference.hpp"
 #include "kernels/fused_decode.hpp"
 
@@ -54,6 +55,11 @@ Result<DeviceColumn> decode_on_device(const FusedPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 Result<format::Buffer> decode_on_device_to_host(const FusedPlan&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<FilteredColumn> filter_on_device(const Predicate&, const void*, uint64_t, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
