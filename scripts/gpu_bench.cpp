@@ -34,6 +34,7 @@
 #include "format/reader.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/device.hpp"
+#include "kernels/filter.hpp"
 #include "kernels/fused_decode.cuh"
 #include "kernels/fused_decode.hpp"
 
@@ -220,6 +221,19 @@ Result<void> run_kernel_table(uint64_t len, const Ceilings& ceil, kernels::Strea
     std::printf("%-40s %12.1f %9.0f%% %10.1f\n", kc.name.c_str(), gbps(out, t),
                 100 * gbps(out, t) / ceil.d2d_copied_gbps, gbps(in + out, t));
   }
+  // The filter over decoded i32 values (half selected): output = the column read, per second.
+  format::DecodeContext ctx;
+  ArrayView prim = make_node("vortex.primitive", {}, {random_bytes(len * 4, rng)}, {});
+  OC_ASSIGN_OR_RETURN(auto plan, kernels::build_fused_plan(prim, DType::make_primitive(PType::i32, false), len, ctx));
+  OC_ASSIGN_OR_RETURN(auto col, kernels::decode_on_device(plan, stream));
+  const kernels::Predicate p{kernels::CompareOp::lt, kernels::ValueKind::signed_int, 4, 0};
+  OC_ASSIGN_OR_RETURN(double t, median_seconds(stream.handle(), kRepeats, [&]() -> Result<void> {
+    OC_ASSIGN_OR_RETURN(auto f, kernels::filter_on_device(p, col.values.data(), len, stream));
+    return {};  // f's buffers are freed in stream order
+  }));
+  OC_TRY(col.finish(stream));
+  std::printf("%-40s %12.1f %9.0f%% %10s\n", "filter i32 < 0 + CUB compaction (input)", gbps(len * 4.0, t),
+              100 * gbps(len * 4.0, t) / ceil.d2d_copied_gbps, "-");
   return {};
 }
 
