@@ -27,6 +27,8 @@ class Stream {
  public:
   /// @return a new stream; `Errc::cuda` when no device exists or creation fails.
   [[nodiscard]] static Result<Stream> create();
+  /// @return a stream object owning nothing (a placeholder to move a real one into).
+  [[nodiscard]] static Stream null() noexcept { return Stream(nullptr); }
   Stream(Stream&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
   Stream& operator=(Stream&& other) noexcept;
   Stream(const Stream&) = delete;

@@ -7,8 +7,10 @@
 #include <cuda_runtime.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
+#include "config/defaults.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/fused_decode.cuh"
 
@@ -41,7 +43,13 @@ Result<void> DeviceColumn::finish(Stream& stream) {
   return {};
 }
 
-Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
+namespace {
+
+// Stages @p plan's inputs in pinned memory (@p shared when it is large enough, else a buffer
+// the column owns), queues one H2D copy and the launch on @p stream, and records @p copied (if
+// any) right after the copy: the event that gates the next reuse of @p shared.
+Result<DeviceColumn> stage_and_launch(const FusedPlan& plan, Stream& stream, PinnedBuffer* shared,
+                                      cudaEvent_t copied) {
   DeviceColumn col;
   col.rows = plan.params.len;
   col.value_bytes = plan.params.out_bytes();
@@ -65,15 +73,22 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
   const size_t error_offset = arena;
   arena += aligned(sizeof(uint32_t));
 
-  OC_ASSIGN_OR_RETURN(col.staging, PinnedBuffer::allocate(arena));
-  for (const auto& part : parts) {
-    if (part.bytes > 0) std::memcpy(col.staging.data() + part.offset, part.host, part.bytes);
+  uint8_t* staging = nullptr;
+  if (shared != nullptr && shared->size() >= arena) {
+    staging = shared->data();
+  } else {
+    OC_ASSIGN_OR_RETURN(col.staging, PinnedBuffer::allocate(arena));
+    staging = col.staging.data();
   }
-  std::memset(col.staging.data() + error_offset, 0, sizeof(uint32_t));
+  for (const auto& part : parts) {
+    if (part.bytes > 0) std::memcpy(staging + part.offset, part.host, part.bytes);
+  }
+  std::memset(staging + error_offset, 0, sizeof(uint32_t));
   OC_ASSIGN_OR_RETURN(col.inputs, DeviceBuffer::allocate(arena, stream));
   OC_ASSIGN_OR_RETURN(col.values, DeviceBuffer::allocate(plan.output_bytes(), stream));
-  OC_TRY(cuda_check(cudaMemcpyAsync(col.inputs.data(), col.staging.data(), arena,
-                                    cudaMemcpyHostToDevice, stream.handle()), "copy inputs to device"));
+  OC_TRY(cuda_check(cudaMemcpyAsync(col.inputs.data(), staging, arena, cudaMemcpyHostToDevice, stream.handle()),
+                    "copy inputs to device"));
+  if (copied != nullptr) OC_TRY(cuda_check(cudaEventRecord(copied, stream.handle()), "cudaEventRecord"));
 
   uint8_t* base = col.inputs.as<uint8_t>();
   FusedParams p = plan.params;
@@ -94,10 +109,65 @@ Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
   col.params = p;
   auto launched = cuda_check(detail::launch_fused_decode(p, stream.handle()), "fused_decode_kernel");
   if (!launched.ok()) {
-    (void)stream.synchronize();  // the queued copy still reads `staging`, freed on return
+    (void)stream.synchronize();  // the queued copy still reads the staging memory
     return launched.error();
   }
   return col;
+}
+
+}  // namespace
+
+Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream) {
+  return stage_and_launch(plan, stream, nullptr, nullptr);
+}
+
+DecodeSession::Options DecodeSession::Options::defaults() {
+  return {oc::defaults().gpu_streams, oc::defaults().gpu_staging_bytes};
+}
+
+Result<DecodeSession> DecodeSession::create(const Options& options) {
+  OC_EXPECT(options.streams > 0, invalid, "a decode session needs at least one stream");
+  DecodeSession session;
+  for (uint32_t i = 0; i < options.streams; ++i) {
+    Slot slot;
+    OC_ASSIGN_OR_RETURN(slot.stream, Stream::create());
+    OC_ASSIGN_OR_RETURN(slot.staging, PinnedBuffer::allocate(options.staging_bytes));
+    cudaEvent_t e = nullptr;
+    OC_TRY(cuda_check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate"));
+    slot.copied = e;
+    session.slots_.push_back(std::move(slot));
+  }
+  return session;
+}
+
+DecodeSession::Slot::Slot(Slot&& other) noexcept
+    : stream(std::move(other.stream)), staging(std::move(other.staging)), copied(std::exchange(other.copied, nullptr)) {}
+
+DecodeSession::Slot::~Slot() {
+  if (copied != nullptr) (void)cudaEventDestroy(copied);
+}
+
+Result<DeviceColumn> DecodeSession::decode(const FusedPlan& plan) {
+  Slot& slot = slots_[next_];
+  next_ = (next_ + 1) % slots_.size();
+  // The slot's staging buffer is free once its last copy ran; an event never recorded is complete.
+  OC_TRY(cuda_check(cudaEventSynchronize(slot.copied), "wait for the staging buffer"));
+  OC_ASSIGN_OR_RETURN(DeviceColumn col, stage_and_launch(plan, slot.stream, &slot.staging, slot.copied));
+  col.queued_on = slot.stream.handle();
+  return col;
+}
+
+Result<void> DecodeSession::finish(DeviceColumn& column) {
+  for (auto& slot : slots_) {
+    if (slot.stream.handle() == column.queued_on) return column.finish(slot.stream);
+  }
+  OC_EXPECT(column.rows == 0, invalid, "the column was not decoded by this session");
+  return {};
+}
+
+Result<void> DecodeSession::synchronize() {
+  for (auto& slot : slots_) OC_TRY(slot.stream.synchronize());
+  return {};
 }
 
 Result<format::Buffer> decode_on_device_to_host(const FusedPlan& plan) {

@@ -2,6 +2,7 @@
 // Builds without nvcc: the same interface, reporting that no device can exist.
 #include <utility>
 
+#include "config/defaults.hpp"
 #include "kernels/device.hpp"
 #include "kernels/device_memory.hpp"
 #include "kernels/filter.hpp"
@@ -57,6 +58,20 @@ Result<DeviceColumn> decode_on_device(const FusedPlan&, Stream&) {
 Result<format::Buffer> decode_on_device_to_host(const FusedPlan&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
+
+DecodeSession::Options DecodeSession::Options::defaults() {
+  return {oc::defaults().gpu_streams, oc::defaults().gpu_staging_bytes};
+}
+Result<DecodeSession> DecodeSession::create(const Options&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+DecodeSession::Slot::Slot(Slot&&) noexcept {}
+DecodeSession::Slot::~Slot() = default;
+Result<DeviceColumn> DecodeSession::decode(const FusedPlan&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<void> DecodeSession::finish(DeviceColumn&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DecodeSession::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 
 Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<FilteredColumn> filter_on_device(const Predicate&, const void*, uint64_t, Stream&) {

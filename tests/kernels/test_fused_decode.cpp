@@ -3,6 +3,8 @@
 // exit 77 without a CUDA device).
 #include <catch2/catch.hpp>
 
+#include <cuda_runtime.h>
+
 #include "kernels/fused_decode.hpp"
 #include "tests/kernels/fused_cases.hpp"
 
@@ -54,5 +56,37 @@ TEST_CASE("the fused kernel reports a dict code out of range as corrupt", "[kern
     auto plan = kernels::build_fused_plan(n, i64, 3, ctx);
     REQUIRE(plan.ok());
     CHECK(kernels::decode_on_device_to_host(*plan).error().code() == Errc::corrupt);
+  }
+}
+
+TEST_CASE("a decode session keeps many decodes in flight over its streams and staging buffers",
+          "[kernels][gpu][fused]") {
+  // 1 MiB of staging per stream: the 3M-row cases pin their own, the small ones reuse the slots.
+  auto session = kernels::DecodeSession::create({3, 1 << 20});
+  REQUIRE(session.ok());
+  const auto cases = fused_cases({1025, 5000, 3'000'001}, /*every_width=*/false);
+  std::vector<kernels::FusedPlan> plans;
+  std::vector<kernels::DeviceColumn> columns;
+  for (const auto& c : cases) {
+    format::DecodeContext ctx;
+    auto plan = kernels::build_fused_plan(c.node, c.dtype, c.len, ctx);
+    REQUIRE(plan.ok());
+    plans.push_back(std::move(*plan));
+  }
+  for (const auto& plan : plans) {
+    auto col = session->decode(plan);
+    REQUIRE(col.ok());
+    columns.push_back(std::move(*col));
+  }
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].name);
+    REQUIRE(session->finish(columns[i]).ok());
+    std::vector<uint8_t> got(plans[i].output_bytes());
+    if (!got.empty()) {
+      REQUIRE(cudaMemcpy(got.data(), columns[i].values.data(), got.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    }
+    auto expected = decode(cases[i].node, cases[i].dtype, cases[i].len);
+    REQUIRE(expected.ok());
+    REQUIRE(got == column_bytes(**expected));
   }
 }
