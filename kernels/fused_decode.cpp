@@ -63,6 +63,7 @@ Result<DeviceColumn> stage_and_launch(const FusedPlan& plan, Stream& stream, Pin
       {plan.run_values.data(), plan.run_values.size() * sizeof(uint64_t)},
       {plan.out_patch_rows.data(), plan.out_patch_rows.size() * sizeof(uint64_t)},
       {plan.out_patch_values.data(), plan.out_patch_values.size() * sizeof(uint64_t)},
+      {plan.validity.data(), plan.validity.size()},
   };
   for (const auto& d : plan.dict_values) parts.push_back({d.data(), d.size()});
   size_t arena = 0;
@@ -99,7 +100,8 @@ Result<DeviceColumn> stage_and_launch(const FusedPlan& plan, Stream& stream, Pin
   p.run_values = reinterpret_cast<const uint64_t*>(base + parts[4].offset);
   p.out_patch_rows = reinterpret_cast<const uint64_t*>(base + parts[5].offset);
   p.out_patch_values = reinterpret_cast<const uint64_t*>(base + parts[6].offset);
-  size_t dict = 7;
+  p.validity = plan.validity.empty() ? nullptr : base + parts[7].offset;
+  size_t dict = 8;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = base + parts[dict++].offset;
   }
@@ -107,6 +109,12 @@ Result<DeviceColumn> stage_and_launch(const FusedPlan& plan, Stream& stream, Pin
   col.error = reinterpret_cast<uint32_t*>(base + error_offset);
   p.error = col.error;
   col.params = p;
+  if (!plan.validity.empty()) {  // the column keeps its bitmap after `inputs` is freed
+    OC_ASSIGN_OR_RETURN(col.validity, DeviceBuffer::allocate(plan.validity.size(), stream));
+    OC_TRY(cuda_check(cudaMemcpyAsync(col.validity.data(), p.validity, plan.validity.size(), cudaMemcpyDeviceToDevice,
+                                      stream.handle()), "copy the validity"));
+    col.null_count = plan.null_count;
+  }
   auto launched = cuda_check(detail::launch_fused_decode(p, stream.handle()), "fused_decode_kernel");
   if (!launched.ok()) {
     (void)stream.synchronize();  // the queued copy still reads the staging memory

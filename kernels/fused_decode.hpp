@@ -29,6 +29,8 @@ struct DeviceColumn {
   DeviceBuffer values;   ///< `rows` values of `value_bytes` each, row 0 first
   uint64_t rows = 0;
   unsigned value_bytes = 0;
+  DeviceBuffer validity;  ///< Arrow bitmap (bit i = row i); empty when every row is valid
+  int64_t null_count = 0;
   DeviceBuffer inputs;   ///< staged inputs and the error word; freed after the kernel, in stream order
   PinnedBuffer staging;  ///< host side of the input copy; must live until the copy completed
   uint32_t* error = nullptr;  ///< device address of the error word, inside `inputs`

@@ -39,15 +39,17 @@ struct Walk {
   DecodeContext& ctx;
 };
 
-// Fails unless the validity child at @p index of @p node (if any) is all valid.
-Result<void> expect_all_valid(const ArrayView& node, size_t index, const DTypePtr& t, uint64_t len,
-                              DecodeContext& ctx) {
+// Decodes the validity child at @p index of @p node (if any) into the plan, on the host: one
+// bit per row is small next to the values. Only the source carries validity in a chain.
+Result<void> take_validity(FusedPlan& plan, const ArrayView& node, size_t index, const DTypePtr& t, uint64_t len,
+                           DecodeContext& ctx) {
   if (node.children.size() <= index) return {};
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity,
                       format::decode_validity(node, index, t->storage().nullable, len, ctx, nulls));
-  OC_EXPECT(nulls == 0, unsupported, "{} with {} nulls: validity is not fused on the GPU yet",
-            node.encoding, nulls);
+  if (nulls == 0) return {};
+  plan.validity = std::move(validity);
+  plan.null_count = nulls;
   return {};
 }
 
@@ -156,7 +158,7 @@ Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, u
   OC_EXPECT(node.children.size() <= validity_child + 1, corrupt,
             "fastlanes.bitpacked has {} children, expected at most {}", node.children.size(),
             validity_child + 1);
-  return expect_all_valid(node, validity_child, t, len, w.ctx);
+  return take_validity(w.plan, node, validity_child, t, len, w.ctx);
 }
 
 Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
@@ -169,7 +171,7 @@ Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, u
   w.plan.params.source = FusedSource::primitive;
   w.plan.params.packed_bytes = static_cast<uint8_t>(width);
   w.plan.packed = node.buffers[0];
-  return expect_all_valid(node, 0, t, len, w.ctx);
+  return take_validity(w.plan, node, 0, t, len, w.ctx);
 }
 
 Result<void> walk_sequence(Walk& w, const ArrayView& node, const DTypePtr& t) {
@@ -313,7 +315,7 @@ Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t le
 }  // namespace
 
 uint64_t FusedPlan::input_bytes() const noexcept {
-  uint64_t bytes = packed.size() + (patch_positions.size() + patch_values.size() + run_ends.size() +
+  uint64_t bytes = packed.size() + validity.size() + (patch_positions.size() + patch_values.size() + run_ends.size() +
                                     run_values.size() + out_patch_rows.size() + out_patch_values.size()) *
                                        sizeof(uint64_t);
   for (const auto& d : dict_values) bytes += d.size();
@@ -350,6 +352,7 @@ FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error) {
   p.run_values = plan.run_values.data();
   p.out_patch_rows = plan.out_patch_rows.data();
   p.out_patch_values = plan.out_patch_values.data();
+  p.validity = plan.validity.empty() ? nullptr : plan.validity.data();
   size_t dict = 0;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = plan.dict_values[dict++].data();
@@ -386,7 +389,7 @@ void run_tile(const FusedParams& p, uint64_t tile, T* values, uint32_t& error) {
   for (unsigned k = 0; k < kFastLanesBlock; ++k) {
     const uint64_t position = first + k;
     if (position < p.offset || position - p.offset >= p.len) continue;
-    fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], error));
+    fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], fused_valid(p, position - p.offset), error));
   }
   if (p.out_patch_count > 0) {
     const uint64_t row_begin = first > p.offset ? first - p.offset : 0;

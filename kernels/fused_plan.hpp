@@ -21,7 +21,10 @@
 ///     vortex.runend(ends, values)  the source; ends and values are decoded on the host (one
 ///                                  entry per run) and each row binary-searches its run
 ///
-/// where every node's validity, if present, is all valid. Anything else is `Errc::unsupported`,
+/// where only the source (bitpacked or primitive) has nulls: its validity is decoded on the host
+/// into an Arrow bitmap that travels with the values (dict lookups skip null rows). Null
+/// dictionary values, null patches and null constants are not fused. Anything else is
+/// `Errc::unsupported`,
 /// and the caller decodes that array on the CPU. Building a plan reads metadata and the small
 /// children only; the packed buffer stays a reference to the segment. Output sizes come from the
 /// tree (rows x output width), so no device-to-host round trip is needed to size anything.
@@ -48,6 +51,8 @@ struct FusedPlan {
   std::vector<uint64_t> patch_positions;  ///< packed positions (row + offset), ascending
   std::vector<uint64_t> patch_values;     ///< the patched values' bits
   std::vector<format::Buffer> dict_values;  ///< one per dict op, in op order (innermost first)
+  format::Buffer validity;  ///< Arrow bitmap of the rows (bit i = row i); empty: all valid
+  int64_t null_count = 0;
   std::vector<uint64_t> out_patch_rows;    ///< ALP: rows whose decoded value is replaced
   std::vector<uint64_t> out_patch_values;  ///< ALP: the replacing values' bits
   std::vector<uint64_t> run_ends;    ///< runend: physical run ends, ascending

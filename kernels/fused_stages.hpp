@@ -20,6 +20,7 @@
 ///   patches: `patch_count` ascending packed positions (u64, row + offset) and as many values
 ///            (u64, low `packed_bytes` bytes used), replacing the unpacked values there.
 ///   dict:    `values_len` values of `out_bytes` each, indexed by the op's input (the code).
+///   validity: an Arrow bitmap (LSB first, bit i = row i), or none when every row is valid.
 ///   out patches: `out_patch_count` ascending rows and as many values (u64 output bits), written
 ///            over the decoded output (ALP's exceptions, which live in the float domain).
 ///   runend:  `run_count` ascending physical run ends (u64, exclusive) and as many values (u64,
@@ -105,6 +106,7 @@ struct FusedParams {
   uint64_t run_offset = 0;                        ///< runend: physical row of row 0
   uint32_t op_count = 0;
   FusedOp ops[kMaxFusedOps] = {};
+  const uint8_t* validity = nullptr;  ///< Arrow bitmap of the rows (bit i = row i); null: all valid
   void* out = nullptr;         ///< len values of `out_bytes()`
   uint32_t* error = nullptr;   ///< OR-ed with kFusedError* bits; may be null on the host
 
@@ -193,8 +195,14 @@ template <class Float, class Int>
   return out;
 }
 
-/// Applies the ops of @p p to @p v, innermost first; ORs kFusedError* bits into @p error.
-[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v,
+/// @return whether row @p row is valid (no validity bitmap: every row is).
+[[nodiscard]] OC_HOST_DEVICE inline bool fused_valid(const FusedParams& p, uint64_t row) noexcept {
+  return p.validity == nullptr || ((p.validity[row >> 3] >> (row & 7)) & 1) != 0;
+}
+
+/// Applies the ops of @p p to @p v, innermost first; ORs kFusedError* bits into @p error. A null
+/// row (@p valid false) skips dict lookups: its code is arbitrary, its value undefined (Arrow).
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v, bool valid,
                                                              uint32_t& error) noexcept {
   for (uint32_t k = 0; k < p.op_count; ++k) {
     const FusedOp& op = p.ops[k];
@@ -207,7 +215,9 @@ template <class Float, class Int>
         break;
       case FusedOpKind::dict: {
         const uint64_t code = op.codes_signed ? fused_sign_extend(v, op.in_bytes) : v;
-        if (code >= op.values_len) {  // a negative code wraps to a huge one
+        if (!valid) {
+          v = 0;
+        } else if (code >= op.values_len) {  // a negative code wraps to a huge one
           error |= kFusedErrorDictCode;
           v = 0;
         } else {

@@ -40,6 +40,13 @@ std::vector<T> fitting_values(uint64_t n, unsigned width, std::mt19937_64& rng) 
   return v;
 }
 
+/// Random validity with about one row in @p one_in null.
+inline std::vector<bool> random_validity(uint64_t len, unsigned one_in, std::mt19937_64& rng) {
+  std::vector<bool> v(len);
+  for (uint64_t i = 0; i < len; ++i) v[i] = rng() % one_in != 0;
+  return v;
+}
+
 /// A fastlanes.bitpacked node of @p values at @p width after @p offset rows; when @p patched,
 /// the rows whose packed position is the first or last of a tile, and the last row, are
 /// patched with full-width values (the value packed there is kept as the low bits).
@@ -320,6 +327,27 @@ inline void add_chain_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19
   out.push_back({"decimal(50,0) > primitive i32" + suffix,
                  node("vortex.decimal_byte_parts", decimal_parts_meta(PType::i32), {}, {primitive_node<int32_t>(parts)}),
                  decimal_dtype(50, 0), len});
+  // nulls: a bitpacked source with a validity child under FoR, and dict codes whose null rows
+  // hold codes far out of range (the lookup must skip them).
+  {
+    auto valid = random_validity(len, 3, rng);
+    ArrayView packed = bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 9, rng), 9, 0, false, rng);
+    packed.children.push_back(bool_node(valid));
+    out.push_back({"for i32? > bitpacked w9 with nulls" + suffix,
+                   node("fastlanes.for", for_meta_signed(-70), {}, {packed}), DType::make_primitive(PType::i32, true),
+                   len});
+    std::vector<uint16_t> codes(len);
+    for (uint64_t i = 0; i < len; ++i) codes[i] = valid[i] ? static_cast<uint16_t>(rng() % 300) : 0xffff;
+    ArrayView code_node = primitive_node<uint16_t>(codes);
+    code_node.children.push_back(bool_node(valid));
+    pb::DictMetadata m;
+    m.set_values_len(static_cast<uint32_t>(doubles.size()));
+    m.set_codes_ptype(static_cast<uint32_t>(PType::u16));
+    m.set_is_nullable_codes(true);
+    out.push_back({"dict f64? > primitive u16 codes with nulls" + suffix,
+                   node("vortex.dict", m.SerializeAsString(), {}, {code_node, primitive_node<double>(doubles)}),
+                   DType::make_primitive(PType::f64, true), len});
+  }
   // a plain primitive source with no ops.
   std::vector<int16_t> shorts(len);
   for (auto& s : shorts) s = static_cast<int16_t>(rng());
@@ -352,6 +380,22 @@ inline std::vector<uint8_t> column_bytes(const format::Column& c) {
 
 inline std::vector<uint8_t> buffer_bytes(const format::Buffer& b) {
   return std::vector<uint8_t>(b.data(), b.data() + b.size());
+}
+
+/// @return "" when @p got (the decoded values) and @p validity (a plan's bitmap, empty when all
+/// valid) equal column @p want on every row, values compared on valid rows only (a null row's
+/// value is undefined in Arrow); else the first difference.
+inline std::string compare_rows(const std::vector<uint8_t>& got, const format::Buffer& validity,
+                                const format::Column& want) {
+  const size_t w = format::fixed_width_of(*want.dtype);
+  if (got.size() != want.length * w) return "size " + std::to_string(got.size());
+  const uint8_t* base = want.buffers[0].data() + want.offset * w;
+  for (uint64_t i = 0; i < want.length; ++i) {
+    const bool valid = validity.empty() || ((validity.data()[i >> 3] >> (i & 7)) & 1);
+    if (valid != want.is_valid(i)) return "validity of row " + std::to_string(i);
+    if (valid && std::memcmp(got.data() + i * w, base + i * w, w) != 0) return "value of row " + std::to_string(i);
+  }
+  return "";
 }
 
 }  // namespace oc::test
