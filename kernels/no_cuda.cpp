@@ -4,6 +4,7 @@
 
 #include "config/defaults.hpp"
 #include "kernels/device.hpp"
+#include "kernels/device_export.hpp"
 #include "kernels/device_memory.hpp"
 #include "kernels/filter.hpp"
 #include "kernels/frame_of_reference.hpp"
@@ -72,6 +73,13 @@ Result<DeviceColumn> DecodeSession::decode(const FusedPlan&) {
 }
 Result<void> DecodeSession::finish(DeviceColumn&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<void> DecodeSession::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+
+Result<void> export_arrow_device(DeviceColumn&&, const format::DTypePtr&, Stream&, ArrowDeviceArray*) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 
 Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<FilteredColumn> filter_on_device(const Predicate&, const void*, uint64_t, Stream&) {
