@@ -9,6 +9,7 @@
 #include "kernels/filter.hpp"
 #include "kernels/frame_of_reference.hpp"
 #include "kernels/fused_decode.hpp"
+#include "kernels/string_dict.hpp"
 
 namespace oc::kernels {
 
@@ -78,6 +79,11 @@ Result<void> export_arrow_device(DeviceColumn&&, const format::DTypePtr&, Stream
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceStrings::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceStrings> decode_strings_on_device(const StringDictPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
