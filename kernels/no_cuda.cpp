@@ -9,6 +9,7 @@
 #include "kernels/filter.hpp"
 #include "kernels/frame_of_reference.hpp"
 #include "kernels/fused_decode.hpp"
+#include "kernels/fsst.hpp"
 #include "kernels/string_dict.hpp"
 
 namespace oc::kernels {
@@ -84,6 +85,11 @@ Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, 
 
 Result<void> DeviceStrings::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<DeviceStrings> decode_strings_on_device(const StringDictPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceFsst::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceFsst> decode_fsst_on_device(const FsstPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
