@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kThreadsPerBlock) fused_decode_kernel(const Fu
     for (unsigned k = threadIdx.x; k < kFastLanesBlock; k += blockDim.x) {
       const uint64_t position = first + k;
       if (position < p.offset || position - p.offset >= p.len) continue;
-      fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, tile[k], fused_valid(p, position - p.offset), error));
+      fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, tile[k], position - p.offset, error));
     }
     if (p.out_patch_count > 0) {  // output-domain patches overwrite this tile's stored rows
       __syncthreads();

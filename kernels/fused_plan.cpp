@@ -389,7 +389,7 @@ void run_tile(const FusedParams& p, uint64_t tile, T* values, uint32_t& error) {
   for (unsigned k = 0; k < kFastLanesBlock; ++k) {
     const uint64_t position = first + k;
     if (position < p.offset || position - p.offset >= p.len) continue;
-    fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], fused_valid(p, position - p.offset), error));
+    fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], position - p.offset, error));
   }
   if (p.out_patch_count > 0) {
     const uint64_t row_begin = first > p.offset ? first - p.offset : 0;

@@ -200,10 +200,22 @@ template <class Float, class Int>
   return p.validity == nullptr || ((p.validity[row >> 3] >> (row & 7)) & 1) != 0;
 }
 
-/// Applies the ops of @p p to @p v, innermost first; ORs kFusedError* bits into @p error. A null
-/// row (@p valid false) skips dict lookups: its code is arbitrary, its value undefined (Arrow).
-[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v, bool valid,
+/// @return the first index in the ascending @p positions[0, count) that is >= @p key.
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_lower_bound(const uint64_t* positions,
+                                                               uint64_t count, uint64_t key) noexcept;
+
+/// @return whether an output patch replaces row @p row (a rare path: binary search).
+[[nodiscard]] OC_HOST_DEVICE inline bool fused_out_patched(const FusedParams& p, uint64_t row) noexcept {
+  const uint64_t k = fused_lower_bound(p.out_patch_rows, p.out_patch_count, row);
+  return k < p.out_patch_count && p.out_patch_rows[k] == row;
+}
+
+/// Applies the ops of @p p to @p v, the value of row @p row, innermost first; ORs kFusedError*
+/// bits into @p error. A null row skips dict lookups (its code is arbitrary, its value undefined
+/// in Arrow), and so does a row an output patch replaces (ALP-RD's placeholder codes).
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v, uint64_t row,
                                                              uint32_t& error) noexcept {
+  const bool valid = fused_valid(p, row);
   for (uint32_t k = 0; k < p.op_count; ++k) {
     const FusedOp& op = p.ops[k];
     switch (op.kind) {
@@ -218,7 +230,7 @@ template <class Float, class Int>
         if (!valid) {
           v = 0;
         } else if (code >= op.values_len) {  // a negative code wraps to a huge one
-          error |= kFusedErrorDictCode;
+          if (!fused_out_patched(p, row)) error |= kFusedErrorDictCode;
           v = 0;
         } else {
           v = fused_load(op.values, code, op.out_bytes);

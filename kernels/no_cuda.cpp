@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "config/defaults.hpp"
+#include "kernels/alprd.hpp"
 #include "kernels/device.hpp"
 #include "kernels/device_export.hpp"
 #include "kernels/device_memory.hpp"
@@ -90,6 +91,11 @@ Result<DeviceStrings> decode_strings_on_device(const StringDictPlan&, Stream&) {
 
 Result<void> DeviceFsst::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<DeviceFsst> decode_fsst_on_device(const FsstPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceAlprd::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceAlprd> decode_alprd_on_device(const AlprdPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
