@@ -20,7 +20,8 @@
 #        decode of the file's fusable columns from pinned memory vs the H2D floor and vs
 #        onecopy's CPU decoders on 16 threads; pyarrow decoding the same columns from Parquet;
 #        the table is printed last.
-# Logs land in $OUT (the device tool's return folder) when it is set, else in .gpucheck/out/.
+# Every device step has a timeout (180 + 60 + 90 + 90 + 30 s: 7.5 min in the worst case;
+# about 3 expected). Logs land in $OUT (the device tool's return folder) when it is set, else in .gpucheck/out/.
 #
 # Environment: BUILD_DIR (default build-h200), TPCH_SF (default 1), ONECOPY_GPU_BUILD=1,
 # DRY_RUN_VORTEX (the lineitem file --dry-run plans; default build/bench-data/sf0.1/...).
@@ -113,7 +114,7 @@ device_run() {
   step "device"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/device.txt"
   step "GPU tests (onecopy-tests-gpu)"
-  "$BUNDLE/bin/onecopy-tests-gpu" --durations yes >"$out/tests-gpu.log" 2>&1
+  timeout 180 "$BUNDLE/bin/onecopy-tests-gpu" --durations yes >"$out/tests-gpu.log" 2>&1
   local tests_rc=$?
   tail -n 25 "$out/tests-gpu.log"
   step "TPC-H lineitem SF$TPCH_SF"
@@ -121,17 +122,17 @@ device_run() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
     "$BUNDLE"/wheels/*.whl || die "wheel install"
   if [ ! -f "$data/lineitem.parquet" ]; then
-    PATH="/tmp/site/bin:$PATH" PYTHONPATH=/tmp/site tpchgen-cli parquet -s "$TPCH_SF" --tables=lineitem \
+    PATH="/tmp/site/bin:$PATH" PYTHONPATH=/tmp/site timeout 60 tpchgen-cli parquet -s "$TPCH_SF" --tables=lineitem \
       --output-dir="$data" || die "tpchgen-cli"
   fi
-  [ -f "$data/lineitem.vortex" ] || PYTHONPATH=/tmp/site python3 "$ROOT/scripts/gpu_check_data.py" write \
+  [ -f "$data/lineitem.vortex" ] || PYTHONPATH=/tmp/site timeout 90 python3 "$ROOT/scripts/gpu_check_data.py" write \
     "$data/lineitem.parquet" "$data/lineitem.vortex" || die "vortex write"
   echo "data ready in $((SECONDS - t0)) s: $(du -h "$data"/lineitem.* | tr '\n' ' ')"
   step "bench"
-  "$BUNDLE/bin/onecopy-gpu-bench" --file "$data/lineitem.vortex" --cpu-threads "$(nproc)" >"$out/bench.txt" 2>&1
+  timeout 90 "$BUNDLE/bin/onecopy-gpu-bench" --file "$data/lineitem.vortex" --cpu-threads "$(nproc)" >"$out/bench.txt" 2>&1
   local bench_rc=$?
   grep '^  fused: ' "$out/bench.txt" | sed 's/^  fused: \([^ ]*\).*/\1/' | sort -u >"$out/fused_columns.txt"
-  PYTHONPATH=/tmp/site python3 "$ROOT/scripts/gpu_check_data.py" parquet "$data/lineitem.parquet" \
+  PYTHONPATH=/tmp/site timeout 30 python3 "$ROOT/scripts/gpu_check_data.py" parquet "$data/lineitem.parquet" \
     "$out/fused_columns.txt" >"$out/parquet.txt" 2>&1
   step "table"
   cat "$out/bench.txt" "$out/parquet.txt"
