@@ -417,8 +417,10 @@ Result<void> run_end_to_end(const Options& o, const Ceilings& ceil) {
     }
     for (size_t i = 0; i < plans.size(); ++i) {
       cudaStream_t st = streams[i % kStreams].handle();
-      OC_TRY(kernels::cuda_check(cudaMemcpyAsync(const_cast<void*>(cols[i].params.packed), plans[i].packed.data(),
-                                                 plans[i].packed.size(), cudaMemcpyHostToDevice, st), "H2D chunk"));
+      if (!plans[i].packed.empty()) {  // sequence, constant and run-end sources upload nothing here
+        OC_TRY(kernels::cuda_check(cudaMemcpyAsync(const_cast<void*>(cols[i].params.packed), plans[i].packed.data(),
+                                                   plans[i].packed.size(), cudaMemcpyHostToDevice, st), "H2D chunk"));
+      }
       OC_TRY(kernels::cuda_check(kernels::detail::launch_fused_decode(cols[i].params, st), "fused decode"));
     }
     std::vector<cudaEvent_t> ends(kStreams);
