@@ -371,13 +371,6 @@ inline std::vector<FusedCase> fused_cases(const std::vector<uint64_t>& lengths, 
   return out;
 }
 
-/// The logical rows of a decoded fixed-width column, as bytes.
-inline std::vector<uint8_t> column_bytes(const format::Column& c) {
-  const size_t w = format::fixed_width_of(*c.dtype);
-  const uint8_t* base = c.buffers[0].data() + c.offset * w;
-  return std::vector<uint8_t>(base, base + c.length * w);
-}
-
 inline std::vector<uint8_t> buffer_bytes(const format::Buffer& b) {
   return std::vector<uint8_t>(b.data(), b.data() + b.size());
 }
