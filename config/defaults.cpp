@@ -146,6 +146,12 @@ constexpr std::array kKnobs{
          "Longest unit of work a sharded scan hands out: chunks are cut into pieces of at most "
          "this many rows before units are shuffled and dealt to ranks and workers.",
          OC_NUMBER_KNOB(shard_unit_rows, 1, uint64_t{1} << 40, false)},
+    Knob{"gpu_streams", "ONECOPY_GPU_STREAMS", "4",
+         "CUDA streams a GPU decode session spreads its decodes over (vortex-cuda: 4).",
+         OC_NUMBER_KNOB(gpu_streams, 1, 64, false)},
+    Knob{"gpu_staging_bytes", "ONECOPY_GPU_STAGING_BYTES", "64MiB",
+         "Pinned host memory per GPU decode stream for staging uploads; larger decodes pin their own.",
+         OC_NUMBER_KNOB(gpu_staging_bytes, 1 * MiB, 4 * GiB, true)},
     Knob{"http_max_header_bytes", "ONECOPY_HTTP_MAX_HEADER_BYTES", "64KiB",
          "Largest HTTP response head (status line and headers) accepted from a server.",
          OC_NUMBER_KNOB(http_max_header_bytes, 1 * KiB, 16 * MiB, true)},

@@ -39,6 +39,8 @@ struct Defaults {
   uint32_t scan_readahead_splits;
   uint32_t scan_decode_threads;
   uint64_t shard_unit_rows;
+  uint32_t gpu_streams;
+  uint64_t gpu_staging_bytes;
   uint64_t http_max_header_bytes;
   uint32_t http_connect_timeout_ms;
   uint32_t http_first_byte_timeout_ms;

@@ -1,7 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 // Builds without nvcc: the same interface, reporting that no device can exist.
+#include <utility>
+
+#include "config/defaults.hpp"
+#include "kernels/alprd.hpp"
 #include "kernels/device.hpp"
+#include "kernels/device_export.hpp"
+#include "kernels/device_memory.hpp"
+#include "kernels/filter.hpp"
 #include "kernels/frame_of_reference.hpp"
+#include "kernels/fused_decode.hpp"
+#include "kernels/fsst.hpp"
+#include "kernels/string_dict.hpp"
 
 namespace oc::kernels {
 
@@ -21,5 +31,77 @@ Result<void> add_reference_on_device(std::span<T>, T) {
 #define OC_INSTANTIATE(T) template Result<void> add_reference_on_device<T>(std::span<T>, T);
 OC_FOR_EACH_REFERENCE_TYPE(OC_INSTANTIATE)
 #undef OC_INSTANTIATE
+
+// Every factory fails, so no object below ever owns memory: the destructors have nothing to free.
+Result<Stream> Stream::create() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Stream& Stream::operator=(Stream&& other) noexcept {
+  std::swap(handle_, other.handle_);
+  return *this;
+}
+Stream::~Stream() = default;
+Result<void> Stream::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+
+Result<DeviceBuffer> DeviceBuffer::allocate(size_t, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept {}
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept { return *this; }
+DeviceBuffer::~DeviceBuffer() = default;
+
+Result<PinnedBuffer> PinnedBuffer::allocate(size_t) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+PinnedBuffer::PinnedBuffer(PinnedBuffer&&) noexcept {}
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept { return *this; }
+PinnedBuffer::~PinnedBuffer() = default;
+
+Result<void> DeviceColumn::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceColumn> decode_on_device(const FusedPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<format::Buffer> decode_on_device_to_host(const FusedPlan&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+DecodeSession::Options DecodeSession::Options::defaults() {
+  return {oc::defaults().gpu_streams, oc::defaults().gpu_staging_bytes};
+}
+Result<DecodeSession> DecodeSession::create(const Options&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+DecodeSession::Slot::Slot(Slot&&) noexcept {}
+DecodeSession::Slot::~Slot() = default;
+Result<DeviceColumn> DecodeSession::decode(const FusedPlan&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<void> DecodeSession::finish(DeviceColumn&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DecodeSession::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+
+Result<void> export_arrow_device(DeviceColumn&&, const format::DTypePtr&, Stream&, ArrowDeviceArray*) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceStrings::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceStrings> decode_strings_on_device(const StringDictPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceFsst::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceFsst> decode_fsst_on_device(const FsstPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceAlprd::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<DeviceAlprd> decode_alprd_on_device(const AlprdPlan&, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<FilteredColumn> filter_on_device(const Predicate&, const void*, uint64_t, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 
 }  // namespace oc::kernels

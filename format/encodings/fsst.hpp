@@ -12,10 +12,18 @@
 ///   anything else              corrupt
 ///
 /// Every string is compressed on its own, so no escape spans two strings.
+/// `decompress` is `__host__ __device__`: the GPU decode (kernels/fsst.cu) runs it per row.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+
+#if defined(__CUDACC__)
+#define OC_FSST_HOST_DEVICE __host__ __device__
+#else
+#define OC_FSST_HOST_DEVICE
+#endif
 
 namespace oc::format::fsst {
 
@@ -63,7 +71,7 @@ struct DecodeResult {
 ///                        8 to spare, a symbol is stored as one 8-byte word and the output
 ///                        advances by its length, the bytes past it being scratch
 /// @return `ok` and the decompressed size, or the failure and the bytes written until then.
-[[nodiscard]] inline DecodeResult decompress(const uint64_t* symbols, const uint8_t* symbol_lengths,
+[[nodiscard]] OC_FSST_HOST_DEVICE inline DecodeResult decompress(const uint64_t* symbols, const uint8_t* symbol_lengths,
                                              size_t num_symbols, const uint8_t* codes,
                                              size_t num_codes, uint8_t* out, size_t out_capacity,
                                              size_t out_writable = 0) noexcept {
@@ -82,7 +90,7 @@ struct DecodeResult {
     if (out_capacity - w < length) return {DecodeStatus::output_overflow, w};
     const uint64_t symbol = symbols[code];
     if (out_writable - w >= sizeof(uint64_t)) {
-      __builtin_memcpy(out + w, &symbol, sizeof(uint64_t));  // little-endian hosts only
+      std::memcpy(out + w, &symbol, sizeof(uint64_t));  // little-endian hosts only
       w += length;
       continue;
     }

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief RAII owners for CUDA streams, stream-ordered device memory and pinned host memory.
+///
+/// Device memory comes from the device's default memory pool (`cudaMallocAsync`): allocation and
+/// release are ordered on a stream, so a decode that allocates, uploads, launches and frees needs
+/// no synchronization in between, and freed blocks are reused by later allocations on the pool.
+/// Every constructor is a `Result`-returning factory; nothing here throws or aborts. Without
+/// CUDA (kernels/no_cuda.cpp) every factory fails with `Errc::cuda`.
+///
+/// @note Not thread-safe: one `Stream` and the buffers ordered on it belong to one thread at a
+/// time. Destructors never fail: an error while freeing is dropped (the context is being torn
+/// down, or an earlier error already reported it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "config/error.hpp"
+
+struct CUstream_st;  // cudaStream_t is CUstream_st*; the header stays free of cuda_runtime.h
+
+namespace oc::kernels {
+
+/// A non-blocking CUDA stream on device 0.
+class Stream {
+ public:
+  /// @return a new stream; `Errc::cuda` when no device exists or creation fails.
+  [[nodiscard]] static Result<Stream> create();
+  /// @return a stream object owning nothing (a placeholder to move a real one into).
+  [[nodiscard]] static Stream null() noexcept { return Stream(nullptr); }
+  Stream(Stream&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
+  Stream& operator=(Stream&& other) noexcept;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  ~Stream();
+
+  /// The `cudaStream_t`.
+  [[nodiscard]] CUstream_st* handle() const noexcept { return handle_; }
+  /// Waits for all work queued on the stream; reports any asynchronous error.
+  [[nodiscard]] Result<void> synchronize();
+
+ private:
+  explicit Stream(CUstream_st* h) noexcept : handle_(h) {}
+  CUstream_st* handle_ = nullptr;
+};
+
+/// Device memory allocated and freed in the order of one stream.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  /// @return @p bytes of device memory usable by work queued on @p stream after this call.
+  /// Zero bytes gives an empty buffer without calling CUDA.
+  [[nodiscard]] static Result<DeviceBuffer> allocate(size_t bytes, Stream& stream);
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  /// Frees the memory in the order of the allocating stream.
+  ~DeviceBuffer();
+
+  [[nodiscard]] void* data() const noexcept { return data_; }
+  [[nodiscard]] size_t size() const noexcept { return size_; }
+  template <class T>
+  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(data_); }
+
+ private:
+  void reset() noexcept;
+  void* data_ = nullptr;
+  size_t size_ = 0;
+  CUstream_st* stream_ = nullptr;
+};
+
+/// Page-locked host memory: the staging area of asynchronous host-to-device copies.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  /// @return @p bytes of pinned host memory; `Errc::cuda` when pinning fails.
+  [[nodiscard]] static Result<PinnedBuffer> allocate(size_t bytes);
+  PinnedBuffer(PinnedBuffer&& other) noexcept;
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept;
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  /// @note The caller makes sure no copy still reads the buffer (synchronize its stream first).
+  ~PinnedBuffer();
+
+  [[nodiscard]] uint8_t* data() const noexcept { return data_; }
+  [[nodiscard]] size_t size() const noexcept { return size_; }
+
+ private:
+  void reset() noexcept;
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+}  // namespace oc::kernels

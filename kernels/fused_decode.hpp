@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Executes a `FusedPlan` (kernels/fused_plan.hpp) on device 0 in one kernel launch.
+///
+/// The decode stages the plan's inputs (packed data, patches, dictionaries) through one pinned
+/// buffer, copies them to one device allocation with a single asynchronous copy, launches the
+/// fused kernel (kernels/fused_decode.cu) and leaves the values in device memory. Nothing waits
+/// until `DeviceColumn::finish`, which synchronizes once and reports corrupt dict codes found on
+/// the device: no device-to-host round trip per stage or per chunk.
+///
+/// @note Untested on GPU hardware so far: onecopy-tests-gpu compares it with `run_plan_on_host`
+/// and the CPU decoders, and SKIPs (exit 77) on machines without a CUDA device.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "config/error.hpp"
+#include "format/buffer.hpp"
+#include "kernels/device_memory.hpp"
+#include "kernels/fused_plan.hpp"
+
+struct CUevent_st;  // cudaEvent_t is CUevent_st*
+
+namespace oc::kernels {
+
+/// A column decoding (or decoded) on the device, with the inputs the launch still reads.
+struct DeviceColumn {
+  DeviceBuffer values;   ///< `rows` values of `value_bytes` each, row 0 first
+  uint64_t rows = 0;
+  unsigned value_bytes = 0;
+  DeviceBuffer validity;  ///< Arrow bitmap (bit i = row i); empty when every row is valid
+  int64_t null_count = 0;
+  DeviceBuffer inputs;   ///< staged inputs and the error word; freed after the kernel, in stream order
+  PinnedBuffer staging;  ///< host side of the input copy; must live until the copy completed
+  uint32_t* error = nullptr;  ///< device address of the error word, inside `inputs`
+  /// The launch's parameters, bound to `inputs` and `values`: a benchmark re-launches with them
+  /// (detail::launch_fused_decode) while the column is unfinished.
+  FusedParams params;
+  CUstream_st* queued_on = nullptr;  ///< the session stream it runs on (`DecodeSession::decode`)
+
+  /// Waits for the decode on @p stream (the one it was queued on) and checks the error word.
+  /// @return `Errc::corrupt` when a dict code was out of range; `Errc::cuda` on a CUDA failure.
+  [[nodiscard]] Result<void> finish(Stream& stream);
+};
+
+/// Queues the decode of @p plan on @p stream and returns at once.
+/// @return the column; call `finish` before reading `values` from the host or freeing the plan.
+[[nodiscard]] Result<DeviceColumn> decode_on_device(const FusedPlan& plan, Stream& stream);
+
+/// A pool of streams for many decodes in flight: each stream owns a pinned staging buffer,
+/// and a CUDA event recorded after each upload gates that buffer's reuse, so the host waits only
+/// when it comes back to a stream whose previous upload has not finished. Decodes go to the
+/// streams round robin; device memory comes from the stream-ordered pool (device_memory.hpp).
+/// @note Not thread-safe: one thread submits. Untested on GPU hardware so far.
+class DecodeSession {
+ public:
+  struct Options {
+    uint32_t streams = 0;        ///< streams (and staging buffers) in the pool
+    uint64_t staging_bytes = 0;  ///< pinned bytes per stream; a larger decode pins its own
+    /// The `gpu_streams` and `gpu_staging_bytes` knobs (config/defaults.hpp).
+    [[nodiscard]] static Options defaults();
+  };
+  /// @return a session on device 0; `Errc::cuda` without a device.
+  [[nodiscard]] static Result<DecodeSession> create(const Options& options = Options::defaults());
+
+  /// Queues the decode of @p plan on the next stream; returns once its inputs are staged.
+  [[nodiscard]] Result<DeviceColumn> decode(const FusedPlan& plan);
+  /// Waits for @p column (decoded by this session) and checks its error word.
+  [[nodiscard]] Result<void> finish(DeviceColumn& column);
+  /// Waits for every stream.
+  [[nodiscard]] Result<void> synchronize();
+
+ private:
+  struct Slot {
+    Slot() = default;
+    Slot(Slot&& other) noexcept;
+    Slot& operator=(Slot&&) = delete;
+    ~Slot();
+    Stream stream = Stream::null();
+    PinnedBuffer staging;
+    CUevent_st* copied = nullptr;  ///< recorded after the last upload from `staging`
+  };
+  std::vector<Slot> slots_;
+  size_t next_ = 0;
+};
+
+/// Decodes @p plan on the device and copies the values back: the tests' entry point.
+/// @return `plan.output_bytes()` bytes, equal to `run_plan_on_host(plan)`.
+[[nodiscard]] Result<format::Buffer> decode_on_device_to_host(const FusedPlan& plan);
+
+}  // namespace oc::kernels

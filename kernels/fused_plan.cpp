@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: Apache-2.0
+// Walks a fusable chain from the root down: each op node appends its scalar op, the source node
+// (bitpacked or primitive) ends the walk. Ops are collected outermost first and reversed, since
+// the kernel applies them innermost first. Every check mirrors the CPU decoder's for that node,
+// so a plan exists exactly when the CPU decode would succeed on the same tree.
+#include "kernels/fused_plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "format/encodings/decimal.hpp"
+#include "format/encodings/dict.hpp"
+#include "format/encodings/runend.hpp"
+#include "format/patches.hpp"
+#include "format/proto/alp.pb.h"
+#include "format/proto/bitpacked.pb.h"
+#include "format/proto/decimal_byte_parts.pb.h"
+#include "format/proto/sequence.pb.h"
+#include "format/scalar.hpp"
+
+namespace oc::kernels {
+namespace {
+
+using format::ArrayView;
+using format::Buffer;
+using format::DecodeContext;
+using format::DType;
+using format::DTypePtr;
+using format::PType;
+using format::TypeKind;
+using format::encodings::kFastLanesBlock;
+using format::encodings::packed_block_bytes;
+
+struct Walk {
+  FusedPlan& plan;
+  std::vector<FusedOp> ops;            // outermost first
+  std::vector<Buffer> dict_values;     // outermost first
+  std::vector<std::string> encodings;  // outermost first
+  DecodeContext& ctx;
+};
+
+// Decodes the validity child at @p index of @p node (if any) into the plan, on the host: one
+// bit per row is small next to the values. Only the source carries validity in a chain.
+Result<void> take_validity(FusedPlan& plan, const ArrayView& node, size_t index, const DTypePtr& t, uint64_t len,
+                           DecodeContext& ctx) {
+  if (node.children.size() <= index) return {};
+  int64_t nulls = 0;
+  OC_ASSIGN_OR_RETURN(Buffer validity,
+                      format::decode_validity(node, index, t->storage().nullable, len, ctx, nulls));
+  if (nulls == 0) return {};
+  plan.validity = std::move(validity);
+  plan.null_count = nulls;
+  return {};
+}
+
+// The ptype of an integer chain node, or the error the CPU decoder gives.
+Result<PType> integer_ptype(const DTypePtr& t, const std::string& encoding) {
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive && !format::ptype_is_float(storage.ptype), corrupt,
+            "{} for {}", encoding, t->to_string());
+  return storage.ptype;
+}
+
+// The values of a decoded fixed-width column, contiguous from row 0 and 8-byte aligned.
+Result<Buffer> contiguous_values(const format::Column& c, size_t width) {
+  OC_EXPECT(c.validity.empty(), unsupported, "dictionary values with nulls are not fused on the GPU yet");
+  Buffer out = Buffer::allocate_for_overwrite(c.length * width);
+  if (c.length > 0) std::memcpy(out.mutable_data(), c.buffers[0].data() + c.offset * width, c.length * width);
+  return out;
+}
+
+Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len);
+
+Result<void> walk_dict(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_ASSIGN_OR_RETURN(auto shape, format::encodings::parse_dict(node, t));
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
+            "vortex.dict of {} is not fused on the GPU (fixed-width values only)", t->to_string());
+  const size_t width = format::ptype_width(storage.ptype);
+  OC_ASSIGN_OR_RETURN(auto values, w.ctx.without_window([&] {
+    return w.ctx.decode(node.children[1], t, shape.values_len);
+  }));
+  OC_ASSIGN_OR_RETURN(Buffer contiguous, contiguous_values(*values, width));
+  const PType codes = shape.codes_t->storage().ptype;
+  FusedOp op;
+  op.kind = FusedOpKind::dict;
+  op.in_bytes = static_cast<uint8_t>(format::ptype_width(codes));
+  op.out_bytes = static_cast<uint8_t>(width);
+  op.codes_signed = format::ptype_is_signed(codes);
+  op.values_len = shape.values_len;
+  w.ops.push_back(op);
+  w.dict_values.push_back(std::move(contiguous));
+  return walk(w, node.children[0], shape.codes_t, len);
+}
+
+Result<void> walk_for(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_TRY(format::expect_shape(node, 0, 1, 1));
+  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
+  OC_ASSIGN_OR_RETURN(format::Scalar reference, format::parse_scalar(node.metadata));
+  OC_EXPECT(!reference.is_null(), corrupt, "fastlanes.for reference is null");
+  FusedOp op;
+  op.kind = FusedOpKind::frame_of_reference;
+  op.in_bytes = op.out_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  OC_ASSIGN_OR_RETURN(op.reference, format::scalar_to_bits(reference, p));
+  w.ops.push_back(op);
+  return walk(w, node.children[0], t, len);
+}
+
+Result<void> walk_zigzag(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_TRY(format::expect_shape(node, 0, 1, 1));
+  OC_EXPECT(node.metadata.empty(), corrupt, "vortex.zigzag metadata is {} bytes, expected none",
+            node.metadata.size());
+  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
+  OC_EXPECT(format::ptype_is_signed(p), corrupt, "vortex.zigzag for {}", t->to_string());
+  FusedOp op;
+  op.kind = FusedOpKind::zigzag;
+  op.in_bytes = op.out_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  w.ops.push_back(op);
+  // Signed ptypes i8..i64 follow u8..u64 by 4 in the PType enum.
+  const auto unsigned_p = static_cast<PType>(static_cast<uint8_t>(p) - 4);
+  return walk(w, node.children[0], DType::make_primitive(unsigned_p, t->storage().nullable), len);
+}
+
+Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_TRY(format::expect_shape(node, 1, 0, 4));
+  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::BitPackedMetadata>(
+                                     node.metadata, "fastlanes.bitpacked"));
+  const size_t value_bytes = format::ptype_width(p);
+  OC_EXPECT(meta.bit_width() <= value_bytes * 8, corrupt, "bit width {} for {}-bit values",
+            meta.bit_width(), value_bytes * 8);
+  OC_EXPECT(meta.offset() < kFastLanesBlock, corrupt, "bitpacked offset {} >= 1024", meta.offset());
+  OC_TRY(w.ctx.check_alloc(len > UINT64_MAX / 8 ? UINT64_MAX : len * value_bytes, "fastlanes.bitpacked"));
+  const uint64_t blocks = (len + meta.offset() + kFastLanesBlock - 1) / kFastLanesBlock;
+  OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(meta.bit_width()), corrupt,
+            "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
+            blocks, packed_block_bytes(meta.bit_width()));
+  FusedPlan& plan = w.plan;
+  plan.params.source = FusedSource::bitpacked;
+  plan.params.packed_bytes = static_cast<uint8_t>(value_bytes);
+  plan.params.bit_width = static_cast<uint8_t>(meta.bit_width());
+  plan.params.offset = meta.offset();
+  plan.packed = node.buffers[0];
+  size_t validity_child = 0;
+  if (meta.has_patches()) {
+    OC_ASSIGN_OR_RETURN(auto patches, w.ctx.without_window([&] {
+      return format::decode_patches(node, 0, meta.patches(), t, len, w.ctx, validity_child);
+    }));
+    OC_EXPECT(patches.values->validity.empty(), unsupported, "null patch values are not fused on the GPU yet");
+    plan.patch_positions.reserve(patches.positions.size());
+    plan.patch_values.reserve(patches.positions.size());
+    const uint8_t* base = patches.values->buffers[0].data() + patches.values->offset * value_bytes;
+    for (size_t i = 0; i < patches.positions.size(); ++i) {
+      plan.patch_positions.push_back(patches.positions[i] + meta.offset());
+      plan.patch_values.push_back(fused_load(base, i, static_cast<unsigned>(value_bytes)));
+    }
+  }
+  OC_EXPECT(node.children.size() <= validity_child + 1, corrupt,
+            "fastlanes.bitpacked has {} children, expected at most {}", node.children.size(),
+            validity_child + 1);
+  return take_validity(w.plan, node, validity_child, t, len, w.ctx);
+}
+
+Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_TRY(format::expect_shape(node, 1, 0, 1));
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
+  const size_t width = format::ptype_width(storage.ptype);
+  OC_EXPECT(node.buffers[0].size() == len * width, corrupt,
+            "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, width);
+  w.plan.params.source = FusedSource::primitive;
+  w.plan.params.packed_bytes = static_cast<uint8_t>(width);
+  w.plan.packed = node.buffers[0];
+  return take_validity(w.plan, node, 0, t, len, w.ctx);
+}
+
+Result<void> walk_sequence(Walk& w, const ArrayView& node, const DTypePtr& t) {
+  OC_TRY(format::expect_shape(node, 0, 0, 0));
+  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::SequenceMetadata>(node.metadata, "vortex.sequence"));
+  auto field = [&](const std::string& bytes, const char* what) -> Result<uint64_t> {
+    OC_ASSIGN_OR_RETURN(format::Scalar s, format::parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                               bytes.size()}));
+    OC_EXPECT(!s.is_null(), corrupt, "vortex.sequence {} is missing or null", what);
+    return format::scalar_to_bits(s, p);
+  };
+  FusedParams& params = w.plan.params;
+  params.source = FusedSource::sequence;
+  params.packed_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  OC_ASSIGN_OR_RETURN(params.sequence_base, field(meta.base(), "base"));
+  OC_ASSIGN_OR_RETURN(params.sequence_step, field(meta.multiplier(), "multiplier"));
+  return {};
+}
+
+Result<void> walk_constant(Walk& w, const ArrayView& node, const DTypePtr& t) {
+  OC_TRY(format::expect_shape(node, 1, 0, 0));
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
+            "vortex.constant of {} is not fused on the GPU (fixed-width values only)", t->to_string());
+  OC_ASSIGN_OR_RETURN(format::Scalar s, format::parse_scalar(node.buffers[0].span()));
+  OC_EXPECT(!s.is_null(), unsupported, "a null vortex.constant is not fused on the GPU yet");
+  FusedParams& params = w.plan.params;
+  params.source = FusedSource::constant;
+  params.packed_bytes = static_cast<uint8_t>(format::ptype_width(storage.ptype));
+  OC_ASSIGN_OR_RETURN(params.constant_bits, format::scalar_to_bits(s, storage.ptype));
+  params.constant_bits = fused_mask(params.constant_bits, params.packed_bytes);
+  return {};
+}
+
+Result<void> walk_runend(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  const DType& storage = t->storage();
+  OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
+            "vortex.runend of {} is not fused on the GPU (fixed-width values only)", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto runs, w.ctx.without_window([&] { return format::encodings::decode_run_ends(node, w.ctx); }));
+  const uint64_t count = runs.ends.size();
+  OC_EXPECT(len == 0 || (count > 0 && runs.ends.back() - runs.offset >= len), corrupt,
+            "{} runs from offset {} do not cover {} rows", count, runs.offset, len);
+  OC_ASSIGN_OR_RETURN(auto values, w.ctx.without_window([&] { return w.ctx.decode(node.children[1], t, count); }));
+  const size_t width = format::ptype_width(storage.ptype);
+  OC_ASSIGN_OR_RETURN(Buffer contiguous, contiguous_values(*values, width));
+  FusedPlan& plan = w.plan;
+  plan.params.source = FusedSource::runend;
+  plan.params.packed_bytes = static_cast<uint8_t>(width);
+  plan.params.run_offset = runs.offset;
+  plan.run_ends = std::move(runs.ends);
+  plan.run_values.resize(count);
+  for (uint64_t k = 0; k < count; ++k) plan.run_values[k] = fused_load(contiguous.data(), k, static_cast<unsigned>(width));
+  return {};
+}
+
+Result<void> walk_decimal_byte_parts(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_EXPECT(t->kind == TypeKind::decimal, corrupt, "vortex.decimal_byte_parts for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::DecimalBytePartsMetadata>(
+                                     node.metadata, "vortex.decimal_byte_parts"));
+  OC_EXPECT(meta.lower_part_count() == 0, unsupported, "vortex.decimal_byte_parts with {} lower parts",
+            meta.lower_part_count());
+  OC_TRY(format::expect_shape(node, 0, 1, 1));
+  OC_ASSIGN_OR_RETURN(PType p, format::ptype_from(static_cast<uint64_t>(meta.zeroth_child_ptype())));
+  OC_EXPECT(!format::ptype_is_float(p) && format::ptype_is_signed(p), corrupt,
+            "decimal part ptype {} is not a signed integer", format::ptype_name(p));
+  FusedOp op;
+  op.kind = FusedOpKind::widen_decimal;
+  op.in_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  op.out_bytes = static_cast<uint8_t>(format::encodings::decimal_arrow_width(t->precision));
+  w.ops.push_back(op);
+  return walk(w, node.children[0], DType::make_primitive(p, t->nullable), len);
+}
+
+template <class Float>
+uint64_t float_bits(Float f) {
+  std::conditional_t<sizeof(Float) == 4, uint32_t, uint64_t> bits;
+  std::memcpy(&bits, &f, sizeof(Float));
+  return bits;
+}
+
+Result<void> walk_alp(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::ALPMetadata>(node.metadata, "vortex.alp"));
+  OC_EXPECT(t->kind == TypeKind::primitive && (t->ptype == PType::f32 || t->ptype == PType::f64), corrupt,
+            "vortex.alp for {}", t->to_string());
+  const bool f32 = t->ptype == PType::f32;
+  const uint32_t e = meta.exp_e(), f = meta.exp_f();
+  const uint32_t max = f32 ? format::alp::kMaxExponent<float> : format::alp::kMaxExponent<double>;
+  OC_EXPECT(e <= max && f <= max, corrupt, "ALP exponents e={} f={} exceed {} for {}", e, f, max, t->to_string());
+  const size_t patch_children = meta.has_patches() ? 2 : 0;
+  OC_TRY(format::expect_shape(node, 0, 1 + patch_children, 1 + patch_children + 1));
+  OC_EXPECT(w.plan.out_patch_rows.empty(), unsupported, "two patched ALP arrays in one chain");
+  FusedOp op;
+  op.kind = FusedOpKind::alp;
+  op.in_bytes = op.out_bytes = f32 ? 4 : 8;
+  op.f10_bits = f32 ? float_bits(format::alp::Powers<float>::kF10[f]) : float_bits(format::alp::Powers<double>::kF10[f]);
+  op.if10_bits = f32 ? float_bits(format::alp::Powers<float>::kIF10[e]) : float_bits(format::alp::Powers<double>::kIF10[e]);
+  w.ops.push_back(op);
+  if (meta.has_patches()) {
+    size_t used = 0;
+    OC_ASSIGN_OR_RETURN(auto patches, w.ctx.without_window([&] {
+      return format::decode_patches(node, 1, meta.patches(), t, len, w.ctx, used);
+    }));
+    OC_EXPECT(node.children.size() == 1 + used, corrupt, "vortex.alp has {} children, expected {}",
+              node.children.size(), 1 + used);
+    OC_EXPECT(patches.values->validity.empty(), unsupported, "null patch values are not fused on the GPU yet");
+    const uint8_t* base = patches.values->buffers[0].data() + patches.values->offset * op.out_bytes;
+    for (size_t i = 0; i < patches.positions.size(); ++i) {
+      w.plan.out_patch_rows.push_back(patches.positions[i]);
+      w.plan.out_patch_values.push_back(fused_load(base, i, op.out_bytes));
+    }
+  }
+  return walk(w, node.children[0], DType::make_primitive(f32 ? PType::i32 : PType::i64, t->nullable), len);
+}
+
+Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
+  w.encodings.push_back(node.encoding);
+  const bool is_op = node.encoding == "vortex.dict" || node.encoding == "fastlanes.for" ||
+                     node.encoding == "vortex.zigzag" || node.encoding == "vortex.decimal_byte_parts" ||
+                     node.encoding == "vortex.alp";
+  OC_EXPECT(!is_op || w.ops.size() < kMaxFusedOps, unsupported,
+            "more than {} fused ops in one chain", kMaxFusedOps);
+  if (node.encoding == "vortex.dict") return walk_dict(w, node, t, len);
+  if (node.encoding == "fastlanes.for") return walk_for(w, node, t, len);
+  if (node.encoding == "vortex.zigzag") return walk_zigzag(w, node, t, len);
+  if (node.encoding == "vortex.alp") return walk_alp(w, node, t, len);
+  if (node.encoding == "vortex.decimal_byte_parts") return walk_decimal_byte_parts(w, node, t, len);
+  if (node.encoding == "fastlanes.bitpacked") return walk_bitpacked(w, node, t, len);
+  if (node.encoding == "vortex.primitive") return walk_primitive(w, node, t, len);
+  if (node.encoding == "vortex.sequence") return walk_sequence(w, node, t);
+  if (node.encoding == "vortex.constant") return walk_constant(w, node, t);
+  if (node.encoding == "vortex.runend") return walk_runend(w, node, t, len);
+  if (node.encoding == "vortex.ext") {
+    OC_TRY(format::expect_shape(node, 0, 1, 1));
+    OC_EXPECT(t->kind == TypeKind::extension && node.metadata.empty(), corrupt, "vortex.ext for {}", t->to_string());
+    return walk(w, node.children[0], t->children[0], len);
+  }
+  return OC_ERROR(Errc::unsupported, "{} is not fused on the GPU", node.encoding);
+}
+
+}  // namespace
+
+uint64_t FusedPlan::input_bytes() const noexcept {
+  uint64_t bytes = packed.size() + validity.size() + (patch_positions.size() + patch_values.size() + run_ends.size() +
+                                    run_values.size() + out_patch_rows.size() + out_patch_values.size()) *
+                                       sizeof(uint64_t);
+  for (const auto& d : dict_values) bytes += d.size();
+  return bytes;
+}
+
+Result<FusedPlan> build_fused_plan(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
+                                   DecodeContext& ctx) {
+  FusedPlan plan;
+  plan.dtype = dtype;
+  plan.params.len = len;
+  Walk w{plan, {}, {}, {}, ctx};
+  OC_TRY(walk(w, node, dtype, len));
+  std::reverse(w.ops.begin(), w.ops.end());
+  std::reverse(w.dict_values.begin(), w.dict_values.end());
+  plan.params.op_count = static_cast<uint32_t>(w.ops.size());
+  std::copy(w.ops.begin(), w.ops.end(), plan.params.ops);
+  plan.dict_values = std::move(w.dict_values);
+  plan.params.patch_count = plan.patch_positions.size();
+  plan.params.run_count = plan.run_ends.size();
+  plan.params.out_patch_count = plan.out_patch_rows.size();
+  for (size_t i = 0; i < w.encodings.size(); ++i) {
+    plan.description += (i == 0 ? "" : " > ") + w.encodings[i];
+  }
+  return plan;
+}
+
+FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error) {
+  FusedParams p = plan.params;
+  p.packed = plan.packed.data();
+  p.patch_positions = plan.patch_positions.data();
+  p.patch_values = plan.patch_values.data();
+  p.run_ends = plan.run_ends.data();
+  p.run_values = plan.run_values.data();
+  p.out_patch_rows = plan.out_patch_rows.data();
+  p.out_patch_values = plan.out_patch_values.data();
+  p.validity = plan.validity.empty() ? nullptr : plan.validity.data();
+  size_t dict = 0;
+  for (uint32_t k = 0; k < p.op_count; ++k) {
+    if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = plan.dict_values[dict++].data();
+  }
+  p.out = out;
+  p.error = error;
+  return p;
+}
+
+namespace {
+
+// One tile of the kernel, sequentially: unpack (or load), patch, apply the ops, store.
+template <class T>
+void run_tile(const FusedParams& p, uint64_t tile, T* values, uint32_t& error) {
+  constexpr unsigned kLanes = kFastLanesBlock / (sizeof(T) * 8);
+  const uint64_t first = tile * kFastLanesBlock;
+  if (p.source == FusedSource::bitpacked) {
+    const T* block = static_cast<const T*>(p.packed) + tile * (packed_block_bytes(p.bit_width) / sizeof(T));
+    for (unsigned k = 0; k < kFastLanesBlock; ++k) {
+      const unsigned lane = k % kLanes, row = k / kLanes;
+      values[format::encodings::fastlanes_index(row, lane)] = fused_extract<T>(block, p.bit_width, row, lane);
+    }
+  } else {
+    for (unsigned k = 0; k < kFastLanesBlock && first + k < p.len; ++k) {
+      values[k] = static_cast<T>(fused_source_value(p, first + k));
+    }
+  }
+  if (p.patch_count > 0) {
+    const uint64_t begin = fused_lower_bound(p.patch_positions, p.patch_count, first);
+    const uint64_t end = fused_lower_bound(p.patch_positions, p.patch_count, first + kFastLanesBlock);
+    for (uint64_t i = begin; i < end; ++i) values[p.patch_positions[i] - first] = static_cast<T>(p.patch_values[i]);
+  }
+  const unsigned out_bytes = p.out_bytes();
+  for (unsigned k = 0; k < kFastLanesBlock; ++k) {
+    const uint64_t position = first + k;
+    if (position < p.offset || position - p.offset >= p.len) continue;
+    fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], position - p.offset, error));
+  }
+  if (p.out_patch_count > 0) {
+    const uint64_t row_begin = first > p.offset ? first - p.offset : 0;
+    const uint64_t begin = fused_lower_bound(p.out_patch_rows, p.out_patch_count, row_begin);
+    const uint64_t end = fused_lower_bound(p.out_patch_rows, p.out_patch_count, first + kFastLanesBlock - p.offset);
+    for (uint64_t i = begin; i < end; ++i) fused_store(p.out, p.out_patch_rows[i], out_bytes, p.out_patch_values[i]);
+  }
+}
+
+template <class T>
+uint32_t run_tiles(const FusedParams& p) {
+  std::vector<T> values(kFastLanesBlock);
+  uint32_t error = 0;
+  for (uint64_t tile = 0; tile < p.tiles(); ++tile) run_tile<T>(p, tile, values.data(), error);
+  return error;
+}
+
+}  // namespace
+
+Result<Buffer> run_plan_on_host(const FusedPlan& plan) {
+  Buffer out = Buffer::allocate(plan.output_bytes());
+  // Segment buffers are normally aligned to the value width, rarely not: copy those.
+  FusedPlan aligned_plan;
+  const FusedPlan* source = &plan;
+  if (!plan.packed.empty() && reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes != 0) {
+    aligned_plan = plan;
+    aligned_plan.packed = Buffer::copy_of(plan.packed.span());
+    source = &aligned_plan;
+  }
+  uint32_t error = 0;
+  const FusedParams p = bind_host(*source, out.mutable_data(), &error);
+  if (plan.params.len > 0) {
+    switch (p.packed_bytes) {
+      case 1: error = run_tiles<uint8_t>(p); break;
+      case 2: error = run_tiles<uint16_t>(p); break;
+      case 4: error = run_tiles<uint32_t>(p); break;
+      default: error = run_tiles<uint64_t>(p); break;
+    }
+  }
+  OC_EXPECT((error & kFusedErrorDictCode) == 0, corrupt, "dict code out of range in {}", plan.description);
+  return out;
+}
+
+}  // namespace oc::kernels
