@@ -26,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,13 @@ struct ActiveScan {
 // Shared with a running decode job, so that Cancel or a disconnect may drop it at any time.
 using ScanPtr = std::shared_ptr<ActiveScan>;
 
+// One node of a scan's Arrow schema, kept while the ScanBegin waits for the loop thread.
+struct SchemaNodeCopy {
+  std::string format, name;
+  int64_t flags = 0;
+  uint32_t n_children = 0;
+};
+
 struct Client {
   int fd = -1;
   uint64_t serial = 0;  // tells a completion whether its client is still this fd's
@@ -125,6 +133,7 @@ struct Client {
   std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
   std::multiset<uint64_t> opening;  // request ids of the Opens running on a worker
   std::deque<ScanPtr> scans;  // served in order, the front one only
+  uint32_t planning = 0;       // Scans being planned on a worker (they count as active)
   // This connection's slabs, by id; only ever this client's batches are placed in them.
   std::map<uint64_t, std::shared_ptr<Slab>> slabs;
   struct Lease {
@@ -156,7 +165,9 @@ class Server {
   void on_http(int fd);
   void close_http(int fd);
   void on_readable(Client& c);
-  Result<void> handle(Client& c, const fbs::Message& m);
+  Result<void> handle(Client& c, const fbs::Message& m, std::span<const uint8_t> frame);
+  void plan_async(Client& c, std::span<const uint8_t> frame, uint64_t request,
+                  std::shared_ptr<format::VortexFile> file);
   Result<void> send(Client& c, flatbuffers::FlatBufferBuilder& fbb, int fd = -1);
   void send_error(Client& c, uint64_t request, const Error& e);
   void disconnect(int fd, const std::string& why);
@@ -524,7 +535,7 @@ void Server::on_readable(Client& c) {
     }
     // handle() fails only for a protocol violation or a reply that could not be sent; either
     // ends this client. Request-level failures (a missing file) are Error replies instead.
-    auto r = handle(c, **msg);
+    auto r = handle(c, **msg, {rbuf_.data(), static_cast<size_t>(n)});
     if (!r.ok()) {
       if (r.error().code() == Errc::protocol) send_error(c, 0, r.error());
       disconnect(fd, r.error().to_string());
@@ -533,7 +544,7 @@ void Server::on_readable(Client& c) {
   }
 }
 
-Result<void> Server::handle(Client& c, const fbs::Message& m) {
+Result<void> Server::handle(Client& c, const fbs::Message& m, std::span<const uint8_t> frame) {
   flatbuffers::FlatBufferBuilder fbb;
   OC_EXPECT(c.said_hello || m.body_type() == fbs::Body::Hello, protocol,
             "{} before Hello", fbs::EnumNameBody(m.body_type()));
@@ -589,11 +600,11 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
     }
     case fbs::Body::Scan: {
       const auto* s = m.body_as_Scan();
-      if (c.scans.size() >= cfg_.daemon_client_max_scans) {
+      if (c.scans.size() + c.planning >= cfg_.daemon_client_max_scans) {
         send_error(c, s->request(),
                    Error(Errc::invalid, fmt::format("this connection has {} scans active, the "
                                                     "limit (daemon_client_max_scans)",
-                                                    c.scans.size())));
+                                                    c.scans.size() + c.planning)));
         return {};
       }
       auto f = c.files.find(s->file());
@@ -601,33 +612,8 @@ Result<void> Server::handle(Client& c, const fbs::Message& m) {
         send_error(c, s->request(), Error(Errc::invalid, fmt::format("no open file {}", s->file())));
         return {};
       }
-      auto planned = plan_scan(*s, f->second, cfg_.shard_unit_rows);
-      if (!planned.ok()) {
-        send_error(c, s->request(), planned.error());
-        return {};
-      }
-      ArrowSchema schema{};
-      auto er = format::export_schema(*planned->scan->dtype(), "", &schema);
-      if (!er.ok()) {
-        send_error(c, s->request(), er.error());
-        return {};
-      }
-      std::vector<flatbuffers::Offset<fbs::SchemaNode>> nodes;
-      auto walk = [&](auto& self, const ArrowSchema& n) -> void {
-        nodes.push_back(fbs::CreateSchemaNodeDirect(fbb, n.format, n.name ? n.name : "", n.flags,
-                                                    static_cast<uint32_t>(n.n_children)));
-        for (int64_t i = 0; i < n.n_children; ++i) self(self, *n.children[i]);
-      };
-      walk(walk, schema);
-      schema.release(&schema);
-      auto as = std::make_shared<ActiveScan>();
-      as->id = next_id_++;
-      as->file = f->second;
-      as->scan = std::move(planned->scan);
-      auto reply = fbs::CreateScanBeginDirect(fbb, s->request(), as->id, &nodes, planned->units);
-      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanBegin, reply.Union()));
-      c.scans.push_back(std::move(as));
-      return send(c, fbb);
+      plan_async(c, frame, s->request(), f->second);
+      return {};
     }
     case fbs::Body::Release: {
       auto it = c.leases.find(m.body_as_Release()->lease());
@@ -697,6 +683,59 @@ void Server::open_async(Client& c, uint64_t request, std::string uri, uint64_t u
       flatbuffers::FlatBufferBuilder fbb;
       auto reply = fbs::CreateOpenedDirect(fbb, request, id, rows, units->empty() ? nullptr : units.get());
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened, reply.Union()));
+      if (auto r = send(*c, fbb); !r.ok()) disconnect(fd, r.error().to_string());
+    });
+  });
+}
+
+// Planning binds the filter and prunes with zone maps, which may fetch them from S3, and a
+// sharded plan reads the layout: worker work, like Open. The job keeps its own copy of the
+// request (the receive buffer is reused) and of the file (a Close may come meanwhile).
+void Server::plan_async(Client& c, std::span<const uint8_t> frame, uint64_t request,
+                        std::shared_ptr<format::VortexFile> file) {
+  ++c.planning;
+  auto copy = std::make_shared<std::vector<uint8_t>>(frame.begin(), frame.end());
+  const uint64_t unit_rows = cfg_.shard_unit_rows;
+  workers_->submit([this, fd = c.fd, serial = c.serial, request, file, copy, unit_rows] {
+    // The frame was verified on receipt: its Message starts after the 8-byte header.
+    const auto* scan = flatbuffers::GetRoot<fbs::Message>(copy->data() + 8)->body_as_Scan();
+    auto planned = std::make_shared<Result<PlannedScan>>(plan_scan(*scan, file, unit_rows));
+    auto nodes = std::make_shared<std::vector<SchemaNodeCopy>>();
+    if (planned->ok()) {
+      ArrowSchema schema{};
+      if (auto er = format::export_schema(*(*planned)->scan->dtype(), "", &schema); !er.ok()) {
+        *planned = std::move(er.error());
+      } else {
+        auto walk = [&](auto& self, const ArrowSchema& n) -> void {
+          nodes->push_back({n.format, n.name ? n.name : "", n.flags,
+                            static_cast<uint32_t>(n.n_children)});
+          for (int64_t i = 0; i < n.n_children; ++i) self(self, *n.children[i]);
+        };
+        walk(walk, schema);
+        schema.release(&schema);
+      }
+    }
+    return Workers::Completion([this, fd, serial, request, file, planned, nodes] {
+      Client* c = find(fd, serial);
+      if (!c) return;
+      --c->planning;
+      if (!planned->ok()) {
+        send_error(*c, request, planned->error());
+        return;
+      }
+      flatbuffers::FlatBufferBuilder fbb;
+      std::vector<flatbuffers::Offset<fbs::SchemaNode>> offsets;
+      for (const auto& n : *nodes) {
+        offsets.push_back(fbs::CreateSchemaNodeDirect(fbb, n.format.c_str(), n.name.c_str(),
+                                                      n.flags, n.n_children));
+      }
+      auto as = std::make_shared<ActiveScan>();
+      as->id = next_id_++;
+      as->file = file;
+      as->scan = std::move((*planned)->scan);
+      auto reply = fbs::CreateScanBeginDirect(fbb, request, as->id, &offsets, (*planned)->units);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanBegin, reply.Union()));
+      c->scans.push_back(std::move(as));
       if (auto r = send(*c, fbb); !r.ok()) disconnect(fd, r.error().to_string());
     });
   });
