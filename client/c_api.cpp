@@ -48,10 +48,8 @@ template <class F>
 int guarded(char* err, size_t errlen, F&& f) {
   try {
     return f();
-  } catch (const std::bad_alloc&) {
-    return report(oc::Error(oc::Errc::out_of_memory, "out of memory"), err, errlen);
-  } catch (const std::exception& e) {
-    return report(oc::Error(oc::Errc::invalid, e.what()), err, errlen);
+  } catch (...) {
+    return report(oc::current_exception_error("onecopy"), err, errlen);
   }
 }
 

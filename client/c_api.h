@@ -30,6 +30,7 @@ enum {
   ONECOPY_E_NOT_FOUND = 8,
   ONECOPY_E_OUT_OF_MEMORY = 9,
   ONECOPY_E_CANCELLED = 10,
+  ONECOPY_E_DENIED = 11, /* not granted: a file, object or host the caller may not read */
 };
 
 typedef struct onecopy_file onecopy_file;

@@ -42,13 +42,17 @@ Result<std::vector<std::string>> expand_s3(std::string_view pattern) {
   return out;
 }
 
+// std::filesystem's error_code overloads only: a name too long or a directory that vanishes is
+// an error for this call, never an exception.
 Result<std::vector<std::string>> expand_local(const std::string& pattern) {
   std::vector<std::string> out;
   std::error_code ec;
   if (std::filesystem::is_directory(pattern, ec)) {
-    for (const auto& e : std::filesystem::directory_iterator(pattern, ec)) {
-      if (e.is_regular_file() && is_vortex(e.path().filename().string())) {
-        out.push_back(e.path().string());
+    std::filesystem::directory_iterator it(pattern, ec);
+    for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+      std::error_code type_ec;
+      if (it->is_regular_file(type_ec) && is_vortex(it->path().filename().string())) {
+        out.push_back(it->path().string());
       }
     }
     if (ec) return Error(Errc::io, fmt::format("listing {}: {}", pattern, ec.message()));
@@ -70,7 +74,8 @@ Result<std::vector<std::string>> expand_uri(std::string_view pattern) {
   std::vector<std::string> out;
   if (s3 && (pattern.back() == '/' || has_wildcard(pattern.substr(5)))) {
     OC_ASSIGN_OR_RETURN(out, expand_s3(pattern));
-  } else if (!remote && (has_wildcard(pattern) || std::filesystem::is_directory(pattern))) {
+  } else if (std::error_code ec;
+             !remote && (has_wildcard(pattern) || std::filesystem::is_directory(pattern, ec))) {
     OC_ASSIGN_OR_RETURN(out, expand_local(std::string(pattern)));
   } else {
     return std::vector<std::string>{std::string(pattern)};

@@ -77,7 +77,8 @@ int run_cp(const std::vector<std::string>& args) {
   }
   if (!r.ok()) return fail(r.error());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cerr << fmt::format("{} -> {}: {} bytes in {} {}{}, {:.1f} MB/s\n", src, dst, r->bytes,
+  std::cerr << fmt::format("{} -> {}: {} bytes in {} {}{}, {:.1f} MB/s\n", net::redact_url(src),
+                           net::redact_url(dst), r->bytes,
                            r->requests, r->multipart ? "parts" : "requests",
                            r->multipart ? " (multipart)" : "", r->bytes / 1e6 / std::max(s, 1e-9));
   const auto& k = (*client)->counters();

@@ -88,6 +88,14 @@ Result<void> apply_loopback_address(Defaults& d, std::string_view text) {
   return {};
 }
 
+// Text knobs whose syntax the unit that reads them checks (onecopyd's access policy: its config
+// loader parses them with their key and line).
+template <auto Field>
+Result<void> apply_text(Defaults& d, std::string_view text) {
+  d.*Field = std::string(text);
+  return {};
+}
+
 Result<void> apply_daemon_socket(Defaults& d, std::string_view text) {
   // sockaddr_un.sun_path holds 108 bytes, the terminating NUL included.
   OC_EXPECT(!text.empty() && text.size() < 108, invalid,
@@ -146,6 +154,10 @@ constexpr std::array kKnobs{
          "Longest unit of work a sharded scan hands out: chunks are cut into pieces of at most "
          "this many rows before units are shuffled and dealt to ranks and workers.",
          OC_NUMBER_KNOB(shard_unit_rows, 1, uint64_t{1} << 40, false)},
+    Knob{"plan_max_pieces", "ONECOPY_PLAN_MAX_PIECES", "2097152",
+         "Most pieces one scan plan may cut a file into (units of a sharded plan, batches of a "
+         "scan); a finer cut (a small unit_rows or batch_rows) is an invalid error naming it.",
+         OC_NUMBER_KNOB(plan_max_pieces, 1, uint64_t{1} << 32, false)},
     Knob{"gpu_streams", "ONECOPY_GPU_STREAMS", "4",
          "CUDA streams a GPU decode session spreads its decodes over (vortex-cuda: 4).",
          OC_NUMBER_KNOB(gpu_streams, 1, 64, false)},
@@ -268,6 +280,69 @@ constexpr std::array kKnobs{
     Knob{"daemon_metrics_max_request_bytes", "ONECOPY_DAEMON_METRICS_MAX_REQUEST_BYTES", "8KiB",
          "Largest HTTP request the metrics port reads; a larger one is answered 400 and closed.",
          OC_NUMBER_KNOB(daemon_metrics_max_request_bytes, 1 * KiB, 1 * MiB, true)},
+    Knob{"daemon_metrics_max_connections", "ONECOPY_DAEMON_METRICS_MAX_CONNECTIONS", "8",
+         "Metrics port connections served at once; more are accepted and closed at once.",
+         OC_NUMBER_KNOB(daemon_metrics_max_connections, 1, 1024, false)},
+    Knob{"daemon_io_threads", "ONECOPY_DAEMON_IO_THREADS", "4",
+         "Threads onecopyd opens files, lists patterns and plans scans on (work that may wait on "
+         "the network); one user's requests run on at most half of them at once.",
+         OC_NUMBER_KNOB(daemon_io_threads, 1, 1024, false)},
+    Knob{"daemon_client_max_requests", "ONECOPY_DAEMON_CLIENT_MAX_REQUESTS", "8",
+         "Opens, listings and scan plans one connection may have running at once (a cancelled "
+         "one counts until its work has ended); another is an Error reply.",
+         OC_NUMBER_KNOB(daemon_client_max_requests, 1, 65'536, false)},
+    Knob{"daemon_uid_max_clients", "ONECOPY_DAEMON_UID_MAX_CLIENTS", "128",
+         "Connections one user (peer uid) may have at once; more are refused with an Error.",
+         OC_NUMBER_KNOB(daemon_uid_max_clients, 1, 65'536, false)},
+    Knob{"daemon_uid_max_pool_bytes", "ONECOPY_DAEMON_UID_MAX_POOL_BYTES", "8GiB",
+         "Slab bytes the connections of one user may hold together (by default half the pool, "
+         "so that another user is always served); that user's scans wait beyond it.",
+         OC_NUMBER_KNOB(daemon_uid_max_pool_bytes, MiB, 64 * TiB, true)},
+    Knob{"daemon_pool_wait_ms", "ONECOPY_DAEMON_POOL_WAIT_MS", "30000",
+         "How long a decoded batch may wait for room in the slab pool before its scan fails "
+         "with an error naming the pool limits.",
+         OC_NUMBER_KNOB(daemon_pool_wait_ms, 1, 3'600'000, false)},
+    Knob{"daemon_max_batch_rows", "ONECOPY_DAEMON_MAX_BATCH_ROWS", "1048576",
+         "Largest batch_rows a Scan may ask for; more is an Error reply naming this knob.",
+         OC_NUMBER_KNOB(daemon_max_batch_rows, 1, uint64_t{1} << 40, false)},
+    Knob{"daemon_max_scan_columns", "ONECOPY_DAEMON_MAX_SCAN_COLUMNS", "16384",
+         "Most column names a Scan may list; more is an Error reply naming this knob.",
+         OC_NUMBER_KNOB(daemon_max_scan_columns, 1, 1 << 24, false)},
+    Knob{"daemon_list_max_entries", "ONECOPY_DAEMON_LIST_MAX_ENTRIES", "100000",
+         "Most files a List may name; a pattern that names more is an Error reply.",
+         OC_NUMBER_KNOB(daemon_list_max_entries, 1, 1 << 30, false)},
+    Knob{"daemon_client_max_queued_bytes", "ONECOPY_DAEMON_CLIENT_MAX_QUEUED_BYTES", "4MiB",
+         "Replies queued for a client that is not reading them; beyond this onecopyd reads no "
+         "more of its requests until it catches up.",
+         OC_NUMBER_KNOB(daemon_client_max_queued_bytes, 64 * KiB, GiB, true)},
+    Knob{"daemon_messages_per_wakeup", "ONECOPY_DAEMON_MESSAGES_PER_WAKEUP", "64",
+         "Messages read from one client per turn of the event loop, so that a flood from one "
+         "client cannot hold up the others.",
+         OC_NUMBER_KNOB(daemon_messages_per_wakeup, 1, 65'536, false)},
+    Knob{"daemon_fd_reserve", "ONECOPY_DAEMON_FD_RESERVE", "256",
+         "Descriptors kept back from clients for onecopyd's own use (rings, S3 connections, "
+         "timers); client connections, their files and slabs get RLIMIT_NOFILE minus this.",
+         OC_NUMBER_KNOB(daemon_fd_reserve, 16, 1 << 20, false)},
+    Knob{"daemon_accept_pause_ms", "ONECOPY_DAEMON_ACCEPT_PAUSE_MS", "100",
+         "At the descriptor limit onecopyd stops accepting connections for this long, then "
+         "looks again (rather than spinning on EMFILE).",
+         OC_NUMBER_KNOB(daemon_accept_pause_ms, 1, 60'000, false)},
+    Knob{"daemon_s3_grants", "ONECOPY_DAEMON_S3_GRANTS", "",
+         "Which peers may read which S3 prefixes through onecopyd: rules 'WHO: s3://bucket/prefix "
+         "...' joined by ';', WHO being *, uid=N[,N] or gid=N[,N]; empty (the default) grants "
+         "none.",
+         apply_text<&Defaults::daemon_s3_grants>, "; "},
+    Knob{"daemon_http_hosts", "ONECOPY_DAEMON_HTTP_HOSTS", "",
+         "Hosts whose http(s) URLs clients may read through onecopyd: names or host:port, comma-"
+         "separated; * admits any host with public addresses only. Empty (the default): none.",
+         apply_text<&Defaults::daemon_http_hosts>, ", "},
+    Knob{"client_connect_timeout_ms", "ONECOPY_CLIENT_CONNECT_TIMEOUT_MS", "10000",
+         "How long the client library waits for onecopyd to accept its connection.",
+         OC_NUMBER_KNOB(client_connect_timeout_ms, 1, 3'600'000, false)},
+    Knob{"client_reply_timeout_ms", "ONECOPY_CLIENT_REPLY_TIMEOUT_MS", "300000",
+         "How long the client library waits for each reply or batch from onecopyd; 0 waits "
+         "forever.",
+         OC_NUMBER_KNOB(client_reply_timeout_ms, 0, 86'400'000, false)},
 };
 
 #undef OC_NUMBER_KNOB
@@ -306,6 +381,8 @@ Result<void> load_defaults_from_env() {
                       }));
   return {};
 }
+
+void set_defaults(const Defaults& d) { g_defaults = d; }
 
 const Defaults& defaults() noexcept { return g_defaults; }
 

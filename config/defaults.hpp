@@ -39,6 +39,7 @@ struct Defaults {
   uint32_t scan_readahead_splits;
   uint32_t scan_decode_threads;
   uint64_t shard_unit_rows;
+  uint64_t plan_max_pieces;
   uint32_t gpu_streams;
   uint64_t gpu_staging_bytes;
   uint64_t http_max_header_bytes;
@@ -75,6 +76,23 @@ struct Defaults {
   std::string daemon_metrics_address;
   uint32_t daemon_metrics_timeout_ms;
   uint64_t daemon_metrics_max_request_bytes;
+  uint32_t daemon_metrics_max_connections;
+  uint32_t daemon_io_threads;
+  uint32_t daemon_client_max_requests;
+  uint32_t daemon_uid_max_clients;
+  uint64_t daemon_uid_max_pool_bytes;
+  uint32_t daemon_pool_wait_ms;
+  uint64_t daemon_max_batch_rows;
+  uint32_t daemon_max_scan_columns;
+  uint32_t daemon_list_max_entries;
+  uint64_t daemon_client_max_queued_bytes;
+  uint32_t daemon_messages_per_wakeup;
+  uint32_t daemon_fd_reserve;
+  uint32_t daemon_accept_pause_ms;
+  std::string daemon_s3_grants;
+  std::string daemon_http_hosts;
+  uint32_t client_connect_timeout_ms;
+  uint32_t client_reply_timeout_ms;
 };
 
 /// One row of the defaults table.
@@ -85,6 +103,9 @@ struct Knob {
   std::string_view doc;            ///< one line for docs and `onecopy defaults`
   /// Parses and validates @p text into @p d; `Errc::invalid` names the knob on failure.
   Result<void> (*apply)(Defaults& d, std::string_view text);
+  /// For list knobs: what joins the items of a TOML array into the one text `apply` takes
+  /// (empty: the knob takes a single value).
+  std::string_view join = {};
 };
 
 /// @return every knob, in documentation order.
@@ -101,7 +122,12 @@ struct Knob {
 /// Loads the process environment into the process-wide defaults. Safe to call more than once.
 [[nodiscard]] Result<void> load_defaults_from_env();
 
-/// @return the process-wide defaults (built-in until `load_defaults_from_env` succeeds).
+/// Replaces the process-wide defaults with @p d (onecopyd, after reading its config file), so
+/// that every knob it sets takes effect wherever the knob is read.
+/// @note Not synchronised with readers, like `load_defaults_from_env`: call it before threads start.
+void set_defaults(const Defaults& d);
+
+/// @return the process-wide defaults (built-in until `load_defaults_from_env` or `set_defaults`).
 /// @note Not synchronised with `load_defaults_from_env`; load once before starting threads.
 [[nodiscard]] const Defaults& defaults() noexcept;
 

@@ -17,16 +17,41 @@ std::string_view errc_name(Errc code) noexcept {
     case Errc::not_found: return "not_found";
     case Errc::out_of_memory: return "out_of_memory";
     case Errc::cancelled: return "cancelled";
+    case Errc::denied: return "denied";
   }
   return "unknown";
 }
 
-std::string Error::to_string() const {
+std::optional<Errc> errc_from_name(std::string_view name) noexcept {
+  for (int c = 0; c <= static_cast<int>(kLastErrc); ++c) {
+    if (errc_name(static_cast<Errc>(c)) == name) return static_cast<Errc>(c);
+  }
+  return std::nullopt;
+}
+
+std::string Error::describe() const {
   std::string out = fmt::format("{}: {}", errc_name(code_), message_);
   if (errno_ != 0) out += fmt::format(" ({})", std::strerror(errno_));
   for (const auto& c : context_) out += fmt::format(" [{}]", c);
+  return out;
+}
+
+std::string Error::to_string() const {
+  std::string out = describe();
   if (file_ != nullptr) out += fmt::format(" [at {}:{}]", file_, line_);
   return out;
+}
+
+Error current_exception_error(std::string_view where) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return Error(Errc::out_of_memory, fmt::format("{}: out of memory", where));
+  } catch (const std::exception& e) {
+    return Error(Errc::invalid, fmt::format("{}: {}", where, e.what()));
+  } catch (...) {
+    return Error(Errc::invalid, fmt::format("{}: an unknown exception", where));
+  }
 }
 
 Error errno_error(int negative_errno, std::string what, const char* file, int line) {

@@ -10,6 +10,9 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <exception>
+#include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,10 +35,17 @@ enum class Errc : uint8_t {
   not_found,    ///< a named thing is missing: file, column, object
   out_of_memory,
   cancelled,
+  denied,       ///< the caller may not have this (a path, object or host it is not granted)
 };
+
+/// The last `Errc`, for code that walks them all.
+inline constexpr Errc kLastErrc = Errc::denied;
 
 /// @return the stable lower-case name of @p code ("corrupt", "io", ...).
 [[nodiscard]] std::string_view errc_name(Errc code) noexcept;
+
+/// @return the code named @p name by `errc_name`, or nullopt when none is.
+[[nodiscard]] std::optional<Errc> errc_from_name(std::string_view name) noexcept;
 
 /// A failure: code, errno (0 when none), message, origin and a context chain.
 class Error {
@@ -59,6 +69,9 @@ class Error {
 
   /// @return "corrupt: <message> (<strerror>) [while ...] [at file:line]", outermost context last.
   [[nodiscard]] std::string to_string() const;
+  /// @return `to_string()` without the source position: what may be shown to another party
+  ///         (onecopyd's clients), who has no use for where in onecopy the error was raised.
+  [[nodiscard]] std::string describe() const;
 
  private:
   Errc code_;
@@ -122,6 +135,23 @@ template <class... Args>
 
 /// Builds an `Errc::io` error from a negative errno as returned by liburing and raw syscalls.
 [[nodiscard]] Error errno_error(int negative_errno, std::string what, const char* file, int line);
+
+/// @return the error an exception caught by `catch (...)` stands for: `out_of_memory` for
+///         `std::bad_alloc`, else `invalid` with the exception's text, in @p where.
+/// @note For the places where exceptions must stop (the C API edge, a worker thread, an event
+///       loop); call it from inside a catch block only.
+[[nodiscard]] Error current_exception_error(std::string_view where);
+
+/// Runs @p f, which returns a `Result`, and turns any exception it throws into that result's
+/// error (`current_exception_error(where)`): a `Result` whatever happens.
+template <class F>
+auto catch_all(std::string_view where, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (...) {
+    return current_exception_error(where);
+  }
+}
 
 }  // namespace oc
 

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -25,18 +27,30 @@ inline constexpr uint64_t kParallelFromRows = 8192;
 
 /// Runs f(0), ..., f(n - 1) on up to `decode_threads()` threads, the caller's included, and
 /// returns when all are done; with @p rows (the rows the work covers) below
-/// `kParallelFromRows`, on the caller's thread alone. @p f must not throw and must be safe to
-/// run concurrently.
+/// `kParallelFromRows`, on the caller's thread alone. @p f must be safe to run concurrently.
+/// An exception thrown by @p f (a failed allocation, say) stops the remaining work and is
+/// rethrown on the caller's thread once every thread has stopped; it never ends the process.
 template <class F>
 void parallel_for(size_t n, uint64_t rows, F&& f) {
   const size_t threads = rows < kParallelFromRows ? 1 : std::min(n, decode_threads());
   std::atomic<size_t> next{0};
+  std::mutex mu;
+  std::exception_ptr failed;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
+    try {
+      for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
+    } catch (...) {
+      next.store(n);  // the others stop at their next item
+      std::lock_guard lock(mu);
+      if (!failed) failed = std::current_exception();
+    }
   };
-  std::vector<std::jthread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+  }  // joined here
+  if (failed) std::rethrow_exception(failed);
 }
 
 }  // namespace oc::format

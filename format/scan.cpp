@@ -101,12 +101,21 @@ class FileScan final : public Scan {
     }
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
+    // The batch count is bounded before any split is stored: a tiny batch_rows over a large
+    // file would otherwise cost memory in proportion to the file.
+    const uint64_t batch_rows = opts_.batch_rows ? opts_.batch_rows : defaults().scan_batch_rows;
+    const uint64_t max_pieces = defaults().plan_max_pieces;
     size_t k = 0;
     for (size_t i = 0; i + 1 < points.size(); ++i) {
       const uint64_t b = points[i], e = points[i + 1];
       while (k < keep.size() && keep[k].end <= b) ++k;
       if (k == keep.size() || keep[k].begin > b || e > keep[k].end) continue;
-      const uint64_t step = opts_.batch_rows ? opts_.batch_rows : e - b;
+      const uint64_t step = batch_rows ? batch_rows : e - b;
+      const uint64_t pieces = (e - b) / step + ((e - b) % step != 0);
+      OC_EXPECT(pieces <= max_pieces - splits_.size(), invalid,
+                "batch_rows {} cuts this scan into more than {} batches (plan_max_pieces); use "
+                "larger batches",
+                batch_rows, max_pieces);
       for (uint64_t s = b; s < e; s += step) splits_.emplace_back(s, std::min(e, s + step));
     }
     return {};

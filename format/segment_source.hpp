@@ -69,7 +69,15 @@ class SegmentSource {
 };
 
 /// Opens a local file. Reads go through io_uring when the kernel allows it, else pread(2).
+/// The open does not block (O_NONBLOCK), so a FIFO with no writer is refused at once: anything
+/// but a regular file is `invalid`, naming what it is.
 [[nodiscard]] Result<std::shared_ptr<SegmentSource>> open_local_file(const std::string& path);
+
+/// Reads through @p fd, a descriptor opened by someone else (onecopyd reads the files its
+/// clients open and pass to it), named @p name in messages. Takes ownership of @p fd, which is
+/// closed on failure too. `invalid` unless @p fd is a regular file open for reading (not
+/// O_PATH, not write-only): a FIFO, device, socket or directory is refused before any read.
+[[nodiscard]] Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name);
 
 /// Serves bytes held in memory (tests, fuzzing, small embedded files).
 [[nodiscard]] std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name = "memory");

@@ -29,11 +29,24 @@ Result<std::vector<Unit>> file_units(const VortexFile& file, uint32_t file_index
   reader->collect_splits(0, points);
   std::sort(points.begin(), points.end());
   points.erase(std::unique(points.begin(), points.end()), points.end());
+  // Counted before anything is stored: a small max_rows over a large file would otherwise cost
+  // memory in proportion to the file's rows.
+  uint64_t count = 0;
+  const uint64_t max_pieces = defaults().plan_max_pieces;
+  for (size_t i = 0; i + 1 < points.size() && points[i + 1] <= rows; ++i) {
+    const uint64_t span = points[i + 1] - points[i];
+    count += span / max_rows + (span % max_rows != 0);
+    OC_EXPECT(count <= max_pieces, invalid,
+              "units of at most {} rows cut this file into more than {} units (plan_max_pieces); "
+              "use larger units",
+              max_rows, max_pieces);
+  }
   std::vector<Unit> units;
+  units.reserve(count);
   for (size_t i = 0; i + 1 < points.size() && points[i + 1] <= rows; ++i) {
     const uint64_t b = points[i], e = points[i + 1];
     // Equal parts rather than max_rows pieces plus a stub, so units stay comparable in size.
-    const uint64_t parts = (e - b + max_rows - 1) / max_rows;
+    const uint64_t parts = (e - b) / max_rows + ((e - b) % max_rows != 0);
     for (uint64_t p = 0; p < parts; ++p) {
       units.push_back({file_index, b + (e - b) * p / parts, b + (e - b) * (p + 1) / parts});
     }

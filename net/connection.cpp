@@ -9,6 +9,7 @@
 #include <atomic>
 
 #include "config/defaults.hpp"
+#include "net/address.hpp"
 #include "net/fd.hpp"
 #include "net/tls.hpp"
 
@@ -49,6 +50,16 @@ Result<detail::UniqueFd> connect_any(const ConnectOptions& o, const std::string&
   OC_ASSIGN_OR_RETURN(Ring * ring, Ring::this_thread());
   Error last = OC_ERROR(Errc::io, "{} resolved to no address", peer);
   for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+    // Checked on the address about to be connected, so a name rebound between a check and the
+    // connect cannot reach an internal host.
+    if (o.public_only && !is_public_address(ai->ai_addr)) {
+      last = OC_ERROR(Errc::denied,
+                      "{} resolves to {}, which is not a public address (loopback, link-local "
+                      "and private hosts are fetched only when onecopyd's daemon_http_hosts "
+                      "names them)",
+                      peer, address_text(ai->ai_addr));
+      continue;
+    }
     detail::UniqueFd fd(socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd.valid()) {
       last = errno_error(errno, fmt::format("socket for {}", peer), __FILE__, __LINE__);

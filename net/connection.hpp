@@ -62,6 +62,9 @@ struct ConnectOptions {
   /// For DNS, TCP connect and the TLS handshake together; left default-constructed, it is
   /// now + the `http_connect_timeout_ms` knob.
   Deadline deadline;
+  /// Connect only to public addresses (net/address.hpp): a host that resolves to loopback,
+  /// link-local or private addresses only is `Errc::denied`. For URLs a client named.
+  bool public_only = false;
 };
 
 struct ConnectionCounters {

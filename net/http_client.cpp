@@ -302,7 +302,7 @@ Result<ConnectionPool::Lease> ConnectionPool::acquire(const EndpointKey& key, De
   }
   OC_EXPECT(!key.tls || tls_, invalid, "https endpoint {}:{} without a TLS context", key.host,
             key.port);
-  ConnectOptions options{key.host, key.port, key.tls ? tls_ : nullptr, deadline};
+  ConnectOptions options{key.host, key.port, key.tls ? tls_ : nullptr, deadline, key.public_only};
   auto conn = Connection::open(options);
   if (!conn.ok()) {
     std::lock_guard lock(mu_);

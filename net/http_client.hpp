@@ -92,6 +92,7 @@ struct EndpointKey {
   std::string host;
   uint16_t port = 0;
   bool tls = false;
+  bool public_only = false;  ///< connect to public addresses only (ConnectOptions::public_only)
   friend auto operator<=>(const EndpointKey&, const EndpointKey&) = default;
 };
 

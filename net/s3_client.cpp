@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <random>
 #include <thread>
@@ -74,19 +75,17 @@ std::chrono::milliseconds backoff(uint32_t attempt) {
   return std::chrono::milliseconds(std::uniform_int_distribution<uint64_t>(0, ceiling)(rng));
 }
 
-// Presigned URLs carry their signature in the query; it must not end up in logs or errors.
-std::string redact_url(std::string_view url) {
-  const size_t q = url.find('?');
-  return q == std::string_view::npos ? std::string(url) : std::string(url.substr(0, q)) + "?…";
-}
 
-// Error bodies that are not S3 XML (a proxy's HTML page, say) still yield a usable message.
-S3ErrorBody error_body(std::string_view text) {
+// The S3 error code of a response body ("NoSuchKey"), or a placeholder. Only the code goes into
+// errors: the body is the store's text (a proxy's page, a message naming internal hosts), and
+// errors travel to onecopyd's clients; the whole body is logged at debug level.
+std::string error_code_of(std::string_view text) {
   auto e = parse_s3_error(text);
-  if (e.ok()) return std::move(e).value();
-  S3ErrorBody b;
-  b.message = std::string(text.substr(0, 200));
-  return b;
+  const bool token = e.ok() && !e->code.empty() && e->code.size() <= 64 &&
+                     std::all_of(e->code.begin(), e->code.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.';
+                     });
+  return token ? e->code : "(no S3 error code)";
 }
 
 }  // namespace
@@ -105,6 +104,7 @@ struct S3Client::Call {
   bool head_only = false;
   bool expect_continue = false;
   std::optional<Url> presigned;  // send this URL as is, unsigned
+  bool public_only = false;      // for `presigned`: public addresses only
   // Ranged GETs: [offset, offset + dest.size()), resumed from `done` after a broken body.
   std::optional<uint64_t> offset;
   uint64_t done = 0;
@@ -177,7 +177,7 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
 
   if (call.presigned) {
     const Url& u = *call.presigned;
-    where = {u.host, u.port, u.scheme == "https"};
+    where = {u.host, u.port, u.scheme == "https", call.public_only};
     host_header = u.host_header();
     target = u.request_target();
   } else {
@@ -313,27 +313,26 @@ Result<HttpResponse> S3Client::perform(Call& call) {
         return r;
       }
       counters_.failures.fetch_add(1, std::memory_order_relaxed);
-      const S3ErrorBody e = error_body(r->text);
+      log::get().debug("{}: HTTP {}: {}", call.describe(), r->head.status,
+                       std::string_view(r->text).substr(0, 1024));
       const Errc code = r->head.status == 404 ? Errc::not_found
                         : r->head.status == 412 ? Errc::corrupt
                                                 : Errc::io;
       std::string hint;
       if (r->head.status == 403) hint = " (check the credentials, region and clock)";
       if (r->head.status == 412) hint = " (the object changed while being read)";
-      return Error(code, fmt::format("{}: HTTP {} {}: {}{}", call.describe(), r->head.status,
-                                     e.code.empty() ? "(no S3 error code)" : e.code, e.message,
-                                     hint),
+      return Error(code, fmt::format("{}: HTTP {} {}{}", call.describe(), r->head.status,
+                                     error_code_of(r->text), hint),
                    __FILE__, __LINE__);
     }
 
     if (r.ok()) {
-      const S3ErrorBody e = error_body(r->text);
-      last_failure = fmt::format("HTTP {} {}: {}", r->head.status,
-                                 e.code.empty() ? "(no S3 error code)" : e.code, e.message);
+      last_failure = fmt::format("HTTP {} {}", r->head.status, error_code_of(r->text));
     } else {
       const Error& err = r.error();
       // Wrong ETag or a range past the end: retrying cannot help.
-      if (err.code() == Errc::corrupt || err.code() == Errc::invalid) {
+      if (err.code() == Errc::corrupt || err.code() == Errc::invalid ||
+          err.code() == Errc::denied) {
         counters_.failures.fetch_add(1, std::memory_order_relaxed);
         return Error(err).with_context(call.describe());
       }
@@ -388,10 +387,12 @@ Result<RangeRead> S3Client::get_range(std::string_view bucket, std::string_view 
 }
 
 Result<RangeRead> S3Client::get_url_range(std::string_view url, uint64_t offset,
-                                          std::span<std::byte> dest, std::string_view if_match) {
+                                          std::span<std::byte> dest, std::string_view if_match,
+                                          bool public_only) {
   OC_EXPECT(!dest.empty(), invalid, "empty range of {}", redact_url(url));
   Call call("GET");
   call.dest = dest;
+  call.public_only = public_only;
   OC_ASSIGN_OR_RETURN(call.presigned, parse_url(url));
   call.offset = offset;
   call.etag = std::string(if_match);
@@ -399,9 +400,9 @@ Result<RangeRead> S3Client::get_url_range(std::string_view url, uint64_t offset,
   return RangeRead{call.etag, call.object_size, call.stats};
 }
 
-Result<ObjectInfo> S3Client::stat_url(std::string_view url) {
+Result<ObjectInfo> S3Client::stat_url(std::string_view url, bool public_only) {
   std::byte one[1];
-  OC_ASSIGN_OR_RETURN(RangeRead r, get_url_range(url, 0, one));
+  OC_ASSIGN_OR_RETURN(RangeRead r, get_url_range(url, 0, one, {}, public_only));
   ObjectInfo info;
   info.key = redact_url(url);
   info.size = r.object_size;

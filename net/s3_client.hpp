@@ -99,6 +99,8 @@ class CancelToken {
 struct ObjectRef {
   std::string bucket, key;
   std::string url;  ///< set for URL-addressed objects
+  /// For `url`: connect to public addresses only (ConnectOptions::public_only).
+  bool public_only = false;
   [[nodiscard]] std::string describe() const;  ///< "s3://b/k", or the URL without its query
 };
 
@@ -124,12 +126,14 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
                                             CancelToken* cancel = nullptr);
 
   /// A GET of bytes [offset, offset + dest.size()) from a presigned (or public) URL, unsigned.
+  /// With @p public_only, only public addresses are connected to (ConnectOptions::public_only).
   [[nodiscard]] Result<RangeRead> get_url_range(std::string_view url, uint64_t offset,
                                                 std::span<std::byte> dest,
-                                                std::string_view if_match = {});
+                                                std::string_view if_match = {},
+                                                bool public_only = false);
   /// The object's size and ETag through a presigned GET URL (a 1-byte ranged GET: S3 refuses
   /// HEAD on a URL presigned for GET).
-  [[nodiscard]] Result<ObjectInfo> stat_url(std::string_view url);
+  [[nodiscard]] Result<ObjectInfo> stat_url(std::string_view url, bool public_only = false);
 
   /// The size and ETag of @p obj (HEAD, or a 1-byte GET for URLs).
   [[nodiscard]] Result<ObjectInfo> stat(const ObjectRef& obj);

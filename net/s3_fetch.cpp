@@ -7,6 +7,7 @@
 #include "config/defaults.hpp"
 #include "net/buffer_pool.hpp"
 #include "net/s3_client.hpp"
+#include "net/url.hpp"
 #include "net/scheduler.hpp"
 
 namespace oc::net {
@@ -42,18 +43,17 @@ struct Shared {
 
 std::string ObjectRef::describe() const {
   if (url.empty()) return fmt::format("s3://{}/{}", bucket, key);
-  const size_t q = url.find('?');
-  return q == std::string::npos ? url : url.substr(0, q);
+  return redact_url(url);
 }
 
 Result<ObjectInfo> S3Client::stat(const ObjectRef& obj) {
-  if (!obj.url.empty()) return stat_url(obj.url);
+  if (!obj.url.empty()) return stat_url(obj.url, obj.public_only);
   return head_object(obj.bucket, obj.key);
 }
 
 Result<RangeRead> S3Client::get(const ObjectRef& obj, uint64_t offset, std::span<std::byte> dest,
                                 std::string_view etag, CancelToken* cancel) {
-  if (!obj.url.empty()) return get_url_range(obj.url, offset, dest, etag);
+  if (!obj.url.empty()) return get_url_range(obj.url, offset, dest, etag, obj.public_only);
   return get_range(obj.bucket, obj.key, offset, dest, etag, cancel);
 }
 

@@ -106,25 +106,48 @@ std::string Url::host_header() const {
 Result<Url> parse_url(std::string_view text) {
   Url url;
   url.original = std::string(text);
+  // Messages name the URL without what may be secret in it.
+  const std::string shown = redact_url(text);
   const size_t sep = text.find("://");
   OC_EXPECT(sep != std::string_view::npos, invalid,
-            "'{}' is not a URL (expected http:// or https://)", text);
+            "'{}' is not a URL (expected http:// or https://)", shown);
   url.scheme = lower(text.substr(0, sep));
   OC_EXPECT(url.scheme == "http" || url.scheme == "https", invalid,
-            "URL '{}': scheme must be http or https", text);
+            "URL '{}': scheme must be http or https", shown);
   std::string_view rest = text.substr(sep + 3);
   rest = rest.substr(0, rest.find('#'));
   const size_t authority_end = rest.find_first_of("/?");
-  OC_TRY(parse_authority(rest.substr(0, authority_end), text, url));
+  OC_TRY(parse_authority(rest.substr(0, authority_end), shown, url));
   rest = authority_end == std::string_view::npos ? std::string_view{} : rest.substr(authority_end);
   const size_t q = rest.find('?');
   const std::string_view path = rest.substr(0, q);
   url.path.assign(path.empty() ? std::string_view("/") : path);
   if (q != std::string_view::npos) url.raw_query = std::string(rest.substr(q + 1));
   OC_EXPECT(printable(url.path) && printable(url.raw_query), invalid,
-            "URL '{}': spaces and control characters must be percent-encoded", text);
-  OC_TRY(parse_query(url.raw_query, text, url));
+            "URL '{}': spaces and control characters must be percent-encoded", shown);
+  OC_TRY(parse_query(url.raw_query, shown, url));
   return url;
+}
+
+std::string redact_url(std::string_view url) {
+  const size_t sep = url.find("://");
+  std::string out;
+  std::string_view rest = url;
+  if (sep != std::string_view::npos) {
+    const size_t auth_end = url.find_first_of("/?#", sep + 3);
+    const std::string_view authority =
+        url.substr(sep + 3, auth_end == std::string_view::npos ? std::string_view::npos
+                                                               : auth_end - sep - 3);
+    const size_t at = authority.rfind('@');
+    out = std::string(url.substr(0, sep + 3));
+    if (at != std::string_view::npos) out += "…@";
+    out += authority.substr(at == std::string_view::npos ? 0 : at + 1);
+    rest = auth_end == std::string_view::npos ? std::string_view{} : url.substr(auth_end);
+  }
+  const size_t q = rest.find('?');
+  out += rest.substr(0, q);
+  if (q != std::string_view::npos) out += "?…";
+  return out;
 }
 
 Result<S3Uri> parse_s3_uri(std::string_view text) {

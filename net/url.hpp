@@ -36,7 +36,12 @@ struct Url {
   [[nodiscard]] std::string host_header() const;
 };
 
-/// Parses @p text as an absolute http(s) URL. A fragment is dropped.
+/// @return @p url fit for logs, errors and output: the query (which holds a presigned URL's
+/// signature, credential and token) becomes "?…" and user info "…@". Idempotent.
+[[nodiscard]] std::string redact_url(std::string_view url);
+
+/// Parses @p text as an absolute http(s) URL. A fragment is dropped. Its errors name the URL
+/// as `redact_url` shows it.
 [[nodiscard]] Result<Url> parse_url(std::string_view text);
 
 /// An `s3://bucket/key` URI. The key is taken literally (no percent-decoding, as the AWS CLI

@@ -15,7 +15,7 @@ from onecopy.expr import Expr
 _ERRLEN = 4096
 _ERROR_CLASSES = {
     1: "io", 2: "timeout", 3: "protocol", 4: "corrupt", 5: "invalid", 6: "unsupported",
-    7: "cuda", 8: "not_found", 9: "out_of_memory", 10: "cancelled",
+    7: "cuda", 8: "not_found", 9: "out_of_memory", 10: "cancelled", 11: "denied",
 }
 
 

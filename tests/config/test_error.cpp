@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 
+#include <stdexcept>
+
 #include "config/error.hpp"
 
 namespace {
@@ -39,4 +41,34 @@ TEST_CASE("Error renders code, errno, context and origin", "[config]") {
   CHECK(s.find("[opening dataset]") != std::string::npos);
   CHECK(s.find("f.cpp:7") != std::string::npos);
   CHECK(oc::errc_name(oc::Errc::corrupt) == "corrupt");
+}
+
+TEST_CASE("describe() is to_string() without the source position", "[config]") {
+  auto e = oc::errno_error(-EACCES, "open /x", "f.cpp", 7);
+  e.with_context("opening dataset");
+  CHECK(e.describe().find("f.cpp") == std::string::npos);
+  CHECK(e.describe().find("[opening dataset]") != std::string::npos);
+  CHECK(e.to_string() == e.describe() + " [at f.cpp:7]");
+}
+
+TEST_CASE("every error code has a name that maps back to it", "[config]") {
+  for (int c = 0; c <= static_cast<int>(oc::kLastErrc); ++c) {
+    const auto code = static_cast<oc::Errc>(c);
+    INFO(c);
+    CHECK(oc::errc_name(code) != "unknown");
+    CHECK(oc::errc_from_name(oc::errc_name(code)) == code);
+  }
+  CHECK(oc::errc_name(oc::Errc::denied) == "denied");
+  CHECK_FALSE(oc::errc_from_name("nonsense").has_value());
+}
+
+TEST_CASE("catch_all turns exceptions into errors", "[config]") {
+  auto oom = oc::catch_all("decoding", []() -> oc::Result<int> { throw std::bad_alloc(); });
+  REQUIRE_FALSE(oom.ok());
+  CHECK(oom.error().code() == oc::Errc::out_of_memory);
+  CHECK(oom.error().message() == "decoding: out of memory");
+  auto other = oc::catch_all("x", []() -> oc::Result<int> { throw std::runtime_error("boom"); });
+  REQUIRE_FALSE(other.ok());
+  CHECK(other.error().message() == "x: boom");
+  CHECK(*oc::catch_all("x", []() -> oc::Result<int> { return 3; }) == 3);
 }

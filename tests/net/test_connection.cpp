@@ -104,3 +104,17 @@ TEST_CASE("abort makes a blocked recv in another thread return promptly", "[net]
   CHECK(Clock::now() - start < 2s);
   CHECK((!r.ok() || *r == 0));  // shutdown(2) reads as end of stream
 }
+
+TEST_CASE("public_only refuses loopback addresses before connecting", "[net]") {
+  LoopbackServer server([](int fd) { send_pattern(fd, 16); });
+  for (const char* host : {"127.0.0.1", "localhost"}) {
+    INFO(host);
+    ConnectOptions o{host, server.port(), nullptr, Clock::now() + 2s, /*public_only=*/true};
+    auto c = Connection::open(o);
+    REQUIRE_FALSE(c.ok());
+    CHECK(c.error().code() == Errc::denied);
+    CHECK(c.error().message().find("not a public address") != std::string::npos);
+  }
+  // The same server is reachable when the caller does not ask for public addresses.
+  CHECK(open_plain("127.0.0.1", server.port())->peer().starts_with("127.0.0.1:"));
+}

@@ -107,3 +107,19 @@ TEST_CASE("s3 URIs", "[net][url]") {
   CHECK(net::check_bucket_name(std::string(63, 'a')).ok());
   CHECK_FALSE(net::check_bucket_name(std::string(64, 'a')).ok());
 }
+
+TEST_CASE("redact_url hides the query and user info, and parse errors use it", "[net][url]") {
+  using oc::net::redact_url;
+  const std::string signed_url =
+      "https://b.s3.amazonaws.com/k.vortex?X-Amz-Credential=AKIA%2F&X-Amz-Signature=abc123";
+  CHECK(redact_url(signed_url) == "https://b.s3.amazonaws.com/k.vortex?…");
+  CHECK(redact_url("http://user:pw@host:81/p?q") == "http://…@host:81/p?…");
+  CHECK(redact_url("http://host/plain") == "http://host/plain");
+  CHECK(redact_url(redact_url(signed_url)) == redact_url(signed_url));
+  auto bad = oc::net::parse_url("https://h/p?X-Amz-Signature=abc123 x");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().to_string().find("abc123") == std::string::npos);
+  auto userinfo = oc::net::parse_url("https://me:secret@h/p");
+  REQUIRE_FALSE(userinfo.ok());
+  CHECK(userinfo.error().to_string().find("secret") == std::string::npos);
+}
