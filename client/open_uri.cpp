@@ -25,13 +25,13 @@ bool is_vortex(std::string_view name) {
   return name.size() > 7 && name.substr(name.size() - 7) == ".vortex";
 }
 
-Result<std::vector<std::string>> expand_s3(std::string_view pattern) {
+Result<std::vector<std::string>> expand_s3(std::string_view pattern, uint64_t max_entries) {
   OC_ASSIGN_OR_RETURN(net::S3Uri uri, net::parse_s3_uri(pattern));
   const bool prefix_only = uri.key.empty() || uri.key.back() == '/';
   const std::string& key = uri.key;
   const std::string list_prefix = prefix_only ? key : key.substr(0, key.find_first_of("*?["));
   OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
-  OC_ASSIGN_OR_RETURN(auto page, client->list_all(uri.bucket, list_prefix, ""));
+  OC_ASSIGN_OR_RETURN(auto page, client->list_all(uri.bucket, list_prefix, "", max_entries));
   std::vector<std::string> out;
   for (const auto& o : page.contents) {
     // Without FNM_PATHNAME, `*` crosses `/`: keys have no directories, only a convention.
@@ -44,7 +44,7 @@ Result<std::vector<std::string>> expand_s3(std::string_view pattern) {
 
 // std::filesystem's error_code overloads only: a name too long or a directory that vanishes is
 // an error for this call, never an exception.
-Result<std::vector<std::string>> expand_local(const std::string& pattern) {
+Result<std::vector<std::string>> expand_local(const std::string& pattern, uint64_t max_entries) {
   std::vector<std::string> out;
   std::error_code ec;
   if (std::filesystem::is_directory(pattern, ec)) {
@@ -53,6 +53,8 @@ Result<std::vector<std::string>> expand_local(const std::string& pattern) {
       std::error_code type_ec;
       if (it->is_regular_file(type_ec) && is_vortex(it->path().filename().string())) {
         out.push_back(it->path().string());
+        OC_EXPECT(out.size() <= max_entries, invalid, "{} holds more than {} Vortex files",
+                  pattern, max_entries);
       }
     }
     if (ec) return Error(Errc::io, fmt::format("listing {}: {}", pattern, ec.message()));
@@ -60,23 +62,27 @@ Result<std::vector<std::string>> expand_local(const std::string& pattern) {
   }
   glob_t g{};
   const int rc = ::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &g);
-  for (size_t i = 0; rc == 0 && i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  for (size_t i = 0; rc == 0 && i < g.gl_pathc && out.size() <= max_entries; ++i) {
+    out.emplace_back(g.gl_pathv[i]);
+  }
   ::globfree(&g);
+  OC_EXPECT(out.size() <= max_entries, invalid, "{} matches more than {} files", pattern,
+            max_entries);
   OC_EXPECT(rc == 0 || rc == GLOB_NOMATCH, io, "glob {} failed", pattern);
   return out;
 }
 
 }  // namespace
 
-Result<std::vector<std::string>> expand_uri(std::string_view pattern) {
+Result<std::vector<std::string>> expand_uri(std::string_view pattern, uint64_t max_entries) {
   const bool s3 = pattern.starts_with("s3://");
   const bool remote = pattern.find("://") != std::string_view::npos;
   std::vector<std::string> out;
   if (s3 && (pattern.back() == '/' || has_wildcard(pattern.substr(5)))) {
-    OC_ASSIGN_OR_RETURN(out, expand_s3(pattern));
+    OC_ASSIGN_OR_RETURN(out, expand_s3(pattern, max_entries));
   } else if (std::error_code ec;
              !remote && (has_wildcard(pattern) || std::filesystem::is_directory(pattern, ec))) {
-    OC_ASSIGN_OR_RETURN(out, expand_local(std::string(pattern)));
+    OC_ASSIGN_OR_RETURN(out, expand_local(std::string(pattern), max_entries));
   } else {
     return std::vector<std::string>{std::string(pattern)};
   }

@@ -25,7 +25,9 @@ namespace oc::client {
 ///   crossing `/`), listing only under the part before the first wildcard;
 /// - a local directory: its `*.vortex` files; a local glob: its matches (glob(3));
 /// - anything else (a file, an s3:// object, an http(s) URL): itself, unchecked.
-/// `not_found` when a directory, glob or prefix names no file.
-[[nodiscard]] Result<std::vector<std::string>> expand_uri(std::string_view pattern);
+/// `not_found` when a directory, glob or prefix names no file; `invalid` when listing it would
+/// go through more than @p max_entries names.
+[[nodiscard]] Result<std::vector<std::string>> expand_uri(std::string_view pattern,
+                                                        uint64_t max_entries = UINT64_MAX);
 
 }  // namespace oc::client

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// @brief A client of onecopyd: status, and scans delivered as Arrow streams over memfd slabs.
+/// @brief A client of onecopyd: status, listings, units, and scans delivered as Arrow streams
+/// over memfd slabs.
+///
+/// Local files are opened here, in the calling process and with its permissions, and passed to
+/// the daemon as descriptors; local patterns are expanded here too. Only s3:// and http(s)
+/// names go to the daemon as names, read with its credentials as its access policy allows.
 ///
 /// The daemon sends each of the connection's slabs once (`SlabAdded`, with its memfd); the
 /// stream maps it read-only and keeps the mapping. Each batch is a range of one slab: the
@@ -19,6 +24,7 @@
 
 #include "config/error.hpp"
 #include "format/arrow_c_abi.h"
+#include "daemon/status.hpp"
 #include "format/shard.hpp"
 
 namespace oc::daemon {
@@ -26,41 +32,8 @@ namespace oc::daemon {
 /// The socket clients use: @p explicit_path, else $ONECOPY_SOCKET, else the knob's default.
 [[nodiscard]] std::string client_socket_path(const std::string& explicit_path);
 
-struct Status {
-  std::string version;
-  uint64_t uptime_ms = 0;
-  uint32_t clients = 0;
-  uint32_t active_scans = 0;
-  uint64_t batches_in_flight = 0;
-  uint64_t bytes_delivered = 0;
-  uint64_t errors = 0;
-  uint64_t pool_bytes = 0;
-  uint64_t pool_limit_bytes = 0;
-  uint64_t batches_delivered = 0;
-  double gbps_10s = 0;
-  uint64_t requests_in_flight = 0;
-  uint64_t bytes_copied = 0;
-  double copies_per_byte = 0;
-  uint32_t worker_threads = 0;
-  uint64_t slabs_sent = 0;
-  uint32_t gpu_devices = 0;  ///< 0 without a GPU, a driver, or a CUDA build
-  uint64_t gpu_memory_used_bytes = 0;
-  uint64_t gpu_memory_total_bytes = 0;
-  uint64_t bytes_fetched = 0;  ///< segment bytes scans read from files and objects
-  uint64_t s3_requests = 0;    ///< S3 requests, retries and failed requests, since start
-  uint64_t s3_retries = 0;
-  uint64_t s3_failures = 0;
-};
-
 /// Connects to @p socket, says Hello and asks for Status.
 [[nodiscard]] Result<Status> query_status(const std::string& socket);
-
-/// @return @p s as a JSON object.
-[[nodiscard]] std::string status_json(const Status& s);
-
-/// @return @p s in the Prometheus text exposition format (version 0.0.4): `onecopy_` names,
-/// counters ending in `_total`, each with its `# HELP` and `# TYPE` lines.
-[[nodiscard]] std::string status_prometheus(const Status& s);
 
 struct RemoteScanOptions {
   std::vector<std::string> columns;
@@ -105,17 +78,18 @@ class RemoteCursor {
   std::optional<Error> error_;
 };
 
-/// The files @p pattern names (client/open_uri.hpp expand_uri), listed by the daemon at
-/// @p socket with its own credentials.
+/// The files @p pattern names (client/open_uri.hpp expand_uri): an s3:// pattern listed by the
+/// daemon at @p socket with its credentials, a local one expanded in this process.
 [[nodiscard]] Result<std::vector<std::string>> remote_list(const std::string& socket,
                                                            const std::string& pattern);
 
 /// The units of work of @p uri (format/shard.hpp file_units with @p max_rows), computed by the
-/// daemon at @p socket, which opens the file with its own credentials: (begin, end) pairs.
+/// daemon at @p socket: (begin, end) pairs.
 [[nodiscard]] Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(
     const std::string& socket, const std::string& uri, uint64_t max_rows);
 
-/// Opens @p uri in the daemon at @p socket and starts a scan; fills @p out with a stream over
+/// Opens @p uri in the daemon at @p socket (a local file is opened here and passed as a
+/// descriptor) and starts a scan; fills @p out with a stream over
 /// its batches. The stream owns the connection; batches keep it open until they are released.
 /// When the daemon goes away mid-scan, the stream's get_next fails with EIO and the cursor's
 /// error() says so.

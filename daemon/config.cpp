@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/config.hpp"
 
+#include "daemon/access.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -9,6 +11,16 @@
 #include <toml++/toml.h>
 
 namespace oc::daemon {
+namespace {
+
+// The access policy's knobs are text the config table stores as is; their syntax is checked
+// here, so that a bad rule is refused at load time with the key, file and line.
+Result<void> check_access_knobs(const Defaults& d) {
+  OC_TRY(AccessPolicy::create(d));
+  return {};
+}
+
+}  // namespace
 
 Result<void> apply_toml(Defaults& d, std::string_view toml, const std::string& origin) {
   toml::table table;
@@ -32,11 +44,21 @@ Result<void> apply_toml(Defaults& d, std::string_view toml, const std::string& o
     } else if (const auto* i = node.as_integer()) {
       OC_EXPECT(i->get() >= 0, invalid, "{}:{}: {} must not be negative", origin, line, key.str());
       text = std::to_string(i->get());
+    } else if (const auto* a = node.as_array(); a && !knob->join.empty()) {
+      // A list knob: its items joined into the one text the knob takes.
+      for (const auto& item : *a) {
+        const auto* s = item.as_string();
+        OC_EXPECT(s != nullptr, invalid, "{}:{}: {} must be an array of strings", origin, line,
+                  key.str());
+        if (!text.empty()) text += knob->join;
+        text += s->get();
+      }
     } else {
-      return OC_ERROR(Errc::invalid, "{}:{}: {} must be a string or an integer", origin, line,
-                      key.str());
+      return OC_ERROR(Errc::invalid, "{}:{}: {} must be a string or an integer{}", origin, line,
+                      key.str(), knob->join.empty() ? "" : ", or an array of strings");
     }
     auto r = knob->apply(d, text);
+    if (r.ok()) r = check_access_knobs(d);
     if (!r.ok()) return std::move(r.error()).with_context(fmt::format("{}:{}", origin, line));
   }
   return {};
@@ -55,6 +77,7 @@ Result<Defaults> load_config(const std::string& path, bool optional) {
   for (const Knob& k : knob_table()) {
     if (const char* v = std::getenv(std::string(k.env).c_str())) {
       auto r = k.apply(d, v);
+      if (r.ok()) r = check_access_knobs(d);
       if (!r.ok()) return std::move(r.error()).with_context(fmt::format("from ${}", k.env));
     }
   }
@@ -66,7 +89,17 @@ std::string example_config() {
       "# onecopyd configuration (/etc/onecopy/onecopyd.toml, or `onecopyd --config PATH`).\n"
       "# Every key is a row of onecopy's knob table; each line below shows the built-in default.\n"
       "# The environment variable named after each key overrides the file. Sizes take KiB/MiB/GiB.\n"
-      "# Unknown keys are an error. SIGHUP re-reads this file and applies log_level.\n";
+      "# Unknown keys are an error. SIGHUP re-reads this file and applies log_level, the client\n"
+      "# limits and the access policy (daemon_allowed_*, daemon_s3_grants, daemon_http_hosts);\n"
+      "# everything else takes effect at the next start.\n"
+      "#\n"
+      "# Who may read what (README, \"Security\"): a client reads local files through onecopyd\n"
+      "# only by passing a descriptor it opened itself, so never more than it could read alone.\n"
+      "# S3 is read with the daemon's credentials, but out of the box NO client may read any\n"
+      "# bucket: grant prefixes to uids or gids with daemon_s3_grants, for example\n"
+      "#   daemon_s3_grants = [\"uid=1000,1001: s3://team-a/\", \"gid=2000: s3://shared/eval/\"]\n"
+      "# http(s) URLs are off until daemon_http_hosts names hosts (* admits public addresses\n"
+      "# only; loopback, link-local and private hosts must be named).\n";
   for (const Knob& k : knob_table()) {
     out += fmt::format("\n# {}\n# env: {}\n# {} = \"{}\"\n", k.doc, k.env, k.name, k.default_value);
   }

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <utility>
 
@@ -12,6 +13,8 @@ namespace oc::daemon {
 namespace {
 
 constexpr uint64_t kHugePage = uint64_t{2} << 20;  // x86-64 and arm64 default hugepage size
+
+std::atomic<uint64_t> g_open_fds{0};
 
 uint64_t round_up(uint64_t n, uint64_t to) { return (n + to - 1) / to * to; }
 
@@ -113,11 +116,24 @@ Slab::Slab(uint64_t id, int fd, uint64_t bytes, uint8_t* base, bool hugepages, b
       bytes_(bytes),
       base_(base),
       hugepages_(hugepages),
-      dedicated_(dedicated) {}
+      dedicated_(dedicated) {
+  ++g_open_fds;
+}
 
 Slab::~Slab() {
   ::munmap(base_, bytes_);
-  ::close(fd_);
+  close_fd();
 }
+
+void Slab::close_fd() noexcept {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  fd_ = -1;
+  --g_open_fds;
+}
+
+uint64_t Slab::footprint(uint64_t bytes) noexcept { return round_up(bytes, kHugePage); }
+
+uint64_t Slab::open_fds() noexcept { return g_open_fds.load(); }
 
 }  // namespace oc::daemon

@@ -64,7 +64,16 @@ class Slab {
   Slab& operator=(const Slab&) = delete;
 
   [[nodiscard]] uint64_t id() const noexcept { return id_; }
+  /// The memfd, until `close_fd`; -1 after.
   [[nodiscard]] int fd() const noexcept { return fd_; }
+  /// Closes the memfd once it has been sent: the daemon's mapping keeps the slab, and a
+  /// descriptor less is held per slab.
+  void close_fd() noexcept;
+  /// @return the most memory `create(bytes)` takes (its rounding up to a hugepage included), for
+  ///         checks against the pool's limits before making one.
+  [[nodiscard]] static uint64_t footprint(uint64_t bytes) noexcept;
+  /// Slab descriptors open in this process, every slab's.
+  [[nodiscard]] static uint64_t open_fds() noexcept;
   [[nodiscard]] uint64_t bytes() const noexcept { return bytes_; }
   [[nodiscard]] uint8_t* base() const noexcept { return base_; }
   [[nodiscard]] bool hugepages() const noexcept { return hugepages_; }

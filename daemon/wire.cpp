@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/wire.hpp"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace oc::daemon {
 namespace {
@@ -22,6 +24,36 @@ std::vector<uint8_t> make_frame(flatbuffers::FlatBufferBuilder& fbb) {
   std::memcpy(out.data() + 4, &length, 4);
   std::memcpy(out.data() + kHeaderBytes, fbb.GetBufferPointer(), length);
   return out;
+}
+
+std::vector<std::vector<uint8_t>> packets_of(std::vector<uint8_t> frame) {
+  std::vector<std::vector<uint8_t>> out;
+  if (frame.size() <= kMaxPacketBytes) {
+    out.push_back(std::move(frame));
+    return out;
+  }
+  // Room for the Part's own header and FlatBuffer fields around its data.
+  constexpr size_t kPiece = kMaxPacketBytes - 256;
+  for (size_t at = 0; at < frame.size(); at += kPiece) {
+    const size_t n = std::min(kPiece, frame.size() - at);
+    flatbuffers::FlatBufferBuilder fbb(n + 128);
+    auto data = fbb.CreateVector(frame.data() + at, n);
+    auto part = fbs::CreatePart(fbb, data, at + n < frame.size());
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Part, part.Union()));
+    out.push_back(make_frame(fbb));
+  }
+  return out;
+}
+
+Result<std::optional<std::vector<uint8_t>>> PartAssembler::add(const fbs::Part& part) {
+  const size_t n = part.data() ? part.data()->size() : 0;
+  if (buf_.size() + n > max_bytes_) {
+    buf_.clear();
+    return OC_ERROR(Errc::invalid, "a message in parts is over the {}-byte limit", max_bytes_);
+  }
+  if (n > 0) buf_.insert(buf_.end(), part.data()->begin(), part.data()->end());
+  if (part.more()) return std::optional<std::vector<uint8_t>>();
+  return std::optional<std::vector<uint8_t>>(std::exchange(buf_, {}));
 }
 
 Result<const fbs::Message*> parse_frame(std::span<const uint8_t> packet, size_t max_bytes) {

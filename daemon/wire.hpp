@@ -5,9 +5,15 @@
 /// A frame is an 8-byte header (u32 protocol version, u32 body length, little endian) followed by
 /// a FlatBuffer `oc.daemon.fbs.Message` (daemon/protocol.fbs). `parse_frame` checks the header
 /// against the packet, the size limit and the FlatBuffers Verifier before anything reads it.
+///
+/// A SOCK_SEQPACKET packet cannot be larger than the socket's send buffer, so neither side sends
+/// one over `kMaxPacketBytes`: a larger frame (a 5,000-column schema, a million units) goes as a
+/// run of `Part` frames (`packets_of`), which the receiver joins (`PartAssembler`) up to its own
+/// size limit before parsing the whole.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -16,8 +22,10 @@
 
 namespace oc::daemon {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr size_t kHeaderBytes = 8;
+/// The largest packet either side sends (well under the default Unix socket buffer, ~208 KiB).
+inline constexpr size_t kMaxPacketBytes = 64 << 10;
 
 /// Wraps the finished FlatBuffer in @p fbb into a frame.
 [[nodiscard]] std::vector<uint8_t> make_frame(flatbuffers::FlatBufferBuilder& fbb);
@@ -27,6 +35,27 @@ inline constexpr size_t kHeaderBytes = 8;
 /// `Errc::invalid` for one larger than @p max_bytes.
 [[nodiscard]] Result<const fbs::Message*> parse_frame(std::span<const uint8_t> packet,
                                                       size_t max_bytes);
+
+/// @return @p frame as the packets that carry it: itself when it fits in kMaxPacketBytes, else
+///         `Part` frames of at most that size whose data, joined, is @p frame.
+[[nodiscard]] std::vector<std::vector<uint8_t>> packets_of(std::vector<uint8_t> frame);
+
+/// Joins the `Part`s of one frame.
+class PartAssembler {
+ public:
+  /// @param max_bytes the largest frame it will join; more is `invalid`.
+  explicit PartAssembler(size_t max_bytes) : max_bytes_(max_bytes) {}
+
+  /// Adds @p part. @return the whole frame once its last part came (then the assembler is empty
+  /// again), nullopt while more are due; `invalid` past the size limit.
+  [[nodiscard]] Result<std::optional<std::vector<uint8_t>>> add(const fbs::Part& part);
+  /// Whether a frame is half joined.
+  [[nodiscard]] bool pending() const noexcept { return !buf_.empty(); }
+
+ private:
+  size_t max_bytes_;
+  std::vector<uint8_t> buf_;
+};
 
 /// libFuzzer entry: parses @p data as a frame and, when it verifies, walks every field.
 void fuzz_parse_frame(std::span<const uint8_t> data);

@@ -65,10 +65,13 @@ struct Piece {
   uint64_t length;
 };
 
+std::atomic<uint64_t> g_local_sources{0};
+
 class LocalFileSource final : public SegmentSource {
  public:
   LocalFileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {
+    ++g_local_sources;
 #if OC_HAVE_IO_URING
     init_ring();
 #endif
@@ -78,6 +81,7 @@ class LocalFileSource final : public SegmentSource {
     if (have_ring_) io_uring_queue_exit(&ring_);
 #endif
     ::close(fd_);
+    --g_local_sources;
   }
 
   uint64_t size() const override { return size_; }
@@ -281,10 +285,31 @@ const char* file_type(mode_t mode) {
 
 }  // namespace
 
+Result<UniqueFd> open_readable_file(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd.valid()) {
+    const int e = errno;
+    if (e == EACCES || e == EPERM) {
+      return Error(Errc::denied, "open " + path, __FILE__, __LINE__, e);
+    }
+    return errno_error(e, "open " + path, __FILE__, __LINE__);
+  }
+  struct stat st {};
+  const int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fstat(fd.get(), &st) != 0) {
+    return errno_error(errno, "stat " + path, __FILE__, __LINE__);
+  }
+  OC_EXPECT(S_ISREG(st.st_mode), invalid, "{} is {}, not a Vortex file", path,
+            file_type(st.st_mode));
+  // O_NONBLOCK only kept the open from waiting on a FIFO; on a regular file it would make
+  // io_uring fail cold reads with EAGAIN instead of queueing them.
+  (void)::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
 Result<std::shared_ptr<SegmentSource>> open_local_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return errno_error(errno, "open " + path, __FILE__, __LINE__);
-  return open_local_fd(fd, path);
+  OC_ASSIGN_OR_RETURN(UniqueFd fd, open_readable_file(path));
+  return open_local_fd(fd.release(), path);
 }
 
 Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name) {
@@ -302,12 +327,13 @@ Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name) {
     ::close(fd);
     return std::move(fit.error());
   }
-  // O_NONBLOCK only kept the open from waiting on a FIFO; on a regular file it would make
-  // io_uring fail cold reads with EAGAIN instead of queueing them.
+  // A descriptor a client passed may still be non-blocking: see open_readable_file.
   if ((flags & O_NONBLOCK) != 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return std::shared_ptr<SegmentSource>(
       std::make_shared<LocalFileSource>(fd, static_cast<uint64_t>(st.st_size), std::move(name)));
 }
+
+uint64_t open_local_sources() noexcept { return g_local_sources.load(); }
 
 std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name) {
   return std::make_shared<MemorySource>(std::move(bytes), std::move(name));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "config/error.hpp"
+#include "config/fd.hpp"
 #include "format/buffer.hpp"
 
 namespace oc::format {
@@ -68,6 +69,13 @@ class SegmentSource {
   [[nodiscard]] virtual SourceStats stats() const = 0;
 };
 
+/// Opens @p path for reading the way every local read in onecopy does: without blocking
+/// (O_NONBLOCK, so a FIFO with no writer is refused at once, not waited on) and checked to be a
+/// regular file. `denied` when the caller may not read it, `not_found` when it is missing,
+/// `invalid` for a directory, FIFO, device or socket. The client library passes the result to
+/// onecopyd, which reads through the descriptor with the client's permissions.
+[[nodiscard]] Result<UniqueFd> open_readable_file(const std::string& path);
+
 /// Opens a local file. Reads go through io_uring when the kernel allows it, else pread(2).
 /// The open does not block (O_NONBLOCK), so a FIFO with no writer is refused at once: anything
 /// but a regular file is `invalid`, naming what it is.
@@ -78,6 +86,9 @@ class SegmentSource {
 /// closed on failure too. `invalid` unless @p fd is a regular file open for reading (not
 /// O_PATH, not write-only): a FIFO, device, socket or directory is refused before any read.
 [[nodiscard]] Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name);
+
+/// @return how many local-file sources (each holding one descriptor) exist in this process.
+[[nodiscard]] uint64_t open_local_sources() noexcept;
 
 /// Serves bytes held in memory (tests, fuzzing, small embedded files).
 [[nodiscard]] std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name = "memory");

@@ -10,7 +10,7 @@
 
 #include "config/defaults.hpp"
 #include "net/address.hpp"
-#include "net/fd.hpp"
+#include "config/fd.hpp"
 #include "net/tls.hpp"
 
 namespace oc::net {
@@ -28,7 +28,7 @@ const char* transport_name(Transport t) noexcept {
 }
 
 struct Connection::State {
-  detail::UniqueFd fd;
+  UniqueFd fd;
   std::string peer;
   ConnectionCounters counters;
   std::unique_ptr<detail::TlsSession> tls;  // declared after fd: destroyed before the close
@@ -39,7 +39,7 @@ namespace {
 
 // Tries each resolved address in order (e.g. ::1 then 127.0.0.1 for "localhost") until one
 // connects; a timeout ends the attempt since the deadline is shared.
-Result<detail::UniqueFd> connect_any(const ConnectOptions& o, const std::string& peer) {
+Result<UniqueFd> connect_any(const ConnectOptions& o, const std::string& peer) {
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
@@ -60,7 +60,7 @@ Result<detail::UniqueFd> connect_any(const ConnectOptions& o, const std::string&
                       peer, address_text(ai->ai_addr));
       continue;
     }
-    detail::UniqueFd fd(socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    UniqueFd fd(socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd.valid()) {
       last = errno_error(errno, fmt::format("socket for {}", peer), __FILE__, __LINE__);
       continue;

@@ -15,13 +15,11 @@
 #include <cstdio>
 
 #include "config/log.hpp"
-#include "net/fd.hpp"
+#include "config/fd.hpp"
 #include "net/ring.hpp"
 
 namespace oc::net {
 namespace {
-
-using detail::UniqueFd;
 
 // Registers a small buffer, then reads one byte from a socket with READ_FIXED: both the
 // registration and the socket read through a fixed buffer must work for the pool path.

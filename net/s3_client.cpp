@@ -424,7 +424,7 @@ Result<ListObjectsPage> S3Client::list_page(std::string_view bucket, std::string
 }
 
 Result<ListObjectsPage> S3Client::list_all(std::string_view bucket, std::string_view prefix,
-                                    std::string_view delimiter) {
+                                    std::string_view delimiter, uint64_t max_entries) {
   ListObjectsPage all;
   std::string token;
   for (;;) {
@@ -432,6 +432,9 @@ Result<ListObjectsPage> S3Client::list_all(std::string_view bucket, std::string_
     std::move(page.contents.begin(), page.contents.end(), std::back_inserter(all.contents));
     std::move(page.common_prefixes.begin(), page.common_prefixes.end(),
               std::back_inserter(all.common_prefixes));
+    OC_EXPECT(all.contents.size() + all.common_prefixes.size() <= max_entries, invalid,
+              "s3://{}/{} holds more than {} keys; list a narrower prefix", bucket, prefix,
+              max_entries);
     if (!page.is_truncated) return all;
     OC_EXPECT(!page.next_continuation_token.empty(), protocol,
               "s3://{}/{}: truncated listing without a continuation token", bucket, prefix);

@@ -152,9 +152,10 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   [[nodiscard]] Result<ListObjectsPage> list_page(std::string_view bucket, std::string_view prefix,
                                            std::string_view delimiter,
                                            std::string_view continuation, uint32_t max_keys = 1000);
-  /// Every page, concatenated.
+  /// Every page, concatenated; `invalid` once more than @p max_entries keys and prefixes came.
   [[nodiscard]] Result<ListObjectsPage> list_all(std::string_view bucket, std::string_view prefix,
-                                          std::string_view delimiter);
+                                          std::string_view delimiter,
+                                          uint64_t max_entries = UINT64_MAX);
 
   /// PutObject with the body's SHA-256 signed; `Expect: 100-continue` for large bodies.
   /// @return the new ETag.

@@ -107,7 +107,10 @@ def data_file(tmp_path_factory):
     return path, table
 
 
-def _frame(body: bytes, version=1) -> bytes:
+PROTOCOL = 2  # daemon/wire.hpp kProtocolVersion
+
+
+def _frame(body: bytes, version=PROTOCOL) -> bytes:
     return struct.pack("<II", version, len(body)) + body
 
 
@@ -130,24 +133,36 @@ def _decode(tmp: Path, frame: bytes) -> dict:
 
 
 class RawClient:
-    """One connection speaking the protocol by hand, so that a test can send what it likes."""
+    """One connection speaking the protocol by hand, so that a test can send what it likes. An
+    Open of a local path carries the file's descriptor, as the client library sends it, unless
+    `attach=False`."""
 
-    def __init__(self, daemon, tmp: Path):
+    def __init__(self, daemon, tmp: Path, hello=True):
         self.tmp = tmp
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock.connect(daemon.sock)
         self.sock.settimeout(10)
-        assert self.ask("Hello", {"version": 1, "client": "test"}, "HelloReply")
+        if hello:
+            assert self.ask("Hello", {"version": PROTOCOL, "client": "test"}, "HelloReply")
 
-    def tell(self, body_type: str, body: dict) -> None:
-        self.sock.send(_encode(self.tmp, body_type, body))
+    def tell(self, body_type: str, body: dict, attach: bool = True) -> None:
+        frame = _encode(self.tmp, body_type, body)
+        uri = body.get("uri", "")
+        if body_type == "Open" and attach and "://" not in uri and os.path.exists(uri):
+            fd = os.open(uri, os.O_RDONLY)
+            try:
+                self.sock.sendmsg([frame], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", fd))])
+            finally:
+                os.close(fd)
+        else:
+            self.sock.send(frame)
 
     def next(self) -> dict:
         return _decode(self.tmp, self.sock.recv(1 << 20))  # a SlabAdded's fd is dropped by the kernel
 
-    def ask(self, body_type: str, body: dict, want: str) -> dict:
+    def ask(self, body_type: str, body: dict, want: str, attach: bool = True) -> dict:
         """Sends a message; returns the body of the first reply of type @want or Error."""
-        self.tell(body_type, body)
+        self.tell(body_type, body, attach)
         while True:
             m = self.next()
             if m["body_type"] in (want, "Error"):
@@ -204,9 +219,16 @@ def test_scan_with_filter_and_columns(daemon, data_file):
 
 
 def test_scan_errors_are_reported(daemon, tmp_path):
-    with pytest.raises(onecopy.OnecopyError, match="onecopyd") as e:
+    # A local file is opened by the client itself, so a missing one fails before the daemon.
+    with pytest.raises(onecopy.OnecopyError) as e:
         list(daemon.client.scan(str(tmp_path / "missing.vortex")))
     assert e.value.code == "not_found"
+    junk = tmp_path / "junk.vortex"
+    junk.write_bytes(b"not a vortex file " * 64)
+    with pytest.raises(onecopy.OnecopyError, match="onecopyd") as e:
+        list(daemon.client.scan(str(junk)))
+    assert e.value.code == "corrupt"
+    assert "[at " not in str(e.value)  # no position in the daemon's (or the library's) source
     assert daemon.proc.poll() is None
 
 
@@ -381,7 +403,8 @@ def test_abandoned_scan_is_cancelled(daemon, data_file):
     del held
 
 
-def test_slow_open_does_not_stall_other_clients(daemon):
+def test_slow_open_does_not_stall_other_clients(tmp_path):
+    daemon = Daemon(tmp_path, config='daemon_http_hosts = "127.0.0.1"\n')
     # A real HTTP server that reads the daemon's request and then answers nothing until the test
     # closes the connection: the open stays in progress for as long as the test wants.
     srv = socket.socket()
@@ -424,6 +447,7 @@ def test_slow_open_does_not_stall_other_clients(daemon):
         t.join(30)
     assert failed  # the server hung up, so the open failed, and only that client saw it
     assert daemon.proc.poll() is None
+    daemon.stop()
 
 
 def test_client_limits_on_open_files_and_scans(tmp_path, data_file):
@@ -451,10 +475,10 @@ def test_client_limits_on_open_files_and_scans(tmp_path, data_file):
 
 
 def test_status_counts_deliveries_and_copies(tmp_path, data_file):
-    d = Daemon(tmp_path, config="daemon_worker_threads = 3\n")
+    d = Daemon(tmp_path, config="daemon_worker_threads = 3\ndaemon_io_threads = 2\n")
     try:
         s = d.client.status()
-        assert s["worker_threads"] == 3
+        assert s["worker_threads"] == 3 + 2  # decode threads, and those for opens and plans
         assert s["batches_delivered"] == 0 and s["copies_per_byte"] == 0
         assert s["bytes_fetched"] == 0 and s["s3_requests"] == 0 and s["s3_retries"] == 0
         assert sum(1 for _ in d.client.scan(str(data_file[0]), batch_rows=5000)) == 10
@@ -651,7 +675,7 @@ def _http_file(path: Path, go: threading.Event, asked: threading.Event) -> Threa
 
 
 def test_cancelled_open_sends_nothing_and_keeps_no_file(tmp_path, data_file):
-    d = Daemon(tmp_path, config="daemon_client_max_open_files = 1\n")
+    d = Daemon(tmp_path, config='daemon_client_max_open_files = 1\ndaemon_http_hosts = "127.0.0.1"\n')
     go, asked = threading.Event(), threading.Event()
     srv = _http_file(data_file[0], go, asked)
     url = f"http://127.0.0.1:{srv.server_address[1]}/data.vortex"
@@ -662,11 +686,14 @@ def test_cancelled_open_sends_nothing_and_keeps_no_file(tmp_path, data_file):
         refused = c.ask("Open", {"request": 8, "uri": str(data_file[0])}, "Opened")
         assert refused["body_type"] == "Error" and refused["body"]["request"] == 8  # 7 counts
         c.tell("Cancel", {"scan": 0, "request": 7})
-        local = c.ask("Open", {"request": 9, "uri": str(data_file[0])}, "Opened")
-        assert local["body_type"] == "Opened"  # the cancelled open no longer counts
-        c.tell("Close", {"file": local["body"]["file"]})
+        # A cancelled open still holds its worker, so it counts until its work has ended.
+        still = c.ask("Open", {"request": 9, "uri": str(data_file[0])}, "Opened")
+        assert still["body_type"] == "Error" and "daemon_client_max_open_files" in still["body"]["message"]
         go.set()  # the cancelled open now succeeds on its worker
         assert _wait_status(d.client, lambda s: s["requests_in_flight"] == 0)["requests_in_flight"] == 0
+        local = c.ask("Open", {"request": 11, "uri": str(data_file[0])}, "Opened")
+        assert local["body_type"] == "Opened"  # its work ended: it no longer counts
+        c.tell("Close", {"file": local["body"]["file"]})
         c.tell("Open", {"request": 10, "uri": url})
         seen = []
         while not seen or seen[-1]["body"].get("request") != 10:
@@ -702,7 +729,8 @@ def test_close_drops_the_file_and_its_scans_finish(tmp_path, data_file):
         assert gone["body_type"] == "Error" and "no open file" in gone["body"]["message"]
         assert c.ask("Open", {"request": 4, "uri": str(data_file[0])}, "Opened")["body_type"] == "Opened"
         c.tell("Close", {"file": f})  # closed already: a protocol error ends the connection
-        assert c.next()["body_type"] == "Error"
+        m = c.next()
+        assert m["body_type"] == "Error", m
         assert c.sock.recv(1 << 16) == b""
         assert "Close of unknown file" in d.log.read_text()
     finally:

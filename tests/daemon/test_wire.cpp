@@ -71,3 +71,55 @@ TEST_CASE("daemon frame: malformed frames are errors", "[daemon]") {
     }
   }
 }
+
+TEST_CASE("daemon frame: a frame larger than a packet travels as Parts and joins again",
+          "[daemon]") {
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<uint64_t> units(100'000);  // 800 KB of units: a dozen packets
+  for (size_t i = 0; i < units.size(); ++i) units[i] = i * 3;
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Opened,
+                                fbs::CreateOpenedDirect(fbb, 5, 9, 300'000, &units).Union()));
+  const std::vector<uint8_t> frame = make_frame(fbb);
+  auto packets = packets_of(frame);
+  REQUIRE(packets.size() > 10);
+  PartAssembler joined(1 << 20);
+  std::optional<std::vector<uint8_t>> whole;
+  for (size_t i = 0; i < packets.size(); ++i) {
+    CHECK(packets[i].size() <= kMaxPacketBytes);
+    auto m = parse_frame(packets[i], kMaxPacketBytes);
+    REQUIRE(m.ok());
+    REQUIRE((*m)->body_type() == fbs::Body::Part);
+    CHECK((*m)->body_as_Part()->more() == (i + 1 < packets.size()));
+    auto r = joined.add(*(*m)->body_as_Part());
+    REQUIRE(r.ok());
+    CHECK(r->has_value() == (i + 1 == packets.size()));
+    if (r->has_value()) whole = std::move(**r);
+  }
+  REQUIRE(whole);
+  CHECK(*whole == frame);
+  CHECK_FALSE(joined.pending());
+  auto m = parse_frame(*whole, 1 << 20);
+  REQUIRE(m.ok());
+  CHECK((*m)->body_as_Opened()->units()->size() == units.size());
+  // A small frame is its own packet.
+  CHECK(packets_of(scan_frame()).size() == 1);
+}
+
+TEST_CASE("daemon frame: Parts past the size limit are refused and forgotten", "[daemon]") {
+  std::vector<uint8_t> big(300'000, 7);
+  auto packets = packets_of(big);
+  PartAssembler joined(100'000);
+  bool refused = false;
+  for (const auto& p : packets) {
+    auto m = parse_frame(p, kMaxPacketBytes);
+    REQUIRE(m.ok());
+    auto r = joined.add(*(*m)->body_as_Part());
+    if (!r.ok()) {
+      CHECK(r.error().code() == oc::Errc::invalid);
+      refused = true;
+      break;
+    }
+  }
+  CHECK(refused);
+  CHECK_FALSE(joined.pending());
+}

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// @brief A file descriptor closed on scope exit (private to net/).
+/// @brief A file descriptor closed on scope exit.
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace oc::net::detail {
+namespace oc {
 
 class UniqueFd {
  public:
@@ -24,6 +24,8 @@ class UniqueFd {
 
   [[nodiscard]] int get() const noexcept { return fd_; }
   [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+  /// Gives the descriptor up without closing it.
+  [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
   void reset(int fd = -1) noexcept {
     if (fd_ >= 0) ::close(fd_);
     fd_ = fd;
@@ -33,4 +35,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace oc::net::detail
+}  // namespace oc

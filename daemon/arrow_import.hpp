@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Arrow C Data structs over onecopyd's slabs: a scan's schema from `ScanBegin`, and
+/// each `Batch` as an `ArrowArray` whose buffers point into the read-only slab mapping.
+///
+/// A batch's arrays share one `Lease`; when the last of them is released, the lease sends
+/// `Release`, which lets the daemon reuse the batch's range of the slab.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/error.hpp"
+#include "daemon/conn.hpp"
+#include "format/arrow_c_abi.h"
+
+namespace oc::daemon {
+
+/// One node of a scan's schema as ScanBegin lists it, in pre-order.
+struct SchemaNodeCopy {
+  std::string format, name;
+  int64_t flags = 0;
+  uint32_t n_children = 0;
+};
+
+/// Copies @p begin's schema; `protocol` unless it is a well-formed pre-order tree.
+[[nodiscard]] Result<std::vector<SchemaNodeCopy>> schema_of(const fbs::ScanBegin& begin);
+
+/// Fills @p out with the schema @p nodes describe (nodes from `schema_of`).
+void build_schema(const std::vector<SchemaNodeCopy>& nodes, ArrowSchema* out);
+
+/// One batch's range of a slab; its destructor (the last array of the batch released) sends
+/// Release, which frees the range for a later batch. A forked child sends nothing (Conn).
+struct Lease {
+  std::shared_ptr<Conn> conn;
+  uint64_t lease = 0;
+  std::shared_ptr<MappedSlab> slab;  ///< null for a batch of no bytes
+  uint64_t begin = 0, bytes = 0;     ///< the batch's range of the slab
+  ~Lease();
+};
+
+/// Fills @p out with @p batch's arrays over @p lease's slab range. `protocol` when the tree is
+/// malformed or a buffer lies outside the range.
+[[nodiscard]] Result<void> build_batch(const fbs::Batch& batch,
+                                       const std::shared_ptr<Lease>& lease, ArrowArray* out);
+
+}  // namespace oc::daemon

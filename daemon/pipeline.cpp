@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: Apache-2.0
+// The batch pipeline: each session's front scan is decoded on the decode pool, one batch at a
+// time, up to daemon_client_max_batches_in_flight ahead of what was sent; each batch is placed
+// in a range of one of the session's slabs here, on the loop thread, copied there on a worker,
+// and sent. Slabs come out of one pool (daemon_pool_bytes), of which one user may hold
+// daemon_uid_max_pool_bytes: a batch that finds no room waits for a Release, for at most
+// daemon_pool_wait_ms, and never takes the pool past its limit.
+#include "config/log.hpp"
+#include "daemon/scan_request.hpp"
+#include "daemon/server.hpp"
+
+namespace oc::daemon {
+namespace {
+
+struct Decoded {
+  std::optional<BatchLayout> layout;  // none: the scan's end
+  format::UnitPosition position;
+};
+
+}  // namespace
+
+void Server::decode_ahead(Session& s, const ScanPtr& scan) {
+  if (scan->busy || scan->unplaced || scan->finished ||
+      scan->ready.size() >= cfg_.daemon_client_max_batches_in_flight) {
+    return;
+  }
+  if (!scan->ready.empty() &&
+      scan->ready_bytes + s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight) {
+    return;
+  }
+  scan->busy = true;
+  run_job<Decoded>(
+      decode_, s,
+      [scan, fetched = fetched_]() -> Result<Decoded> {
+        // A failed allocation in the decoder surfaces here as this scan's error (run_job).
+        const uint64_t before = scan->scan->stats().bytes_read;
+        auto next = scan->scan->next();
+        *fetched += scan->scan->stats().bytes_read - before;
+        if (!next.ok()) return std::move(next.error());
+        Decoded d;
+        d.position = position_after(*scan->scan);
+        if (*next) d.layout = lay_out(std::move(**next));
+        return d;
+      },
+      [this, scan](Session* s, Result<Decoded> d) {
+        scan->busy = false;
+        if (!s || scan->dropped) return;
+        mark(*s);
+        if (!d.ok() || !d->layout) {  // the scan's end or error
+          scan->finished = true;
+          scan->ready.push_back(Produced{std::nullopt, d.ok() ? std::nullopt
+                                                              : std::optional(d.error())});
+          return;
+        }
+        scan->unplaced = std::move(d->layout);
+        scan->unplaced_position = d->position;
+        place(*s, scan);
+      });
+}
+
+Result<std::shared_ptr<Slab>> Server::make_slab(Session& s, uint64_t bytes, bool dedicated) {
+  const uint64_t footprint = Slab::footprint(bytes);
+  if (pool_bytes_ + footprint > cfg_.daemon_pool_bytes ||
+      pool_by_uid_[s.peer.uid] + footprint > cfg_.daemon_uid_max_pool_bytes) {
+    return std::shared_ptr<Slab>();  // no room now
+  }
+  OC_EXPECT(!at_descriptor_budget(), io,
+            "no descriptor for a new slab: onecopyd holds {} for clients, its budget",
+            descriptors());
+  OC_ASSIGN_OR_RETURN(auto slab, Slab::create(next_id_++, bytes, dedicated));
+  pool_bytes_ += slab->bytes();
+  pool_by_uid_[s.peer.uid] += slab->bytes();
+  ++slabs_;
+  const auto level = logged_pages_ ? spdlog::level::debug : spdlog::level::info;
+  log::get().log(level, "slab {} for client pid {}: {} bytes{}, {}", slab->id(), s.peer.pid,
+                 slab->bytes(), dedicated ? " (one large batch)" : "",
+                 slab->hugepages() ? "hugepages" : "normal pages (no hugepages to spare)");
+  logged_pages_ = true;
+  s.slabs[slab->id()] = slab;
+  return slab;
+}
+
+void Server::forget_slab(Session& s, uint64_t id) {
+  auto it = s.slabs.find(id);
+  if (it == s.slabs.end()) return;
+  const uint64_t bytes = it->second->bytes();
+  pool_bytes_ -= bytes;
+  if (auto u = pool_by_uid_.find(s.peer.uid); u != pool_by_uid_.end()) {
+    u->second -= bytes;
+    if (u->second == 0) pool_by_uid_.erase(u);
+  }
+  --slabs_;
+  s.slabs.erase(it);  // a copy job still writing keeps the memory until it is done
+  pool_freed();
+}
+
+// Room in the pool may let a waiting batch go.
+void Server::pool_freed() {
+  for (const auto& [serial, unused] : pool_waiters_) {
+    if (Session* w = find(serial)) mark(*w);
+  }
+}
+
+void Server::fail_scan(Session& s, const ScanPtr& scan, Error e) {
+  scan->unplaced.reset();
+  scan->finished = true;
+  scan->ready.push_back(Produced{std::nullopt, std::move(e)});
+  pool_waiters_.erase(s.serial);
+}
+
+// Finds a range for the scan's decoded batch: first fit in the session's slabs, else a new slab
+// (of the batch's own size when it is larger than daemon_slab_bytes) when the pool has room.
+void Server::place(Session& s, const ScanPtr& scan) {
+  if (!scan->unplaced || scan->busy) return;
+  const uint64_t need = scan->unplaced->bytes;
+  if (need > cfg_.daemon_client_max_bytes_in_flight || need > cfg_.daemon_uid_max_pool_bytes) {
+    fail_scan(s, scan,
+              OC_ERROR(Errc::invalid,
+                       "a batch of {} bytes is more than a client may hold "
+                       "(daemon_client_max_bytes_in_flight {}, daemon_uid_max_pool_bytes {}); "
+                       "scan with a smaller batch_rows",
+                       need, cfg_.daemon_client_max_bytes_in_flight,
+                       cfg_.daemon_uid_max_pool_bytes));
+    return;
+  }
+  Placed p;
+  if (need > 0) {
+    for (const auto& [id, slab] : s.slabs) {
+      if (slab->dedicated()) continue;
+      if (auto at = slab->ranges.allocate(need)) {
+        p.slab = slab;
+        p.offset = *at;
+        break;
+      }
+    }
+    if (!p.slab) {
+      const bool dedicated = need > cfg_.daemon_slab_bytes;
+      auto made = make_slab(s, dedicated ? need : cfg_.daemon_slab_bytes, dedicated);
+      if (!made.ok()) {
+        fail_scan(s, scan, std::move(made.error()));
+        return;
+      }
+      if (!*made) {  // no room: wait for a Release here or elsewhere (expire() bounds the wait)
+        if (scan->waiting_since == Clock::time_point{}) scan->waiting_since = Clock::now();
+        pool_waiters_[s.serial] = 1;
+        return;
+      }
+      p.slab = std::move(*made);
+      p.offset = *p.slab->ranges.allocate(need);
+    }
+  }
+  scan->waiting_since = {};
+  pool_waiters_.erase(s.serial);
+  p.layout = std::move(*scan->unplaced);
+  p.position = scan->unplaced_position;
+  scan->unplaced.reset();
+  if (!p.slab) {
+    scan->ready.push_back(Produced{std::move(p), std::nullopt});
+    return;
+  }
+  scan->busy = true;
+  auto job = std::make_shared<Placed>(std::move(p));
+  run_job<bool>(
+      decode_, s,
+      [job]() -> Result<bool> {
+        // Writes only inside the range the loop gave this job; the slab outlives it (shared).
+        job->copied = copy_batch(job->layout, job->slab->base() + job->offset);
+        return true;
+      },
+      [this, scan, job](Session* s, Result<bool> copied) {
+        scan->busy = false;
+        bytes_copied_ += job->copied;  // counted whether or not it is ever sent
+        if (!s) return;                // the slab went with the session
+        mark(*s);
+        if (scan->dropped || !copied.ok()) {
+          give_back(*s, job->slab, job->offset);
+          if (!scan->dropped) {
+            scan->finished = true;
+            scan->ready.push_back(Produced{std::nullopt, copied.error()});
+          }
+          return;
+        }
+        scan->ready_bytes += job->layout.bytes;
+        scan->ready.push_back(Produced{std::move(*job), std::nullopt});
+      });
+}
+
+// Frees a range; a dedicated slab goes with its one batch.
+void Server::give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t offset) {
+  slab->ranges.free(offset);
+  if (slab->dedicated() && slab->ranges.empty()) forget_slab(s, slab->id());
+}
+
+// Drops a scan and the ranges of its batches not yet sent; a job still running on it gives its
+// own range back when it completes.
+void Server::drop_scan(Session& s, const ScanPtr& scan) {
+  scan->dropped = true;
+  for (const Produced& p : scan->ready) {
+    if (p.batch && p.batch->slab) give_back(s, p.batch->slab, p.batch->offset);
+  }
+  scan->ready.clear();
+  scan->ready_bytes = 0;
+  if (scan->unplaced) pool_waiters_.erase(s.serial);
+  scan->unplaced.reset();
+  std::erase(s.scans, scan);
+}
+
+// Queues the Batch message for a placed batch, after its slab's descriptor if this is the
+// slab's first batch; the descriptor is closed once it has been sent.
+void Server::send_batch(Session& s, ActiveScan& scan, const Placed& b) {
+  if (b.slab && !b.slab->sent) {
+    flatbuffers::FlatBufferBuilder fbb;
+    auto added = fbs::CreateSlabAdded(fbb, b.slab->id(), b.slab->bytes(), b.slab->dedicated());
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::SlabAdded, added.Union()));
+    send(s, fbb, b.slab->fd(), [slab = b.slab] { slab->close_fd(); });
+    b.slab->sent = true;
+    ++slabs_sent_;
+  }
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
+  std::vector<fbs::BufferRef> bufs;
+  for (const SlabArray& a : b.layout.arrays) {
+    bufs.clear();
+    for (const fbs::BufferRef& r : a.buffers) {
+      bufs.emplace_back(r.offset() + b.offset, r.length(), r.present());
+    }
+    arrays.push_back(
+        fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &bufs, a.n_children));
+  }
+  const uint64_t lease = next_id_++;
+  const uint64_t bytes = b.layout.bytes;
+  auto msg = fbs::CreateBatchDirect(fbb, scan.id, lease, b.layout.rows, bytes, &arrays,
+                                    b.position.unit, b.position.rows, b.slab ? b.slab->id() : 0,
+                                    b.offset);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
+  send(s, fbb);
+  s.leases[lease] = Session::Lease{b.slab, b.offset, bytes};
+  s.bytes_in_flight += bytes;
+  bytes_delivered_ += b.copied;
+  batches_delivered_ += 1;
+  delivered_rate_.add(
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
+      b.copied);
+  scan.rows += b.layout.rows;
+  scan.batches += 1;
+  scan.bytes += bytes;
+}
+
+void Server::serve(Session& s) {
+  while (!s.scans.empty()) {
+    const ScanPtr scan = s.scans.front();
+    while (!scan->ready.empty()) {
+      Produced& p = scan->ready.front();
+      if (p.batch) {
+        if (!s.leases.empty() &&
+            (s.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
+             s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight)) {
+          break;  // backpressure: wait for Release
+        }
+        send_batch(s, *scan, *p.batch);
+        scan->ready_bytes -= p.batch->layout.bytes;
+        scan->ready.pop_front();
+        continue;
+      }
+      s.scans.pop_front();
+      if (p.error) {
+        send_error(s, scan->id, *p.error);
+        break;
+      }
+      flatbuffers::FlatBufferBuilder fbb;
+      auto end = fbs::CreateScanEnd(fbb, scan->id, scan->rows, scan->batches, scan->bytes);
+      fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanEnd, end.Union()));
+      send(s, fbb);
+      break;
+    }
+    if (!s.scans.empty() && s.scans.front() == scan) {
+      place(s, scan);  // a Release may have made room
+      decode_ahead(s, scan);
+      return;
+    }
+  }
+}
+
+}  // namespace oc::daemon

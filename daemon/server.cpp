@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sessions and the dispatch of every request. The jobs that run on the workers are in
+// daemon/jobs.cpp, the batch pipeline in daemon/pipeline.cpp.
+#include "daemon/server.hpp"
+
+#include <algorithm>
+
+#include "config/log.hpp"
+#include "daemon/wire.hpp"
+#include "format/segment_source.hpp"
+#include "net/s3_source.hpp"
+#include "onecopy_build_config.h"
+
+namespace oc::daemon {
+
+Server::Server(Defaults cfg, AccessPolicy policy, Workers& io, Workers& decode)
+    : cfg_(std::move(cfg)), policy_(std::move(policy)), io_(io), decode_(decode),
+      started_(Clock::now()) {}
+
+Server::~Server() = default;
+
+Session* Server::find(uint64_t serial) {
+  auto it = sessions_.find(serial);
+  return it == sessions_.end() ? nullptr : it->second.get();
+}
+
+void Server::mark(Session& s) {
+  if (s.dirty || s.closed) return;
+  s.dirty = true;
+  dirty_.push_back(&s);
+}
+
+void Server::touch(Session& s) {
+  if (s.touched) return;
+  s.touched = true;
+  touched_.push_back(&s);
+}
+
+uint64_t Server::descriptors() const {
+  // Each local file is its descriptor and the io_uring ring its source reads with.
+  return sessions_.size() + 2 * format::open_local_sources() + Slab::open_fds() + extra_fds_;
+}
+
+bool Server::at_descriptor_budget(uint64_t extra) const {
+  return descriptors() + extra >= fd_budget_;
+}
+
+Result<Session*> Server::admit(UniqueFd& socket, Peer peer) {
+  auto refuse = [&](Error e) -> Result<Session*> {
+    note_refused_connection();
+    return e;
+  };
+  if (!policy_.may_connect(peer)) {
+    return refuse(OC_ERROR(Errc::denied,
+                           "uid {} gid {} is not allowed to connect (daemon_allowed_uids, "
+                           "daemon_allowed_gids)",
+                           peer.uid, peer.gid));
+  }
+  if (sessions_.size() >= cfg_.daemon_max_clients) {
+    return refuse(OC_ERROR(Errc::invalid, "onecopyd serves {} clients already, its limit "
+                           "(daemon_max_clients)", sessions_.size()));
+  }
+  if (sessions_by_uid_[peer.uid] >= cfg_.daemon_uid_max_clients) {
+    return refuse(OC_ERROR(Errc::invalid, "uid {} has {} connections already, the limit per "
+                           "user (daemon_uid_max_clients)", peer.uid,
+                           sessions_by_uid_[peer.uid]));
+  }
+  if (at_descriptor_budget()) {
+    return refuse(OC_ERROR(Errc::io, "onecopyd holds {} descriptors for clients, its budget "
+                           "(RLIMIT_NOFILE less daemon_fd_reserve)", descriptors()));
+  }
+  const uint64_t serial = next_serial_++;
+  auto s = std::make_unique<Session>(std::move(socket), serial, std::move(peer),
+                                     cfg_.daemon_max_message_bytes);
+  Session* raw = s.get();
+  ++sessions_by_uid_[raw->peer.uid];
+  sessions_[serial] = std::move(s);
+  log::get().debug("client {} connected: pid {} uid {}", serial, raw->peer.pid, raw->peer.uid);
+  return raw;
+}
+
+void Server::close(Session& s, std::string_view why) {
+  if (s.closed) return;
+  if (!why.empty()) {
+    log::get().error("disconnecting client pid {} uid {}: {}", s.peer.pid, s.peer.uid, why);
+    ++errors_;
+  }
+  log::get().debug("client pid {} gone; {} leases ({} bytes) reclaimed", s.peer.pid,
+                   s.leases.size(), s.bytes_in_flight);
+  s.closed = true;
+  // The kernel ends every lease at once: slabs are memfds the client maps, freed when its
+  // mappings go too. Jobs still running on this session's scans find them dropped.
+  for (const ScanPtr& scan : s.scans) scan->dropped = true;
+  s.scans.clear();
+  s.leases.clear();
+  s.files.clear();
+  std::vector<uint64_t> ids;
+  for (const auto& [id, slab] : s.slabs) ids.push_back(id);
+  for (uint64_t id : ids) forget_slab(s, id);
+  pool_waiters_.erase(s.serial);
+  if (auto it = sessions_by_uid_.find(s.peer.uid); it != sessions_by_uid_.end()) {
+    if (--it->second == 0) sessions_by_uid_.erase(it);
+  }
+  // The last replies (the Error saying why) go if the socket takes them now; then the client
+  // sees the end, and the socket leaves epoll.
+  if (s.fd.valid()) (void)s.out.flush(s.fd.get());
+  s.fd.reset();
+  auto it = sessions_.find(s.serial);
+  if (it != sessions_.end()) {
+    closed_.push_back(std::move(it->second));
+    sessions_.erase(it);
+  }
+}
+
+void Server::reap() { closed_.clear(); }
+
+void Server::close_all() {
+  while (!sessions_.empty()) close(*sessions_.begin()->second, "");
+}
+
+std::vector<Session*> Server::take_touched() {
+  std::vector<Session*> out;
+  out.swap(touched_);
+  for (Session* s : out) s->touched = false;
+  std::erase_if(out, [](Session* s) { return s->closed; });
+  return out;
+}
+
+void Server::service() {
+  // Serving one session can free pool room and so mark others: run until none is left.
+  while (!dirty_.empty()) {
+    std::vector<Session*> batch;
+    batch.swap(dirty_);
+    for (Session* s : batch) {
+      s->dirty = false;
+      if (s->closed) continue;
+      try {
+        serve(*s);
+      } catch (...) {
+        close(*s, current_exception_error("serving its scans").describe());
+      }
+    }
+  }
+}
+
+void Server::send(Session& s, flatbuffers::FlatBufferBuilder& fbb, int fd,
+                  std::function<void()> on_sent) {
+  if (s.closed) return;
+  s.out.push(make_frame(fbb), fd, std::move(on_sent));
+  touch(s);
+}
+
+// Errors go to the client as describe() renders them: no position in onecopyd's source.
+void Server::send_error(Session& s, uint64_t request, const Error& e) {
+  ++errors_;
+  flatbuffers::FlatBufferBuilder fbb;
+  auto err = fbs::CreateErrorDirect(fbb, request, std::string(errc_name(e.code())).c_str(),
+                                    e.describe().c_str());
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Error, err.Union()));
+  send(s, fbb);
+}
+
+void Server::refuse(Session& s, uint64_t request, const Error& e) {
+  ++refused_requests_;
+  log::get().info("client pid {} uid {}: request {} refused: {}", s.peer.pid, s.peer.uid,
+                  request, e.describe());
+  send_error(s, request, e);
+}
+
+void Server::on_packet(Session& s, std::span<const uint8_t> bytes, Packet& packet) {
+  if (s.closed) return;
+  if (packet.truncated) {
+    close(s, fmt::format("message over the {}-byte limit (daemon_max_message_bytes)",
+                         cfg_.daemon_max_message_bytes));
+    return;
+  }
+  auto msg = parse_frame(bytes, cfg_.daemon_max_message_bytes);
+  std::vector<uint8_t> joined;
+  if (msg.ok() && (*msg)->body_type() == fbs::Body::Part) {
+    auto whole = s.parts.add(*(*msg)->body_as_Part());
+    if (!whole.ok()) {
+      msg = std::move(whole.error());
+    } else if (!whole->has_value()) {
+      return;  // more parts to come; a descriptor comes with the last
+    } else {
+      joined = std::move(**whole);
+      msg = parse_frame(joined, cfg_.daemon_max_message_bytes);
+      bytes = joined;
+      if (msg.ok() && (*msg)->body_type() == fbs::Body::Part) {
+        msg = OC_ERROR(Errc::protocol, "a Part inside a Part");
+      }
+    }
+  } else if (msg.ok() && s.parts.pending()) {
+    msg = OC_ERROR(Errc::protocol, "a {} in the middle of a message in parts",
+                   fbs::EnumNameBody((*msg)->body_type()));
+  }
+  if (!msg.ok()) {
+    send_error(s, 0, msg.error());
+    close(s, msg.error().describe());
+    return;
+  }
+  // handle() fails only for a protocol violation, which ends this client; request-level
+  // failures (a missing file, a limit) are Error replies instead.
+  auto r = catch_all("handling a request", [&] { return handle(s, **msg, bytes, packet); });
+  if (!r.ok()) {
+    if (r.error().code() == Errc::protocol) send_error(s, 0, r.error());
+    close(s, r.error().describe());
+  }
+}
+
+Result<void> Server::check_request_room(const Session& s) const {
+  OC_EXPECT(s.jobs_running < cfg_.daemon_client_max_requests, invalid,
+            "this connection has {} opens, listings and scan plans running, the limit "
+            "(daemon_client_max_requests)",
+            s.jobs_running);
+  return {};
+}
+
+Result<void> Server::handle(Session& s, const fbs::Message& m, std::span<const uint8_t> frame,
+                            Packet& packet) {
+  OC_EXPECT(s.said_hello || m.body_type() == fbs::Body::Hello, protocol, "{} before Hello",
+            fbs::EnumNameBody(m.body_type()));
+  switch (m.body_type()) {
+    case fbs::Body::Hello:
+      return handle_hello(s, *m.body_as_Hello());
+    case fbs::Body::StatusRequest: {
+      flatbuffers::FlatBufferBuilder fbb;
+      build_status_reply(fbb, status());
+      send(s, fbb);
+      return {};
+    }
+    case fbs::Body::Open:
+      return handle_open(s, *m.body_as_Open(), packet);
+    case fbs::Body::List:
+      return handle_list(s, *m.body_as_List());
+    case fbs::Body::Scan:
+      return handle_scan(s, *m.body_as_Scan(), frame);
+    case fbs::Body::Release:
+      return handle_release(s, m.body_as_Release()->lease());
+    case fbs::Body::Cancel:
+      handle_cancel(s, *m.body_as_Cancel());
+      return {};
+    case fbs::Body::Close: {
+      // Scans hold the file too, so those running on it go on to their end.
+      const uint64_t file = m.body_as_Close()->file();
+      OC_EXPECT(s.files.erase(file) == 1, protocol, "Close of unknown file {}", file);
+      return {};
+    }
+    default:
+      return OC_ERROR(Errc::protocol, "unexpected message type {}",
+                      fbs::EnumNameBody(m.body_type()));
+  }
+}
+
+Result<void> Server::handle_hello(Session& s, const fbs::Hello& h) {
+  OC_EXPECT(!s.said_hello, protocol, "a second Hello");
+  OC_EXPECT(h.version() == kProtocolVersion, protocol,
+            "client speaks protocol {}; this onecopyd speaks {}", h.version(), kProtocolVersion);
+  s.said_hello = true;
+  flatbuffers::FlatBufferBuilder fbb;
+  std::vector<flatbuffers::Offset<flatbuffers::String>> features{
+      fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("slab-pool"),
+      fbb.CreateString("fd-open"), fbb.CreateString("parts")};
+  auto reply = fbs::CreateHelloReplyDirect(
+      fbb, kProtocolVersion, &features, "host", "onecopyd " OC_VERSION,
+      cfg_.daemon_client_max_batches_in_flight, cfg_.daemon_client_max_bytes_in_flight,
+      cfg_.daemon_max_message_bytes);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
+  send(s, fbb);
+  return {};
+}
+
+Result<void> Server::handle_open(Session& s, const fbs::Open& o, Packet& packet) {
+  OC_EXPECT(o.uri(), protocol, "Open without a uri");
+  const uint64_t request = o.request();
+  if (auto room = check_request_room(s); !room.ok()) {
+    refuse(s, request, room.error());
+    return {};
+  }
+  if (s.files.size() + s.opens_running >= cfg_.daemon_client_max_open_files) {
+    refuse(s, request, OC_ERROR(Errc::invalid, "this connection has {} files open, the limit "
+                                "(daemon_client_max_open_files)",
+                                s.files.size() + s.opens_running));
+    return {};
+  }
+  bool public_only = false;
+  if (packet.fd.valid()) {
+    // A local file the client opened with its own permissions: read through its descriptor,
+    // never reopened by name. The descriptor budget counts it from here.
+    if (at_descriptor_budget(2)) {
+      refuse(s, request, OC_ERROR(Errc::io, "onecopyd holds {} descriptors for clients, its "
+                                  "budget (RLIMIT_NOFILE less daemon_fd_reserve); try again "
+                                  "later", descriptors()));
+      return {};
+    }
+  } else if (packet.fds_lost) {
+    refuse(s, request, OC_ERROR(Errc::io, "the descriptor sent with this Open could not be "
+                                "received: onecopyd is at its descriptor limit"));
+    return {};
+  } else {
+    auto access = policy_.check_object(s.peer, o.uri()->string_view());
+    if (!access.ok()) {
+      refuse(s, request, access.error());
+      return {};
+    }
+    public_only = access->public_only;
+  }
+  open_async(s, request, o.uri()->str(), o.unit_rows(), std::move(packet.fd), public_only);
+  return {};
+}
+
+Result<void> Server::handle_list(Session& s, const fbs::List& l) {
+  OC_EXPECT(l.pattern(), protocol, "List without a pattern");
+  if (l.offset() > 0 && l.pattern()->str() == s.listed_pattern) {
+    return send_listed(s, l.request(), l.offset());
+  }
+  OC_EXPECT(l.offset() == 0, protocol, "List offset {} of a pattern not listed before",
+            l.offset());
+  if (auto room = check_request_room(s); !room.ok()) {
+    refuse(s, l.request(), room.error());
+    return {};
+  }
+  if (auto access = policy_.check_list(s.peer, l.pattern()->string_view()); !access.ok()) {
+    refuse(s, l.request(), access.error());
+    return {};
+  }
+  list_async(s, l.request(), l.pattern()->str());
+  return {};
+}
+
+Result<void> Server::handle_scan(Session& s, const fbs::Scan& scan,
+                                 std::span<const uint8_t> frame) {
+  const uint64_t request = scan.request();
+  auto check = [&]() -> Result<void> {
+    OC_TRY(check_request_room(s));
+    OC_EXPECT(s.scans.size() + s.planning < cfg_.daemon_client_max_scans, invalid,
+              "this connection has {} scans active, the limit (daemon_client_max_scans)",
+              s.scans.size() + s.planning);
+    OC_EXPECT(scan.batch_rows() <= cfg_.daemon_max_batch_rows, invalid,
+              "batch_rows {} is over the limit of {} (daemon_max_batch_rows)", scan.batch_rows(),
+              cfg_.daemon_max_batch_rows);
+    const uint64_t columns = scan.columns() ? scan.columns()->size() : 0;
+    OC_EXPECT(columns <= cfg_.daemon_max_scan_columns, invalid,
+              "a Scan of {} columns is over the limit of {} (daemon_max_scan_columns)", columns,
+              cfg_.daemon_max_scan_columns);
+    const uint64_t ranges = scan.ranges() ? scan.ranges()->size() / 2 : 0;
+    OC_EXPECT(ranges <= defaults().plan_max_pieces, invalid,
+              "a Scan of {} ranges is over the limit of {} (plan_max_pieces)", ranges,
+              defaults().plan_max_pieces);
+    OC_EXPECT(s.files.count(scan.file()) == 1, invalid, "no open file {}", scan.file());
+    return {};
+  };
+  if (auto ok = check(); !ok.ok()) {
+    refuse(s, request, ok.error());
+    return {};
+  }
+  plan_async(s, frame, request, s.files.at(scan.file()));
+  return {};
+}
+
+Result<void> Server::handle_release(Session& s, uint64_t lease) {
+  auto it = s.leases.find(lease);
+  OC_EXPECT(it != s.leases.end(), protocol, "Release of unknown lease {}", lease);
+  s.bytes_in_flight -= it->second.bytes;
+  if (it->second.slab) give_back(s, it->second.slab, it->second.offset);
+  s.leases.erase(it);
+  mark(s);  // room for the next batch
+  return {};
+}
+
+void Server::handle_cancel(Session& s, const fbs::Cancel& c) {
+  // An Open cannot be interrupted on its worker: its reply is dropped when it completes, and it
+  // counts against the limits until then.
+  if (c.scan() == 0) {
+    if (auto it = s.opening.find(c.request()); it != s.opening.end()) s.opening.erase(it);
+    return;
+  }
+  for (const ScanPtr& scan : s.scans) {
+    if (scan->id == c.scan()) {
+      drop_scan(s, scan);
+      mark(s);
+      return;
+    }
+  }
+}
+
+std::optional<Clock::time_point> Server::next_deadline() const {
+  std::optional<Clock::time_point> next;
+  const auto wait = std::chrono::milliseconds(cfg_.daemon_pool_wait_ms);
+  for (const auto& [serial, unused] : pool_waiters_) {
+    auto it = sessions_.find(serial);
+    if (it == sessions_.end()) continue;
+    for (const ScanPtr& scan : it->second->scans) {
+      if (!scan->unplaced) continue;
+      const auto at = scan->waiting_since + wait;
+      if (!next || at < *next) next = at;
+    }
+  }
+  return next;
+}
+
+void Server::expire(Clock::time_point now) {
+  const auto wait = std::chrono::milliseconds(cfg_.daemon_pool_wait_ms);
+  std::vector<uint64_t> serials;
+  for (const auto& [serial, unused] : pool_waiters_) serials.push_back(serial);
+  for (uint64_t serial : serials) {
+    Session* s = find(serial);
+    if (!s) continue;
+    for (const ScanPtr& scan : s->scans) {
+      if (!scan->unplaced || scan->waiting_since + wait > now) continue;
+      fail_scan(*s, scan,
+                OC_ERROR(Errc::out_of_memory,
+                         "a decoded batch of {} bytes found no room in the slab pool for {} ms "
+                         "(daemon_pool_bytes {}, daemon_uid_max_pool_bytes {}: other clients "
+                         "hold it); try again or ask the operator for a larger pool",
+                         scan->unplaced->bytes, cfg_.daemon_pool_wait_ms, cfg_.daemon_pool_bytes,
+                         cfg_.daemon_uid_max_pool_bytes));
+      mark(*s);
+    }
+  }
+}
+
+void Server::reconfigure(const Defaults& fresh, AccessPolicy policy) {
+  policy_ = std::move(policy);
+  // What a SIGHUP may change; the socket, message and pool sizes, threads, the metrics port and
+  // the knobs of format/ and net/ keep their values until a restart.
+  cfg_.daemon_max_clients = fresh.daemon_max_clients;
+  cfg_.daemon_client_max_batches_in_flight = fresh.daemon_client_max_batches_in_flight;
+  cfg_.daemon_client_max_bytes_in_flight = fresh.daemon_client_max_bytes_in_flight;
+  cfg_.daemon_client_max_open_files = fresh.daemon_client_max_open_files;
+  cfg_.daemon_client_max_scans = fresh.daemon_client_max_scans;
+  cfg_.daemon_client_max_requests = fresh.daemon_client_max_requests;
+  cfg_.daemon_uid_max_clients = fresh.daemon_uid_max_clients;
+  cfg_.daemon_uid_max_pool_bytes = fresh.daemon_uid_max_pool_bytes;
+  cfg_.daemon_pool_wait_ms = fresh.daemon_pool_wait_ms;
+  cfg_.daemon_max_batch_rows = fresh.daemon_max_batch_rows;
+  cfg_.daemon_max_scan_columns = fresh.daemon_max_scan_columns;
+  cfg_.daemon_list_max_entries = fresh.daemon_list_max_entries;
+  cfg_.daemon_client_max_queued_bytes = fresh.daemon_client_max_queued_bytes;
+  cfg_.daemon_messages_per_wakeup = fresh.daemon_messages_per_wakeup;
+  cfg_.daemon_allowed_uids = fresh.daemon_allowed_uids;
+  cfg_.daemon_allowed_gids = fresh.daemon_allowed_gids;
+  cfg_.daemon_s3_grants = fresh.daemon_s3_grants;
+  cfg_.daemon_http_hosts = fresh.daemon_http_hosts;
+}
+
+Status Server::status() const {
+  Status st;
+  for (const auto& [serial, s] : sessions_) {
+    st.active_scans += static_cast<uint32_t>(s->scans.size());
+    st.batches_in_flight += s->leases.size();
+  }
+  const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
+  st.version = OC_VERSION;
+  st.uptime_ms = static_cast<uint64_t>(up.count());
+  st.clients = static_cast<uint32_t>(sessions_.size());
+  st.bytes_delivered = bytes_delivered_;
+  st.errors = errors_;
+  st.pool_bytes = pool_bytes_;
+  st.pool_limit_bytes = cfg_.daemon_pool_bytes;
+  st.batches_delivered = batches_delivered_;
+  st.gbps_10s =
+      delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) / 1e9;
+  st.requests_in_flight = io_.pending() + decode_.pending();
+  st.bytes_copied = bytes_copied_;
+  st.copies_per_byte = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
+                                              static_cast<double>(bytes_delivered_)
+                                        : 0.0;
+  st.worker_threads = static_cast<uint32_t>(io_.size() + decode_.size());
+  st.slabs_sent = slabs_sent_;
+  st.slabs = slabs_;
+  st.descriptors = descriptors();
+  st.descriptor_budget = fd_budget_ == UINT64_MAX ? 0 : fd_budget_;
+  st.connections_refused = refused_connections_;
+  st.requests_refused = refused_requests_;
+  st.bytes_fetched = fetched_->load();
+  if (auto s3 = net::environment_client_if_made()) {
+    st.s3_requests = s3->counters().requests.load();
+    st.s3_retries = s3->counters().retries.load();
+    st.s3_failures = s3->counters().failures.load();
+  }
+  st.gpu_devices = static_cast<uint32_t>(gpu_.count);
+  st.gpu_memory_used_bytes = gpu_.memory_used_bytes;
+  st.gpu_memory_total_bytes = gpu_.memory_total_bytes;
+  return st;
+}
+
+}  // namespace oc::daemon

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief One client connection's state in onecopyd: what it has open, what it is scanning, the
+/// slabs and leases it holds, and the packets waiting for its socket.
+///
+/// Sessions belong to the `Server` and are touched on the loop thread only. A job on a worker
+/// refers to its session by serial number and finds it again (or finds it gone) when it
+/// completes; a scan in progress is shared with the one job working on it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config/error.hpp"
+#include "config/fd.hpp"
+#include "daemon/access.hpp"
+#include "daemon/slab.hpp"
+#include "daemon/epoll.hpp"
+#include "daemon/socket_io.hpp"
+#include "daemon/wire.hpp"
+#include "format/reader.hpp"
+#include "format/shard.hpp"
+
+namespace oc::daemon {
+
+using Clock = std::chrono::steady_clock;
+
+/// A batch copied into its range of one of the client's slabs (no slab: a batch of no bytes).
+struct Placed {
+  std::shared_ptr<Slab> slab;
+  uint64_t offset = 0;
+  BatchLayout layout;
+  uint64_t copied = 0;
+  format::UnitPosition position;  ///< a sharded scan's, just after this batch
+};
+
+/// What a scan has ready to send, in order: a placed batch, or the scan's end (neither), or its
+/// error.
+struct Produced {
+  std::optional<Placed> batch;
+  std::optional<Error> error;
+};
+
+struct ActiveScan {
+  uint64_t id = 0;
+  std::shared_ptr<format::VortexFile> file;
+  /// Only the one decode job in flight touches the scan; the loop never does.
+  std::unique_ptr<format::Scan> scan;
+  std::deque<Produced> ready;  ///< decoded ahead, in scan order
+  uint64_t ready_bytes = 0;
+  std::optional<BatchLayout> unplaced;  ///< decoded, waiting for room in a slab
+  format::UnitPosition unplaced_position;
+  Clock::time_point waiting_since{};  ///< when `unplaced` began to wait for room in the pool
+  bool busy = false;      ///< a decode or copy job is running
+  bool finished = false;  ///< its end or error is in `ready`
+  bool dropped = false;   ///< cancelled: a copy job that finishes gives its range back
+  uint64_t rows = 0, batches = 0, bytes = 0;
+};
+/// Shared with a running decode job, so that Cancel or a disconnect may drop it at any time.
+using ScanPtr = std::shared_ptr<ActiveScan>;
+
+struct Session {
+  Session(UniqueFd socket, uint64_t serial, Peer peer, size_t max_message_bytes)
+      : fd(std::move(socket)), serial(serial), peer(std::move(peer)), parts(max_message_bytes) {}
+
+  UniqueFd fd;
+  uint64_t serial;  ///< tells a completion whether its session is still there
+  Peer peer;
+  Outbox out;
+  PartAssembler parts;
+  bool said_hello = false;
+  bool closed = false;         ///< disconnected; the loop frees it after this turn
+  uint32_t epoll_events = 0;   ///< what the loop asked epoll for, last
+  bool dirty = false;          ///< queued for `Server::service` this turn
+  bool touched = false;        ///< queued for the loop to send its outbox this turn
+  Watch watch;                 ///< what the loop runs when its socket is ready
+
+  std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
+  std::multiset<uint64_t> opening;  ///< Open request ids whose reply is still wanted
+  uint32_t opens_running = 0;       ///< Open jobs on the workers, cancelled ones included
+  uint32_t jobs_running = 0;        ///< Open, List and plan jobs on the workers
+  std::deque<ScanPtr> scans;        ///< served in order, the front one only
+  uint32_t planning = 0;            ///< Scans being planned on a worker (they count as active)
+
+  /// This connection's slabs, by id; only ever this client's batches are placed in them.
+  std::map<uint64_t, std::shared_ptr<Slab>> slabs;
+  struct Lease {
+    std::shared_ptr<Slab> slab;  ///< null for a batch of no bytes
+    uint64_t offset = 0, bytes = 0;
+  };
+  std::map<uint64_t, Lease> leases;
+  uint64_t bytes_in_flight = 0;
+
+  /// The latest List expansion, served in parts as the client asks for them.
+  std::string listed_pattern;
+  std::vector<std::string> listed;
+};
+
+}  // namespace oc::daemon

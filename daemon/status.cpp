@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "daemon/status.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <variant>
+
+
+namespace oc::daemon {
+namespace {
+
+// Every number of a Status, once: its JSON key, its Prometheus name and type, and its help.
+struct Field {
+  std::string_view json, metric, type, help;
+  std::variant<uint64_t Status::*, uint32_t Status::*, double Status::*> member;
+};
+
+constexpr std::array kFields{
+    Field{"uptime_ms", "", "", "", &Status::uptime_ms},
+    Field{"clients", "clients", "gauge", "Connected clients.", &Status::clients},
+    Field{"active_scans", "active_scans", "gauge", "Scans being served.", &Status::active_scans},
+    Field{"batches_in_flight", "batches_in_flight", "gauge",
+          "Batches leased to clients, not yet released.", &Status::batches_in_flight},
+    Field{"bytes_delivered", "delivered_bytes_total", "counter",
+          "Arrow buffer bytes sent in batches.", &Status::bytes_delivered},
+    Field{"batches_delivered", "delivered_batches_total", "counter", "Batches sent.",
+          &Status::batches_delivered},
+    Field{"gbps_10s", "delivered_gigabytes_per_second", "gauge",
+          "Delivery rate over the last 10 s, in GB/s (1e9 bytes).", &Status::gbps_10s},
+    Field{"requests_in_flight", "requests_in_flight", "gauge",
+          "Opens, listings, plans and decodes queued or running on the workers.",
+          &Status::requests_in_flight},
+    Field{"errors", "errors_total", "counter",
+          "Error replies, refused connections and disconnects.", &Status::errors},
+    Field{"bytes_copied", "copied_bytes_total", "counter", "Bytes copied into slabs, sent or not.",
+          &Status::bytes_copied},
+    Field{"copies_per_byte", "copies_per_byte", "gauge",
+          "Bytes copied into slabs per byte delivered.", &Status::copies_per_byte},
+    Field{"pool_bytes", "pool_bytes", "gauge", "Bytes of the slabs of every client.",
+          &Status::pool_bytes},
+    Field{"pool_limit_bytes", "pool_limit_bytes", "gauge", "daemon_pool_bytes.",
+          &Status::pool_limit_bytes},
+    Field{"worker_threads", "worker_threads", "gauge",
+          "Threads that open files, plan scans and decode batches.", &Status::worker_threads},
+    Field{"slabs_sent", "slabs_sent_total", "counter",
+          "Slab descriptors sent to clients (each slab once).", &Status::slabs_sent},
+    Field{"slabs", "slabs", "gauge", "Slabs that exist now, every client's.", &Status::slabs},
+    Field{"descriptors", "descriptors", "gauge",
+          "Descriptors held for clients: sockets, their files and slabs.", &Status::descriptors},
+    Field{"descriptor_budget", "descriptor_budget", "gauge",
+          "Descriptors clients may take: RLIMIT_NOFILE less daemon_fd_reserve.",
+          &Status::descriptor_budget},
+    Field{"connections_refused", "connections_refused_total", "counter",
+          "Connections refused: not allowed, over a limit, or at the descriptor budget.",
+          &Status::connections_refused},
+    Field{"requests_refused", "requests_refused_total", "counter",
+          "Requests answered with an Error for a limit or an access denial.",
+          &Status::requests_refused},
+    Field{"bytes_fetched", "fetched_bytes_total", "counter",
+          "Segment bytes scans read from files and objects.", &Status::bytes_fetched},
+    Field{"s3_requests", "s3_requests_total", "counter", "S3 requests (retries not counted).",
+          &Status::s3_requests},
+    Field{"s3_retries", "s3_retries_total", "counter", "S3 requests retried.",
+          &Status::s3_retries},
+    Field{"s3_failures", "s3_failures_total", "counter",
+          "S3 requests that failed after their retries.", &Status::s3_failures},
+    Field{"gpu_devices", "gpu_devices", "gauge",
+          "CUDA devices onecopyd sees (0 without a GPU or CUDA build).", &Status::gpu_devices},
+    Field{"gpu_memory_used_bytes", "gpu_memory_used_bytes", "gauge",
+          "Device memory in use, by any process, all GPUs, when onecopyd started.",
+          &Status::gpu_memory_used_bytes},
+    Field{"gpu_memory_total_bytes", "gpu_memory_total_bytes", "gauge",
+          "Device memory of all GPUs.", &Status::gpu_memory_total_bytes},
+};
+
+std::string value_of(const Status& s, const Field& f) {
+  return std::visit([&](auto member) { return fmt::format("{}", s.*member); }, f.member);
+}
+
+}  // namespace
+
+void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
+  auto reply = fbs::CreateStatusReplyDirect(
+      fbb, s.version.c_str(), s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight,
+      s.bytes_delivered, s.errors, s.pool_bytes, s.pool_limit_bytes, s.batches_delivered,
+      s.gbps_10s, s.requests_in_flight, s.bytes_copied, s.copies_per_byte, s.worker_threads,
+      s.slabs_sent, s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes,
+      s.bytes_fetched, s.s3_requests, s.s3_retries, s.s3_failures, s.slabs, s.descriptors,
+      s.descriptor_budget, s.connections_refused, s.requests_refused);
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
+}
+
+Status status_from_reply(const fbs::StatusReply& r) {
+  Status s;
+  s.version = r.version() ? r.version()->str() : "";
+  s.uptime_ms = r.uptime_ms();
+  s.clients = r.clients();
+  s.active_scans = r.active_scans();
+  s.batches_in_flight = r.batches_in_flight();
+  s.bytes_delivered = r.bytes_delivered();
+  s.errors = r.errors();
+  s.pool_bytes = r.pool_bytes();
+  s.pool_limit_bytes = r.pool_limit_bytes();
+  s.batches_delivered = r.batches_delivered();
+  s.gbps_10s = r.gbps_10s();
+  s.requests_in_flight = r.requests_in_flight();
+  s.bytes_copied = r.bytes_copied();
+  s.copies_per_byte = r.copies_per_byte();
+  s.worker_threads = r.worker_threads();
+  s.slabs_sent = r.slabs_sent();
+  s.gpu_devices = r.gpu_devices();
+  s.gpu_memory_used_bytes = r.gpu_memory_used_bytes();
+  s.gpu_memory_total_bytes = r.gpu_memory_total_bytes();
+  s.bytes_fetched = r.bytes_fetched();
+  s.s3_requests = r.s3_requests();
+  s.s3_retries = r.s3_retries();
+  s.s3_failures = r.s3_failures();
+  s.slabs = r.slabs();
+  s.descriptors = r.descriptors();
+  s.descriptor_budget = r.descriptor_budget();
+  s.connections_refused = r.connections_refused();
+  s.requests_refused = r.requests_refused();
+  return s;
+}
+
+std::string status_json(const Status& s) {
+  std::string out = fmt::format("{{\"version\": \"{}\"", s.version);
+  for (const Field& f : kFields) out += fmt::format(", \"{}\": {}", f.json, value_of(s, f));
+  return out + "}";
+}
+
+std::string status_prometheus(const Status& s) {
+  // Labels carry the version, as Prometheus' own *_build_info metrics do.
+  std::string out = fmt::format(
+      "# HELP onecopy_build_info onecopyd's version.\n# TYPE onecopy_build_info gauge\n"
+      "onecopy_build_info{{version=\"{}\"}} 1\n"
+      "# HELP onecopy_uptime_seconds Seconds since onecopyd started.\n"
+      "# TYPE onecopy_uptime_seconds gauge\nonecopy_uptime_seconds {}\n",
+      s.version, static_cast<double>(s.uptime_ms) / 1e3);
+  for (const Field& f : kFields) {
+    if (f.metric.empty()) continue;
+    out += fmt::format("# HELP onecopy_{0} {1}\n# TYPE onecopy_{0} {2}\nonecopy_{0} {3}\n",
+                       f.metric, f.help, f.type, value_of(s, f));
+  }
+  return out;
+}
+
+}  // namespace oc::daemon

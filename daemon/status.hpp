@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief onecopyd's status: the one snapshot the daemon takes, its `StatusReply` on the wire,
+/// and its JSON and Prometheus renderings, which the daemon (`/metrics`) and the clients
+/// (`onecopy status`, `onecopy metrics`, `Client.status()`) share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "daemon/protocol_generated.h"
+
+namespace oc::daemon {
+
+struct Status {
+  std::string version;
+  uint64_t uptime_ms = 0;
+  uint32_t clients = 0;
+  uint32_t active_scans = 0;
+  uint64_t batches_in_flight = 0;
+  uint64_t bytes_delivered = 0;
+  uint64_t errors = 0;
+  uint64_t pool_bytes = 0;
+  uint64_t pool_limit_bytes = 0;
+  uint64_t batches_delivered = 0;
+  double gbps_10s = 0;
+  uint64_t requests_in_flight = 0;
+  uint64_t bytes_copied = 0;
+  double copies_per_byte = 0;
+  uint32_t worker_threads = 0;
+  uint64_t slabs_sent = 0;
+  uint32_t gpu_devices = 0;  ///< 0 without a GPU, a driver, or a CUDA build
+  uint64_t gpu_memory_used_bytes = 0;
+  uint64_t gpu_memory_total_bytes = 0;
+  uint64_t bytes_fetched = 0;  ///< segment bytes scans read from files and objects
+  uint64_t s3_requests = 0;    ///< S3 requests, retries and failed requests, since start
+  uint64_t s3_retries = 0;
+  uint64_t s3_failures = 0;
+  uint64_t slabs = 0;              ///< slabs that exist now, every client's
+  uint64_t descriptors = 0;        ///< descriptors held for clients: sockets, files, slabs
+  uint64_t descriptor_budget = 0;  ///< RLIMIT_NOFILE less daemon_fd_reserve
+  uint64_t connections_refused = 0;  ///< not allowed, over a limit, or at the descriptor budget
+  uint64_t requests_refused = 0;     ///< requests answered with an Error for a limit or a denial
+};
+
+/// Writes @p s as a finished `StatusReply` message into @p fbb.
+void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s);
+
+/// @return the status a `StatusReply` carries.
+[[nodiscard]] Status status_from_reply(const fbs::StatusReply& r);
+
+/// @return @p s as a JSON object.
+[[nodiscard]] std::string status_json(const Status& s);
+
+/// @return @p s in the Prometheus text exposition format (version 0.0.4): `onecopy_` names,
+/// counters ending in `_total`, each with its `# HELP` and `# TYPE` lines.
+[[nodiscard]] std::string status_prometheus(const Status& s);
+
+}  // namespace oc::daemon

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: Apache-2.0
+// onecopyd's status: the wire round trip and the two renderings share one table of fields.
+#include <catch2/catch.hpp>
+
+#include "daemon/status.hpp"
+
+using namespace oc::daemon;
+
+namespace {
+Status sample() {
+  Status s;
+  s.version = "9.9.9";
+  s.uptime_ms = 1500;
+  s.clients = 3;
+  s.bytes_delivered = 1 << 20;
+  s.copies_per_byte = 1.25;
+  s.slabs = 4;
+  s.descriptors = 17;
+  s.descriptor_budget = 1000;
+  s.connections_refused = 2;
+  s.requests_refused = 5;
+  s.s3_failures = 6;
+  return s;
+}
+}  // namespace
+
+TEST_CASE("a status survives the StatusReply round trip", "[daemon][status]") {
+  flatbuffers::FlatBufferBuilder fbb;
+  build_status_reply(fbb, sample());
+  const auto* m = fbs::GetMessage(fbb.GetBufferPointer());
+  REQUIRE(m->body_as_StatusReply());
+  const Status back = status_from_reply(*m->body_as_StatusReply());
+  CHECK(status_json(back) == status_json(sample()));
+  CHECK(back.requests_refused == 5);
+  CHECK(back.descriptor_budget == 1000);
+}
+
+TEST_CASE("status JSON and Prometheus text carry every field", "[daemon][status]") {
+  const std::string json = status_json(sample());
+  for (const char* key : {"\"version\": \"9.9.9\"", "\"clients\": 3", "\"copies_per_byte\": 1.25",
+                          "\"slabs\": 4", "\"descriptors\": 17", "\"connections_refused\": 2",
+                          "\"requests_refused\": 5", "\"s3_failures\": 6", "\"uptime_ms\": 1500"}) {
+    INFO(key);
+    CHECK(json.find(key) != std::string::npos);
+  }
+  const std::string prom = status_prometheus(sample());
+  for (const char* line : {"onecopy_build_info{version=\"9.9.9\"} 1\n", "onecopy_uptime_seconds 1.5\n",
+                           "onecopy_clients 3\n", "# TYPE onecopy_requests_refused_total counter\n",
+                           "onecopy_connections_refused_total 2\n", "onecopy_descriptors 17\n",
+                           "onecopy_s3_failures_total 6\n"}) {
+    INFO(line);
+    CHECK(prom.find(line) != std::string::npos);
+  }
+}
