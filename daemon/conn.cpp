@@ -71,8 +71,15 @@ Result<std::shared_ptr<Conn>> Conn::open(const std::string& path) {
   flatbuffers::FlatBufferBuilder fbb;
   auto hello = fbs::CreateHelloDirect(fbb, kProtocolVersion, nullptr, "libonecopy " OC_VERSION);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Hello, hello.Union()));
-  OC_TRY(conn->send(fbb));
-  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  // A daemon that refuses the connection (a limit, the access policy) sends an Error and
+  // closes at once: then the Hello may fail to go, and the Error says why.
+  auto sent = conn->send(fbb);
+  auto answer = conn->recv(nullptr);
+  if (!answer.ok() && answer.error().message().starts_with("onecopyd: ")) {
+    return std::move(answer.error());
+  }
+  OC_TRY(sent);
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, std::move(answer));
   const auto* reply = m->body_as_HelloReply();
   OC_EXPECT(reply, protocol, "onecopyd did not answer Hello");
   conn->max_batches = reply->max_batches_in_flight();

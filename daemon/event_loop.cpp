@@ -112,11 +112,12 @@ Result<void> EventLoop::setup() {
   const uint32_t decode_threads = cfg_.daemon_worker_threads
                                       ? cfg_.daemon_worker_threads
                                       : std::max(1u, std::thread::hardware_concurrency());
-  // Opens and plans may wait on the network for as long as the HTTP timeouts allow: one user
-  // runs on at most half of those threads, so another always finds one free.
-  io_ = std::make_unique<Workers>(cfg_.daemon_io_threads,
-                                  std::max(1u, cfg_.daemon_io_threads / 2));
-  decode_ = std::make_unique<Workers>(decode_threads, 0);
+  // Opens and plans may wait on the network for as long as the HTTP timeouts allow: one
+  // connection runs on at most half of those threads and one user on all but one, so another
+  // connection, and another user, always find one free.
+  const uint32_t io = cfg_.daemon_io_threads;
+  io_ = std::make_unique<Workers>(io, std::max(1u, io / 2), std::max(1u, io - 1));
+  decode_ = std::make_unique<Workers>(decode_threads, 0, 0);
   server_ = std::make_unique<Server>(cfg_, std::move(policy), *io_, *decode_);
   set_descriptor_budget();
 
@@ -150,7 +151,7 @@ Result<void> EventLoop::setup() {
   }
   // Probing creates a CUDA context per device (slow, once): on a worker, never on the loop.
   io_->submit(
-      kDaemonOwner,
+      kDaemonOwner, kDaemonOwner,
       [this] {
         const kernels::DeviceInfo gpu = kernels::probe_devices();
         return Workers::Completion([this, gpu] { server_->set_gpu(gpu); });

@@ -173,7 +173,7 @@ void Server::run_job(Workers& pool, Session& s, Work work, Done done) {
         }
       });
   pool.submit(
-      s.peer.uid,
+      s.serial, s.peer.uid,
       [work = std::move(work), finish]() mutable -> Workers::Completion {
         auto r = std::make_shared<Result<T>>(catch_all("onecopyd", work));
         return [finish, r] { (*finish)(std::move(*r)); };

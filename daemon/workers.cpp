@@ -10,8 +10,9 @@ namespace oc::daemon {
 
 Workers::Workers() : event_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
 
-Workers::Workers(uint32_t threads, uint32_t owner_share) : Workers() {
+Workers::Workers(uint32_t threads, uint32_t owner_share, uint32_t group_share) : Workers() {
   share_ = owner_share;
+  group_share_ = group_share;
   for (uint32_t i = 0; i < std::max(1u, threads); ++i) threads_.emplace_back([this] { work(); });
 }
 
@@ -44,7 +45,7 @@ void Workers::finish(Completion done) {
   (void)::write(event_, &one, sizeof(one));
 }
 
-void Workers::submit(uint64_t owner, Job job, Completion if_thrown) {
+void Workers::submit(uint64_t owner, uint64_t group, Job job, Completion if_thrown) {
   Entry e{std::move(job), std::move(if_thrown)};
   if (threads_.empty()) {
     Completion done = run(e);
@@ -54,7 +55,9 @@ void Workers::submit(uint64_t owner, Job job, Completion if_thrown) {
   }
   {
     std::lock_guard lock(mu_);
-    owners_[owner].queue.push_back(std::move(e));
+    Owner& o = owners_[owner];
+    o.group = group;
+    o.queue.push_back(std::move(e));
     ++queued_;
   }
   cv_.notify_one();
@@ -80,7 +83,12 @@ uint64_t Workers::pending() const {
 }
 
 std::map<uint64_t, Workers::Owner>::iterator Workers::next_owner() {
-  auto fits = [&](const Owner& o) { return !o.queue.empty() && (share_ == 0 || o.running < share_); };
+  auto fits = [&](const Owner& o) {
+    if (o.queue.empty() || (share_ != 0 && o.running >= share_)) return false;
+    if (group_share_ == 0) return true;
+    auto g = group_running_.find(o.group);
+    return g == group_running_.end() || g->second < group_share_;
+  };
   for (auto it = owners_.upper_bound(last_owner_); it != owners_.end(); ++it) {
     if (fits(it->second)) return it;
   }
@@ -100,6 +108,8 @@ void Workers::work() {
     Entry e = std::move(it->second.queue.front());
     it->second.queue.pop_front();
     ++it->second.running;
+    const uint64_t group = it->second.group;
+    ++group_running_[group];
     --queued_;
     ++running_;
     last_owner_ = owner;
@@ -107,6 +117,9 @@ void Workers::work() {
     Completion done = run(e);
     lock.lock();
     --running_;
+    if (auto g = group_running_.find(group); g != group_running_.end() && --g->second == 0) {
+      group_running_.erase(g);
+    }
     if (auto o = owners_.find(owner); o != owners_.end()) {
       --o->second.running;
       if (o->second.running == 0 && o->second.queue.empty()) owners_.erase(o);

@@ -7,11 +7,11 @@
 /// `drain()`, which the loop calls when `event_fd()` is readable. Only the loop thread touches
 /// server state, so completions need no locks; a job must touch nothing the loop may change.
 ///
-/// Jobs are queued per owner (onecopyd uses the client's uid) and owners take turns, so one
+/// Jobs are queued per owner (onecopyd: the client connection) and owners take turns, so one
 /// client's queue of a hundred opens never stands in front of another's one decode. A pool whose
-/// jobs may wait on the network also caps how many threads one owner holds at once, so that
-/// the other owners always find a thread free. Nothing a job throws leaves its thread: the
-/// completion given for that case runs instead.
+/// jobs may wait on the network also caps the threads one owner, and one group of owners (a
+/// user's connections), hold at once, so that other owners always find a thread free. Nothing a
+/// job throws leaves its thread: the completion given for that case runs instead.
 #pragma once
 
 #include <condition_variable>
@@ -33,7 +33,8 @@ class Workers {
 
   /// Starts @p threads workers (at least one).
   /// @param owner_share the most threads one owner's jobs may run on at once; 0 for no cap.
-  Workers(uint32_t threads, uint32_t owner_share);
+  /// @param group_share the same for the owners of one group together; 0 for no cap.
+  Workers(uint32_t threads, uint32_t owner_share, uint32_t group_share);
   /// A pool with no threads: each job runs on the calling thread inside `submit` (for fuzzing
   /// and tests); its completion still waits for `drain()`.
   [[nodiscard]] static std::unique_ptr<Workers> inline_pool();
@@ -44,8 +45,9 @@ class Workers {
 
   /// Readable when completions are waiting.
   [[nodiscard]] int event_fd() const noexcept { return event_; }
-  /// Queues @p job for @p owner. @p if_thrown is the completion that runs should the job throw.
-  void submit(uint64_t owner, Job job, Completion if_thrown);
+  /// Queues @p job for @p owner of @p group. @p if_thrown is the completion that runs should the
+  /// job throw.
+  void submit(uint64_t owner, uint64_t group, Job job, Completion if_thrown);
   /// Runs the completions that are waiting; on the loop thread only. @return how many ran.
   size_t drain();
   /// Jobs queued or running.
@@ -59,6 +61,7 @@ class Workers {
     Completion if_thrown;
   };
   struct Owner {
+    uint64_t group = 0;
     std::deque<Entry> queue;
     uint32_t running = 0;
   };
@@ -70,7 +73,8 @@ class Workers {
   void finish(Completion done);
 
   int event_ = -1;
-  uint32_t share_ = 0;
+  uint32_t share_ = 0, group_share_ = 0;
+  std::map<uint64_t, uint32_t> group_running_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::map<uint64_t, Owner> owners_;  // owners with queued or running jobs

@@ -45,7 +45,7 @@ bench_build
 BENCH=$ROOT/scripts/.bench
 # memstore keeps every object in OSD memory: room for the data twice over.
 bench_server "$SERVER" "$BENCH/daemon-$SERVER" "$(awk -v g="$GB" 'BEGIN { printf "%d", (g * 2 + 2) * 2^30 }')"
-bench_daemon_start
+bench_daemon_start s3://bench/  # the benchmark bucket (--bucket bench)
 
 "$PY" "$ROOT/scripts/bench/daemon_bench.py" run --socket "$ONECOPY_SOCKET" --daemon-pid "$DAEMON_PID" \
   --server-pids "$SERVER_PIDS" --server "$SERVER" --onecopy "$ONECOPY_CLI" --data "$BENCH/daemon-data" \

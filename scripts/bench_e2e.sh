@@ -64,7 +64,7 @@ BENCH=$ROOT/scripts/.bench
 # Every format (the vortex files, tar and MDS shards, ~1.9x the decoded bytes for the tar
 # shards) plus the filtered rewrites stays in OSD memory with memstore.
 bench_server "$SERVER" "$BENCH/e2e-$SERVER" "$(awk -v g="$GB" 'BEGIN { printf "%d", (g * 5 + 2) * 2^30 }')"
-bench_daemon_start
+bench_daemon_start s3://bench/  # the benchmark bucket (--bucket bench)
 
 "$PY" "$ROOT/scripts/bench/e2e_bench.py" run --socket "$ONECOPY_SOCKET" --daemon-pid "$DAEMON_PID" \
   --server-pids "$SERVER_PIDS" --server "$SERVER" --data "$BENCH/e2e-data" --gb "$GB" --seed "$SEED" \

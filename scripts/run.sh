@@ -33,7 +33,12 @@ fi
 
 run=$(mktemp -d)
 sock=$run/onecopyd.sock
-: >"$run/onecopyd.toml"
+# onecopyd grants no S3 prefix to any client by default: this run grants its user the dataset.
+if [[ $dataset == s3://* ]]; then
+  printf 'daemon_s3_grants = "uid=%s: %s"\n' "$(id -u)" "$dataset" >"$run/onecopyd.toml"
+else
+  : >"$run/onecopyd.toml"
+fi
 "$BUILD_DIR/onecopyd" --config "$run/onecopyd.toml" --socket "$sock" 2>"$run/onecopyd.log" &
 daemon=$!
 stop_daemon() {

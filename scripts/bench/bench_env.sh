@@ -54,9 +54,11 @@ bench_server() {
   log "$BENCH_SERVER at $S3_ENDPOINT (pids $SERVER_PIDS)"
 }
 
-# bench_daemon_start: onecopyd on $BENCH_TMP/onecopyd.sock, its log in $BENCH_TMP.
+# bench_daemon_start [s3://bucket/prefix]: onecopyd on $BENCH_TMP/onecopyd.sock, its log in
+# $BENCH_TMP, granting this user the given prefix (onecopyd grants no S3 by default).
 bench_daemon_start() {
   export ONECOPY_SOCKET=$BENCH_TMP/onecopyd.sock
+  ONECOPY_DAEMON_S3_GRANTS=${1:+uid=$(id -u): $1} \
   ONECOPY_LOG_LEVEL=${ONECOPY_LOG_LEVEL:-warn} setsid "$BUILD_DIR/onecopyd" --socket "$ONECOPY_SOCKET" \
     </dev/null >>"$BENCH_TMP/onecopyd.log" 2>&1 &
   DAEMON_PID=$!

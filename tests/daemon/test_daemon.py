@@ -50,7 +50,8 @@ def assert_no_sanitizer_report(log: str) -> None:
 
 
 class Daemon:
-    def __init__(self, tmp: Path, config: str = "", env: dict | None = None, sock: str | None = None):
+    def __init__(self, tmp: Path, config: str = "", env: dict | None = None, sock: str | None = None,
+                 prefix: list | None = None):
         self.sock = sock or str(tmp / "d.sock")
         self.config = tmp / "onecopyd.toml"
         self.config.write_text(config)
@@ -59,7 +60,8 @@ class Daemon:
         self.notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.notify.bind(self.notify_path)
         e = dict(os.environ, NOTIFY_SOCKET=self.notify_path, **(env or {}))
-        self.proc = subprocess.Popen([str(ONECOPYD), "--config", str(self.config), "--socket", self.sock],
+        # @prefix runs the daemon under another command that execs it (prlimit, say).
+        self.proc = subprocess.Popen([*(prefix or []), str(ONECOPYD), "--config", str(self.config), "--socket", self.sock],
                                      env=e, stderr=open(self.log, "w"))
         self.notify.settimeout(10)
         self.ready = self.notify.recv(4096).decode()

@@ -386,7 +386,9 @@ def test_daemon_serves_a_sharded_s3_scan_to_a_client_without_credentials(server,
     local = tmp_path / "t.vortex"
     write_vortex(local)
     s3.upload_file(str(local), bucket, "shards/t.vortex")
-    d = start_daemon(tmp_path / "daemon", s3_env(moto, moto["S3_ENDPOINT"], bucket))
+    # The operator grants the bucket's shards/ prefix to every client: nothing else is readable.
+    d = start_daemon(tmp_path / "daemon", dict(s3_env(moto, moto["S3_ENDPOINT"], bucket),
+                                               ONECOPY_DAEMON_S3_GRANTS=f"*: s3://{bucket}/shards/"))
     columns, where = ["id", "name"], "score >= 2500.0 OR name = 'row-7'"
     spec = dict(world_size=2, shuffle=True, seed=5, unit_rows=4000)
     code = f"""
@@ -412,6 +414,14 @@ print(json.dumps(out))
         # Units of 4000 rows cut this file's single 50000-row chunk, and each unit's scan reads
         # the chunk's segments again: more than the file, less than once per unit.
         assert local.stat().st_size < status["bytes_fetched"] <= 13 * local.stat().st_size
+        # Only the granted prefix: an object beside it, or a listing wider than it, is denied.
+        s3.upload_file(str(local), bucket, "private/t.vortex")
+        for call in (lambda: d.client.scan(f"s3://{bucket}/private/t.vortex"),
+                     lambda: d.client.list(f"s3://{bucket}/")):
+            with pytest.raises(onecopy.OnecopyError, match="daemon_s3_grants") as e:
+                call()
+            assert e.value.code == "denied"
+        assert d.client.list(f"s3://{bucket}/shards/") == [f"s3://{bucket}/shards/t.vortex"]
     finally:
         d.stop()
 
@@ -433,6 +443,23 @@ print(json.dumps(out))
     assert total == pa.table(f.scan(columns=["id"], filter=where)).num_rows == 40_000 + 11  # id >= 10000, and 11 ids below it ending in 7 mod 977
 
 
+def test_daemon_listings_stop_at_their_entry_cap(moto, tmp_path):
+    import onecopy
+    bucket, s3 = make_bucket(moto)
+    for i in range(12):
+        s3.put_object(Bucket=bucket, Key=f"many/part-{i:02d}.vortex", Body=b"x")
+    env = dict(s3_env(moto, moto["S3_ENDPOINT"], bucket), ONECOPY_DAEMON_S3_GRANTS=f"*: s3://{bucket}/",
+               ONECOPY_DAEMON_LIST_MAX_ENTRIES="10")
+    d = start_daemon(tmp_path / "daemon", env)
+    try:
+        with pytest.raises(onecopy.OnecopyError, match="more than 10 keys") as e:
+            d.client.list(f"s3://{bucket}/many/")
+        assert e.value.code == "invalid"
+        assert len(d.client.list(f"s3://{bucket}/many/part-0*")) == 10  # a narrower pattern lists
+    finally:
+        d.stop()
+
+
 def test_daemon_with_wrong_credentials_answers_a_clear_error(ceph, tmp_path):
     import onecopy
     bucket, s3 = make_bucket(ceph)
@@ -441,6 +468,7 @@ def test_daemon_with_wrong_credentials_answers_a_clear_error(ceph, tmp_path):
     s3.upload_file(str(local), bucket, "t.vortex")
     env = s3_env(ceph, ceph["S3_ENDPOINT"], bucket)
     env["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-0123456789abcdef"
+    env["ONECOPY_DAEMON_S3_GRANTS"] = f"*: s3://{bucket}/"
     d = start_daemon(tmp_path / "daemon", env)
     try:
         with pytest.raises(onecopy.OnecopyError) as e:

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+// onecopy-test-client: the client library as a plain C++ program, for the daemon tests that run
+// a client as another user (setpriv: no Python venv needed) or with SIGPIPE at its default.
+//
+//   onecopy-test-client SOCKET scan URI [--slow]   prints "rows N"; --slow reads batches of
+//                                                   1000 rows, printing "batch" and waiting
+//                                                   200 ms after each
+//   onecopy-test-client SOCKET list PATTERN        prints one name a line
+// Failures print "error CODE: MESSAGE" and exit 1.
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "daemon/client.hpp"
+
+namespace {
+
+int fail(const oc::Error& e) {
+  std::printf("error %s\n", e.to_string().c_str());
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s SOCKET scan URI [--slow] | SOCKET list PATTERN\n", argv[0]);
+    return 2;
+  }
+  const std::string socket = argv[1], verb = argv[2], what = argv[3];
+  const bool slow = argc > 4 && std::string(argv[4]) == "--slow";
+  if (verb == "list") {
+    auto names = oc::daemon::remote_list(socket, what);
+    if (!names.ok()) return fail(names.error());
+    for (const auto& n : *names) std::printf("%s\n", n.c_str());
+    return 0;
+  }
+  ArrowArrayStream stream{};
+  oc::daemon::RemoteScanOptions options;
+  if (slow) options.batch_rows = 1000;
+  auto cursor = oc::daemon::remote_scan(socket, what, options, &stream);
+  if (!cursor.ok()) return fail(cursor.error());
+  uint64_t rows = 0;
+  int rc = 0;
+  while (true) {
+    ArrowArray batch{};
+    if (stream.get_next(&stream, &batch) != 0) {
+      rc = fail((*cursor)->error().value_or(oc::Error(oc::Errc::io, "get_next failed")));
+      break;
+    }
+    if (batch.release == nullptr) break;
+    rows += static_cast<uint64_t>(batch.length);
+    batch.release(&batch);  // sends Release
+    if (slow) {
+      std::printf("batch\n");
+      std::fflush(stdout);
+      ::usleep(200'000);
+    }
+  }
+  stream.release(&stream);
+  if (rc == 0) std::printf("rows %llu\n", static_cast<unsigned long long>(rows));
+  return rc;
+}
