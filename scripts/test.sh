@@ -9,7 +9,8 @@
 #      tests/servers/, and the S3 client against Ceph RGW, Swift, moto and nginx, which
 #      tests/net/test_s3_servers.py starts with tests/servers/*.sh;
 #   5. tests/daemon again, against the ASan + UBSan build's onecopyd (ONECOPYD=...): a sanitizer
-#      report in a daemon's log fails the test that started it.
+#      report in a daemon's log fails the test that started it;
+#   6. two minutes of scripts/soak.sh against that onecopyd.
 # The last line sums up: "summary: N passed, N failed, N skipped".
 #
 #   FUZZ_SECONDS=0 skips fuzzing; ONECOPY_CORPUS_SMALL=1 skips the big corpus cases.
@@ -108,6 +109,15 @@ if [ "$asan_built" = 1 ]; then
   count_junit "$junit"
 else
   echo "skipped: no ASan build of onecopyd (its failure is counted above)"
+fi
+
+# Two minutes of scripts/soak.sh (the 30-minute run's figures are in README): well-behaved and
+# hostile clients against the ASan + LSan onecopyd, which must end idle and clean.
+step "soak of onecopyd, 2 minutes (scripts/soak.sh --minutes 2)"
+if [ "$asan_built" = 1 ] && bash scripts/soak.sh --minutes 2 --clients 8 --interval 30; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
 fi
 
 echo

@@ -9,9 +9,13 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "daemon/fuzz_session.hpp"
 #include "daemon/server.hpp"
 #include "daemon/wire.hpp"
 
@@ -314,4 +318,20 @@ TEST_CASE("connections past the per-user limit are refused", "[daemon][server]")
   auto other_user = h.server().admit(mine, Peer{3, 2000, 2000, {}});
   CHECK(other_user.ok());
   CHECK(h.server().status().connections_refused == 1);
+}
+
+TEST_CASE("the session fuzzer's seeds replay through the real dispatch", "[daemon][server]") {
+  std::ifstream file(kFile, std::ios::binary);
+  const std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(file), {});
+  REQUIRE_FALSE(bytes.empty());
+  int seeds = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(OC_SOURCE_DIR "/tests/fuzz/seeds/daemon_session")) {
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> seed(std::istreambuf_iterator<char>(in), {});
+    INFO(entry.path());
+    fuzz_session(seed, bytes);  // must return: no crash, no leak (the ASan build runs this too)
+    ++seeds;
+  }
+  CHECK(seeds >= 6);
 }

@@ -1,8 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Writes the small Vortex files that seed the fuzzers and the corrupt-file tests
-(tests/fuzz/seeds/open_scan/*.vortex). Run with the project venv's Python; the output is
-checked in so that tests need no writer."""
+(tests/fuzz/seeds/open_scan/*.vortex), and the message sequences that seed the daemon's
+session fuzzer (tests/fuzz/seeds/daemon_session/, daemon/fuzz_session.hpp for the record
+format). Run with the project venv's Python; the output is checked in so that tests need no
+writer (the sequences are built by flatc from daemon/protocol.fbs)."""
 
+import json
+import struct
+import subprocess
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +16,8 @@ import pyarrow as pa
 import vortex as vx
 
 OUT = Path(__file__).resolve().parent / "seeds" / "open_scan"
+SESSIONS = Path(__file__).resolve().parent / "seeds" / "daemon_session"
+SCHEMA = Path(__file__).resolve().parents[2] / "daemon" / "protocol.fbs"
 
 
 def main():
@@ -30,6 +38,7 @@ def main():
     vx.io.VortexWriteOptions.compact().write(pa.table({"s": pa.array([f"row {i}" for i in range(500)])}),
                                              str(OUT / "compact_strings.vortex"))
     write_zoned()
+    write_sessions()
 
 
 def write_zoned():
@@ -47,6 +56,46 @@ def write_zoned():
         "flag": pa.array(ids < 8192),
         "day": pa.array((ids // 500).astype(np.int32), type=pa.date32()),
     }), str(OUT / "zoned.vortex"))
+
+
+def frame(body_type: str, body: dict) -> bytes:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "m.json"
+        src.write_text(json.dumps({"body_type": body_type, "body": body}))
+        subprocess.run(["flatc", "-b", "-o", tmp, str(SCHEMA), str(src)], check=True)
+        data = (Path(tmp) / "m.bin").read_bytes()
+    return struct.pack("<II", 2, len(data)) + data
+
+
+def record(message: bytes, flags: int = 0) -> bytes:
+    """One record of a session seed: u8 flags (1 attach the file, 2 release all, 4 reconnect),
+    u16 length, the packet."""
+    return struct.pack("<BH", flags, len(message)) + message
+
+
+def write_sessions():
+    SESSIONS.mkdir(parents=True, exist_ok=True)
+    hello = record(frame("Hello", {"version": 2}))
+    open_fd = record(frame("Open", {"request": 1, "uri": "tiny.vortex", "unit_rows": 2}), flags=1)
+    seeds = {
+        "status": [hello, record(frame("StatusRequest", {}))],
+        "scan": [hello, open_fd, record(frame("Scan", {"request": 2, "file": 1, "batch_rows": 1}), flags=2),
+                 record(frame("StatusRequest", {})), record(frame("Close", {"file": 1}))],
+        "sharded": [hello, open_fd, record(frame("Scan", {"request": 3, "file": 1, "sharded": True,
+                                                          "world_size": 2, "rank": 1, "unit_rows": 1,
+                                                          "filter": "x > 1", "columns": ["x"]})),
+                    record(frame("Cancel", {"scan": 4}), flags=2), record(frame("Close", {"file": 1}), flags=4),
+                    hello, record(frame("StatusRequest", {}))],
+        "ranges": [hello, open_fd, record(frame("Scan", {"request": 2, "file": 1, "ranges": [0, 2, 1, 3]}), flags=2)],
+        "refused": [hello, record(frame("Open", {"request": 1, "uri": "/etc/shadow"})),
+                    record(frame("Open", {"request": 2, "uri": "s3://bucket/key.vortex"})),
+                    record(frame("List", {"request": 3, "pattern": "/etc/*"})),
+                    record(frame("Cancel", {"scan": 0, "request": 1})),
+                    record(frame("Release", {"lease": 7}))],
+        "parts": [hello, record(frame("Part", {"data": list(frame("StatusRequest", {})), "more": False}))],
+    }
+    for name, records in seeds.items():
+        (SESSIONS / name).write_bytes(b"".join(records))
 
 
 if __name__ == "__main__":
