@@ -86,12 +86,15 @@ void onecopy_free_string(char* s);
 
 const char* onecopy_version(void);
 
-/* ---- onecopyd (daemon/PROTOCOL.md). `socket` NULL or "": $ONECOPY_SOCKET, else the default. */
+/* ---- onecopyd (daemon/PROTOCOL.md). `socket` NULL or "": $ONECOPY_SOCKET, else the default.
+ * A local path is opened by this process, with its permissions, and its descriptor passed to
+ * the daemon; an s3:// or http(s) URL is read by the daemon with its credentials where its
+ * access policy grants it (ONECOPY_E_DENIED otherwise). */
 
 /* The daemon's status as a JSON object (onecopy status --json). Free with onecopy_free_string. */
 int onecopy_daemon_status_json(const char* socket, char** out, char* err, size_t errlen);
 
-/* Scans `uri` (a path or URL the daemon opens) in the daemon; arguments as onecopy_scan. Each
+/* Scans `uri` (a local path or a URL) in the daemon; arguments as onecopy_scan. Each
  * batch maps the daemon's slab read-only and releases its lease when the array is released. */
 int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* columns,
                         size_t ncolumns, const char* filter, uint64_t batch_rows,
@@ -101,13 +104,13 @@ int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* 
 /* The files `pattern` names: an S3 prefix ending in '/' (its *.vortex objects), an s3:// or local
  * glob, a local directory (its *.vortex files), or else the name itself (client/open_uri.hpp).
  * `*out` is a string of names each ended by '\n'; free it with onecopy_free_string. The daemon
- * variant lists with the daemon's credentials. */
+ * variant lists an s3:// pattern with the daemon's credentials and expands a local one here. */
 int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen);
 int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
                         size_t errlen);
 
-/* The units of `uri` as the daemon computes them (onecopy_file_units for a file the daemon opens
- * with its own credentials); `*out` as onecopy_file_units, freed with onecopy_free_units. */
+/* The units of `uri` as the daemon computes them (onecopy_file_units of the file it reads);
+ * `*out` as onecopy_file_units, freed with onecopy_free_units. */
 int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows, uint64_t** out,
                          size_t* n, char* err, size_t errlen);
 /* One shard of a sharded scan (format/shard.hpp; daemon/PROTOCOL.md "Sharding and resuming"):

@@ -361,15 +361,17 @@ class Client:
             _lib.onecopy_free_string(out)
 
     def list(self, pattern: str) -> list[str]:
-        """onecopy.expand(pattern), listed by the daemon with its own credentials."""
+        """onecopy.expand(pattern): an s3:// pattern listed by the daemon with its credentials,
+        under the prefixes its operator grants this user (daemon_s3_grants); a local pattern
+        expanded here, with this process's permissions."""
         out = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
         _check(_lib.onecopy_daemon_list(self._sock(), os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
         return _lines(out)
 
     def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
-        """VortexFile.units of `path`, computed by the daemon (which opens it with its own
-        credentials)."""
+        """VortexFile.units of `path`, computed by the daemon (a local file is opened here and
+        passed to it; an s3:// or http(s) URL the daemon reads as its access policy allows)."""
         out = ctypes.POINTER(ctypes.c_uint64)()
         n = ctypes.c_size_t()
         err = ctypes.create_string_buffer(_ERRLEN)
@@ -399,8 +401,10 @@ class Client:
     def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0,
                     row_range: Optional[tuple[int, int]] = None) -> Scan:
-        """The daemon's scan of `path` (a local path or s3:// URL, opened by the daemon) as an
-        Arrow stream source; arguments as VortexFile.scan."""
+        """The daemon's scan of `path` as an Arrow stream source; arguments as VortexFile.scan.
+        A local path is opened here, with this process's permissions, and its descriptor passed
+        to the daemon; an s3:// or http(s) URL is read by the daemon with its credentials, where
+        its operator grants it (onecopy.OnecopyError "denied" otherwise)."""
         return self._start(path, columns, filter, batch_rows, row_range, None)[0]
 
     def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
