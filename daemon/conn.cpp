@@ -95,24 +95,8 @@ Result<void> Conn::send(flatbuffers::FlatBufferBuilder& fbb, int fd) {
   auto packets = packets_of(make_frame(fbb));
   std::lock_guard lock(send_mu_);  // the Parts of one message go together
   for (size_t i = 0; i < packets.size(); ++i) {
-    iovec iov{packets[i].data(), packets[i].size()};
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (fd >= 0 && i + 1 == packets.size()) {
-      mh.msg_control = control;
-      mh.msg_controllen = sizeof control;
-      cmsghdr* cm = CMSG_FIRSTHDR(&mh);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-    }
-    ssize_t n;
-    do {
-      n = ::sendmsg(fd_.get(), &mh, MSG_NOSIGNAL);
-    } while (n < 0 && errno == EINTR);
+    const ssize_t n = send_packet(fd_.get(), packets[i], i + 1 == packets.size() ? fd : -1,
+                                  MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       return Error(Errc::timeout,
                    fmt::format("onecopyd took no request within {} ms (client_reply_timeout_ms)",
@@ -180,16 +164,7 @@ Result<const fbs::Message*> Conn::recv(int* fd) {
     } while (n < 0 && errno == EINTR);
     if (n < 0) return lost("recv from onecopyd failed", errno);
     if (n == 0) return lost("onecopyd closed the connection");
-    UniqueFd got;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-      if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-      const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-      for (size_t i = 0; i < count; ++i) {
-        int one;
-        std::memcpy(&one, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-        if (!got.valid()) got.reset(one); else ::close(one);
-      }
-    }
+    UniqueFd got = first_descriptor(mh);
     OC_ASSIGN_OR_RETURN(const fbs::Message* m,
                         parse_frame({buf_.data(), static_cast<size_t>(n)}, kMaxReply));
     if (const auto* part = m->body_as_Part()) {

@@ -179,7 +179,7 @@ void Server::on_packet(Session& s, std::span<const uint8_t> bytes, Packet& packe
   if (msg.ok() && (*msg)->body_type() == fbs::Body::Part) {
     auto whole = s.parts.add(*(*msg)->body_as_Part());
     if (!whole.ok()) {
-      msg = std::move(whole.error());
+      msg = std::move(whole.error()).with_context("the limit is daemon_max_message_bytes");
     } else if (!whole->has_value()) {
       return;  // more parts to come; a descriptor comes with the last
     } else {

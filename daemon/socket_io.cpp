@@ -32,19 +32,7 @@ Result<std::optional<Packet>> receive_packet(int sock, std::span<uint8_t> buf) {
   p.eof = n == 0;  // SOCK_SEQPACKET: the peer closed (an empty packet reads the same)
   p.truncated = (mh.msg_flags & MSG_TRUNC) != 0;
   p.fds_lost = (mh.msg_flags & MSG_CTRUNC) != 0;
-  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < count; ++i) {
-      int fd;
-      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-      if (!p.fd.valid()) {
-        p.fd.reset(fd);
-      } else {
-        ::close(fd);
-      }
-    }
-  }
+  p.fd = first_descriptor(mh);
   return std::optional<Packet>(std::move(p));
 }
 
@@ -61,24 +49,7 @@ void Outbox::push(std::vector<uint8_t> frame, int fd, std::function<void()> on_s
 Result<void> Outbox::flush(int sock) {
   while (!queue_.empty()) {
     Entry& e = queue_.front();
-    iovec iov{e.packet.data(), e.packet.size()};
-    msghdr mh{};
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (e.fd >= 0) {
-      mh.msg_control = control;
-      mh.msg_controllen = sizeof control;
-      cmsghdr* cm = CMSG_FIRSTHDR(&mh);
-      cm->cmsg_level = SOL_SOCKET;
-      cm->cmsg_type = SCM_RIGHTS;
-      cm->cmsg_len = CMSG_LEN(sizeof(int));
-      std::memcpy(CMSG_DATA(cm), &e.fd, sizeof(int));
-    }
-    ssize_t n;
-    do {
-      n = ::sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-    } while (n < 0 && errno == EINTR);
+    const ssize_t n = send_packet(sock, e.packet, e.fd, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return {};
     if (n < 0) return Error(Errc::io, "send to a client", __FILE__, __LINE__, errno);
     // A SOCK_SEQPACKET send is all or nothing.

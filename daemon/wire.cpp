@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/wire.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <utility>
@@ -43,6 +45,46 @@ std::vector<std::vector<uint8_t>> packets_of(std::vector<uint8_t> frame) {
     out.push_back(make_frame(fbb));
   }
   return out;
+}
+
+ssize_t send_packet(int sock, std::span<const uint8_t> packet, int fd, int flags) {
+  iovec iov{const_cast<uint8_t*>(packet.data()), packet.size()};
+  msghdr mh{};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  if (fd >= 0) {
+    mh.msg_control = control;
+    mh.msg_controllen = sizeof control;
+    cmsghdr* cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+  }
+  ssize_t n;
+  do {
+    n = ::sendmsg(sock, &mh, flags);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
+UniqueFd first_descriptor(msghdr& mh) {
+  UniqueFd first;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c != nullptr; c = CMSG_NXTHDR(&mh, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+    const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+      if (!first.valid()) {
+        first.reset(fd);
+      } else {
+        ::close(fd);
+      }
+    }
+  }
+  return first;
 }
 
 Result<std::optional<std::vector<uint8_t>>> PartAssembler::add(const fbs::Part& part) {

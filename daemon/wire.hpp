@@ -17,7 +17,10 @@
 #include <span>
 #include <vector>
 
+#include <sys/socket.h>
+
 #include "config/error.hpp"
+#include "config/fd.hpp"
 #include "daemon/protocol_generated.h"
 
 namespace oc::daemon {
@@ -56,6 +59,15 @@ class PartAssembler {
   size_t max_bytes_;
   std::vector<uint8_t> buf_;
 };
+
+/// Sends @p packet on @p sock in one sendmsg (all or nothing on SOCK_SEQPACKET) with @p fd
+/// attached as SCM_RIGHTS unless it is -1, retrying EINTR. @return sendmsg's result (-1 with
+/// errno set).
+ssize_t send_packet(int sock, std::span<const uint8_t> packet, int fd, int flags);
+
+/// @return the first descriptor @p mh's SCM_RIGHTS control messages carried; any others are
+/// closed.
+[[nodiscard]] UniqueFd first_descriptor(msghdr& mh);
 
 /// libFuzzer entry: parses @p data as a frame and, when it verifies, walks every field.
 void fuzz_parse_frame(std::span<const uint8_t> data);

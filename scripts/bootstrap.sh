@@ -74,17 +74,28 @@ install_venv() {
   echo "$ROOT/python" >"$site/onecopy-source.pth"
 }
 
+# build [TARGET ...]: configures $BUILD_DIR with $MESON_ARGS when it is new, then builds.
 build() {
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     log "configuring $BUILD_DIR"
     # shellcheck disable=SC2086
     meson setup "$BUILD_DIR" "$ROOT" ${MESON_ARGS:-} >/dev/null
   fi
-  log "building $BUILD_DIR"
-  if ! ninja -C "$BUILD_DIR" >"$BUILD_DIR/ninja.log" 2>&1; then
+  log "building $BUILD_DIR $*"
+  if ! ninja -C "$BUILD_DIR" "$@" >"$BUILD_DIR/ninja.log" 2>&1; then
     tail -n 60 "$BUILD_DIR/ninja.log" >&2
     return 1
   fi
+}
+
+# build_asan [TARGET ...]: the clang build under ASan + UBSan, which also holds the libFuzzer
+# targets (scripts/test.sh, soak.sh and fuzz.sh use it). No -Werror: GCC's and clang's
+# sanitizer builds raise false positives in system headers.
+ASAN_DIR=$ROOT/build-asan
+build_asan() {
+  CC=clang CXX=clang++ BUILD_DIR=$ASAN_DIR \
+    MESON_ARGS="-Db_sanitize=address,undefined -Db_lundef=false -Dcuda=disabled -Dfuzzing=enabled" \
+    build "$@"
 }
 
 install_apt

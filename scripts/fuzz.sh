@@ -18,12 +18,7 @@ while [ $# -gt 0 ]; do
 done
 
 BUILD_DIR=$ROOT/build source "$ROOT/scripts/bootstrap.sh"
-ASAN_DIR=$ROOT/build-asan
-if [ ! -f "$ASAN_DIR/build.ninja" ]; then
-  CC=clang CXX=clang++ meson setup "$ASAN_DIR" "$ROOT" -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dcuda=disabled -Dfuzzing=enabled >/dev/null
-fi
-ninja -C "$ASAN_DIR" >/dev/null
+build_asan
 if [ ${#targets[@]} -eq 0 ]; then
   for t in "$ASAN_DIR"/tests/fuzz/fuzz-*; do targets+=("$(basename "$t" | sed 's/^fuzz-//')"); done
 fi

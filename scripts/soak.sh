@@ -25,11 +25,6 @@ done
 
 # The plain build serves the Python client library; the daemon under test is the ASan build.
 BUILD_DIR=$ROOT/build source "$ROOT/scripts/bootstrap.sh"
-ASAN_DIR=$ROOT/build-asan
-if [ ! -f "$ASAN_DIR/build.ninja" ]; then
-  CC=clang CXX=clang++ meson setup "$ASAN_DIR" "$ROOT" -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dcuda=disabled -Dfuzzing=enabled >/dev/null
-fi
-ninja -C "$ASAN_DIR" onecopyd >/dev/null
+build_asan onecopyd
 exec "$VENV/bin/python" "$ROOT/scripts/soak/soak.py" run --daemon "$ASAN_DIR/onecopyd" \
   --minutes "$MINUTES" --clients "$CLIENTS" --interval "$INTERVAL"
