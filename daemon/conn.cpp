@@ -75,6 +75,9 @@ Result<std::shared_ptr<Conn>> Conn::open(const std::string& path) {
   // closes at once: then the Hello may fail to go, and the Error says why.
   auto sent = conn->send(fbb);
   auto answer = conn->recv(nullptr);
+  // A close with our Hello unread resets the connection: the reset is reported once, ahead of
+  // the Error still queued for us.
+  if (!answer.ok() && answer.error().sys_errno() == ECONNRESET) answer = conn->recv(nullptr);
   if (!answer.ok() && answer.error().message().starts_with("onecopyd: ")) {
     return std::move(answer.error());
   }

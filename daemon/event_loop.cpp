@@ -35,7 +35,11 @@ void arm(int timer, uint64_t us, bool periodic) {
 }
 
 // Tells a refused client why, if its socket takes one small packet now; it is closed after.
+// What it sent already is read first, so that the close is not a reset that hides the Error.
 void tell(int sock, const Error& e) {
+  uint8_t sink[256];
+  for (int i = 0; i < 4 && ::recv(sock, sink, sizeof sink, MSG_DONTWAIT) > 0; ++i) {
+  }
   flatbuffers::FlatBufferBuilder fbb;
   auto err = fbs::CreateErrorDirect(fbb, 0, std::string(errc_name(e.code())).c_str(),
                                     e.describe().c_str());
