@@ -82,7 +82,8 @@ Result<Session*> Server::admit(UniqueFd& socket, Peer peer) {
 void Server::close(Session& s, std::string_view why) {
   if (s.closed) return;
   if (!why.empty()) {
-    log::get().error("disconnecting client pid {} uid {}: {}", s.peer.pid, s.peer.uid, why);
+    log::get().error("disconnecting client pid {} uid {}: {}{}", s.peer.pid, s.peer.uid,
+                     why.substr(0, 400), why.size() > 400 ? "…" : "");
     ++errors_;
   }
   log::get().debug("client pid {} gone; {} leases ({} bytes) reclaimed", s.peer.pid,
@@ -162,8 +163,10 @@ void Server::send_error(Session& s, uint64_t request, const Error& e) {
 
 void Server::refuse(Session& s, uint64_t request, const Error& e) {
   ++refused_requests_;
-  log::get().info("client pid {} uid {}: request {} refused: {}", s.peer.pid, s.peer.uid,
-                  request, e.describe());
+  // Bounded: a client chooses the names that errors quote, and must not flood the log with them.
+  const std::string text = e.describe();
+  log::get().info("client pid {} uid {}: request {} refused: {}{}", s.peer.pid, s.peer.uid, request,
+                  std::string_view(text).substr(0, 400), text.size() > 400 ? "…" : "");
   send_error(s, request, e);
 }
 
