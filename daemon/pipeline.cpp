@@ -60,8 +60,10 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
 
 Result<std::shared_ptr<Slab>> Server::make_slab(Session& s, uint64_t bytes, bool dedicated) {
   const uint64_t footprint = Slab::footprint(bytes);
+  const auto mine = pool_by_uid_.find(s.peer.uid);
+  const uint64_t held = mine == pool_by_uid_.end() ? 0 : mine->second;
   if (pool_bytes_ + footprint > cfg_.daemon_pool_bytes ||
-      pool_by_uid_[s.peer.uid] + footprint > cfg_.daemon_uid_max_pool_bytes) {
+      held + footprint > cfg_.daemon_uid_max_pool_bytes) {
     return std::shared_ptr<Slab>();  // no room now
   }
   OC_EXPECT(!at_descriptor_budget(), io,

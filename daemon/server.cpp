@@ -60,10 +60,11 @@ Result<Session*> Server::admit(UniqueFd& socket, Peer peer) {
     return refuse(OC_ERROR(Errc::invalid, "onecopyd serves {} clients already, its limit "
                            "(daemon_max_clients)", sessions_.size()));
   }
-  if (sessions_by_uid_[peer.uid] >= cfg_.daemon_uid_max_clients) {
+  const auto mine = sessions_by_uid_.find(peer.uid);
+  const uint32_t held = mine == sessions_by_uid_.end() ? 0 : mine->second;
+  if (held >= cfg_.daemon_uid_max_clients) {
     return refuse(OC_ERROR(Errc::invalid, "uid {} has {} connections already, the limit per "
-                           "user (daemon_uid_max_clients)", peer.uid,
-                           sessions_by_uid_[peer.uid]));
+                           "user (daemon_uid_max_clients)", peer.uid, held));
   }
   if (at_descriptor_budget()) {
     return refuse(OC_ERROR(Errc::io, "onecopyd holds {} descriptors for clients, its budget "

@@ -118,7 +118,9 @@ Result<const fbs::Message*> parse_frame(std::span<const uint8_t> packet, size_t 
   flatbuffers::Verifier v(body, length, opts);
   OC_EXPECT(fbs::VerifyMessageBuffer(v), protocol, "frame does not verify as a Message");
   const auto* msg = fbs::GetMessage(body);
-  OC_EXPECT(msg->body_type() != fbs::Body::NONE, protocol, "message has no body");
+  // A union's type may verify without its value: every handler may then count on a body.
+  OC_EXPECT(msg->body_type() != fbs::Body::NONE && msg->body() != nullptr, protocol,
+            "message has no body");
   return msg;
 }
 

@@ -335,3 +335,18 @@ TEST_CASE("the session fuzzer's seeds replay through the real dispatch", "[daemo
   }
   CHECK(seeds >= 6);
 }
+
+TEST_CASE("inputs the session fuzzer crashed on replay cleanly", "[daemon][server]") {
+  std::ifstream file(kFile, std::ios::binary);
+  const std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(file), {});
+  int replayed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(OC_SOURCE_DIR "/tests/data/bad")) {
+    if (entry.path().extension() != ".session") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    const std::vector<uint8_t> input(std::istreambuf_iterator<char>(in), {});
+    INFO(entry.path());
+    fuzz_session(input, bytes);
+    ++replayed;
+  }
+  CHECK(replayed >= 1);
+}

@@ -123,3 +123,17 @@ TEST_CASE("daemon frame: Parts past the size limit are refused and forgotten", "
   CHECK(refused);
   CHECK_FALSE(joined.pending());
 }
+
+TEST_CASE("daemon frame: a union type without its value is refused (issue 14, fuzzer find)",
+          "[daemon]") {
+  // The Verifier accepts a Message whose body_type says Hello but whose body is absent; a
+  // handler reading it would follow a null table.
+  flatbuffers::FlatBufferBuilder fbb;
+  fbs::MessageBuilder mb(fbb);
+  mb.add_body_type(fbs::Body::Hello);
+  fbb.Finish(mb.Finish());
+  auto r = parse_frame(make_frame(fbb), 1 << 20);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == oc::Errc::protocol);
+  CHECK(r.error().message() == "message has no body");
+}
