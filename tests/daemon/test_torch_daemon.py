@@ -94,10 +94,14 @@ def test_the_daemon_lists_patterns(tmp_path, files):
 
 
 def _status_as(uid, sock):
-    """`onecopy status` run as another user (setpriv; these tests run as root)."""
-    cli = str(Path(onecopy.__file__).resolve().parents[2] / "build" / "client" / "onecopy")
-    cli = os.environ.get("ONECOPY_CLI", cli)
-    return subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", cli, "status",
+    """`onecopy status` run as another user (setpriv; these tests run as root), from a copy of the
+    CLI beside the socket: the build directory may be private to root (a fresh clone under
+    mktemp -d is)."""
+    cli = Path(os.environ.get("ONECOPY_CLI", Path(onecopy.__file__).resolve().parents[2] / "build" / "client" / "onecopy"))
+    copy = Path(sock).parent / "onecopy"
+    shutil.copy2(cli, copy)
+    os.chmod(copy, 0o755)
+    return subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", str(copy), "status",
                            "--socket", sock], capture_output=True, text=True, timeout=30)
 
 
