@@ -132,6 +132,10 @@ constexpr std::array kKnobs{
     Knob{"max_segment_bytes", "ONECOPY_MAX_SEGMENT_BYTES", "4GiB",
          "Largest segment a file may declare; larger ones are rejected as corrupt.",
          OC_NUMBER_KNOB(max_segment_bytes, KiB, TiB, true)},
+    Knob{"footer_max_bytes", "ONECOPY_FOOTER_MAX_BYTES", "64MiB",
+         "Largest tail of a file its footer (dtype, layout, statistics, segment map) may occupy; "
+         "a footer reaching further is corrupt, found after at most two reads.",
+         OC_NUMBER_KNOB(footer_max_bytes, 64 * KiB, 4 * GiB, true)},
     Knob{"max_decoded_bytes", "ONECOPY_MAX_DECODED_BYTES", "8GiB",
          "Largest decoded size of one array (decompression-bomb guard).",
          OC_NUMBER_KNOB(max_decoded_bytes, MiB, TiB, true)},

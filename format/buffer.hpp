@@ -18,12 +18,20 @@ class Buffer {
  public:
   Buffer() = default;
 
-  /// Allocates @p size bytes, 64-byte aligned, zero-filled.
+  /// Allocates @p size bytes, 64-byte aligned, zero-filled. Throws `std::bad_alloc` when the
+  /// memory is not there (or @p size is too large to round up); decoders run under
+  /// `DecodeContext`, which turns that into `Errc::out_of_memory` for the one decode.
   [[nodiscard]] static Buffer allocate(size_t size);
   /// Allocates @p size bytes, 64-byte aligned, for a caller that writes every one of them; only
   /// the padding up to the alignment is zeroed. Clearing output buffers that decoders overwrite
   /// anyway was the largest single cost of a full scan.
   [[nodiscard]] static Buffer allocate_for_overwrite(size_t size);
+  /// `allocate` of @p count items of @p width bytes each. A product that overflows is an
+  /// allocation that cannot succeed: `std::bad_alloc`, like any other (callers check sizes
+  /// from files with `DecodeContext::check_alloc` first, so this is the last line only).
+  [[nodiscard]] static Buffer allocate_array(uint64_t count, uint64_t width);
+  /// `allocate_for_overwrite` of @p count items of @p width bytes each (see `allocate_array`).
+  [[nodiscard]] static Buffer allocate_array_for_overwrite(uint64_t count, uint64_t width);
   /// Copies @p bytes into a new buffer.
   [[nodiscard]] static Buffer copy_of(std::span<const uint8_t> bytes);
   /// Wraps memory owned by @p owner.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "config/checked_size.hpp"
+
 namespace oc::format {
 
 size_t fixed_width_of(const DType& t) {
@@ -100,7 +102,7 @@ std::vector<uint64_t> unsigned_values(const Column& c) {
 }
 
 Buffer make_bitmap(uint64_t len, bool value) {
-  Buffer b = Buffer::allocate((len + 7) / 8);
+  Buffer b = Buffer::allocate(bitmap_bytes(len));
   if (value) std::memset(b.mutable_data(), 0xff, b.size());
   return b;
 }
@@ -252,7 +254,7 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
     case TypeKind::primitive:
     case TypeKind::decimal: {
       const size_t w = fixed_width_of(s);
-      Buffer vals = Buffer::allocate_for_overwrite(n * w);
+      Buffer vals = Buffer::allocate_array_for_overwrite(n, w);
       const uint8_t* in = c->buffers[0].data() + c->offset * w;
       uint8_t* o = vals.mutable_data();
       switch (w) {
@@ -377,7 +379,7 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
     case TypeKind::primitive:
     case TypeKind::decimal: {
       const size_t w = fixed_width_of(s);
-      Buffer vals = Buffer::allocate_for_overwrite(total * w);
+      Buffer vals = Buffer::allocate_array_for_overwrite(total, w);
       uint64_t at = 0;
       for (const auto& p : parts) {
         std::memcpy(vals.mutable_data() + at * w, p->buffers[0].data() + p->offset * w, p->length * w);

@@ -16,7 +16,6 @@ namespace {
 
 using encodings::decode_unsigned_child;
 using encodings::integer_ptype;
-using encodings::saturating_bytes;
 using encodings::unsigned_rows;
 
 using Truths = std::vector<uint8_t>;
@@ -63,7 +62,7 @@ Result<MaybeTruths> eval_dict(const BoundExpr& pred, const ArrayView& node, cons
                               uint64_t len, RowWindow window, DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(encodings::DictShape shape, encodings::parse_dict(node, t));
   const uint64_t values_len = shape.values_len;
-  OC_TRY(ctx.check_alloc(saturating_bytes(window.size(), sizeof(uint64_t)), "dict codes"));
+  OC_TRY(ctx.check_alloc(window.size(), sizeof(uint64_t), "dict codes"));
   OC_ASSIGN_OR_RETURN(ColumnPtr codes, ctx.decode_slice(node.children[0], shape.codes_t, len, window));
   OC_ASSIGN_OR_RETURN(std::vector<uint64_t> indices, unsigned_rows(*codes, "dict codes"));
   // Decoding never reads an empty dictionary (only null codes can refer to it); neither do we.

@@ -85,7 +85,8 @@ Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& d
   const std::optional<RowWindow> window = window_;
   if (window && !e.window_aware) window_.reset();
   ++depth_;
-  auto r = e.fn(node, dtype, len, *this);
+  // A failed allocation (or any exception a decoder lets through) fails this decode alone.
+  auto r = catch_all(node.encoding, [&] { return e.fn(node, dtype, len, *this); });
   --depth_;
   window_ = window;
   if (!r.ok()) {
@@ -133,7 +134,7 @@ Result<ColumnPtr> DecodeContext::decode_take(const ArrayView& node, const DTypeP
   const std::optional<RowWindow> window = window_;
   window_.reset();
   ++depth_;
-  auto r = e.take(node, dtype, len, rows, *this);
+  auto r = catch_all(node.encoding, [&] { return e.take(node, dtype, len, rows, *this); });
   --depth_;
   window_ = window;
   if (!r.ok()) {

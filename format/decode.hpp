@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "config/checked_size.hpp"
 #include "config/error.hpp"
 #include "format/buffer.hpp"
 #include "format/column.hpp"
@@ -107,6 +108,10 @@ class DecodeContext {
 
   /// Fails with `Errc::corrupt` when @p bytes exceeds the `max_decoded_bytes` knob.
   [[nodiscard]] Result<void> check_alloc(uint64_t bytes, std::string_view what) const;
+  /// `check_alloc` of @p count items of @p width bytes; a product that overflows fails it.
+  [[nodiscard]] Result<void> check_alloc(uint64_t count, uint64_t width, std::string_view what) const {
+    return check_alloc(saturating_mul(count, width), what);
+  }
 
  private:
   uint32_t depth_ = 0;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "config/checked_size.hpp"
+
 namespace oc::format {
 namespace {
 
@@ -40,7 +42,7 @@ Result<Located> locate(const BoundColumn& bc, const Column& batch) {
               invalid, "batch has no field {} for column {}", idx, path_to_string(bc.path));
     base += c->offset;
     c = c->children[idx].get();
-    OC_EXPECT(c->length >= base + n, invalid, "field {} has {} rows, batch needs {}",
+    OC_EXPECT(c->length >= saturating_add(base, n), invalid, "field {} has {} rows, batch needs {}",
               path_to_string(bc.path), c->length, base + n);
   }
   const DType& want = bc.type->storage();
@@ -50,15 +52,15 @@ Result<Located> locate(const BoundColumn& bc, const Column& batch) {
             c->dtype ? c->dtype->to_string() : "untyped", bc.type->to_string());
   // Where values are read (types bind accepts in comparisons), the values buffer must cover
   // the rows; string offsets are checked per row as they are read. IS NULL reads no values.
-  const uint64_t rows = c->offset + base + n;
+  const uint64_t rows = saturating_add(c->offset, saturating_add(base, n));
   const bool bytes = want.kind == TypeKind::utf8 || want.kind == TypeKind::binary;
   uint64_t need = 0;
   if (want.kind == TypeKind::boolean)
-    need = (rows + 7) / 8;
+    need = bitmap_bytes(rows);
   else if (bytes)
-    need = (rows + 1) * sizeof(int32_t);
+    need = saturating_mul(saturating_add(rows, 1), sizeof(int32_t));
   else if (want.kind == TypeKind::primitive)
-    need = rows * ptype_width(want.ptype);
+    need = saturating_mul(rows, ptype_width(want.ptype));
   OC_EXPECT(need == 0 || (c->buffers.size() >= (bytes ? 2u : 1u) && c->buffers[0].size() >= need),
             corrupt, "batch column {} has buffers too short for {} rows", path_to_string(bc.path),
             rows);

@@ -86,21 +86,25 @@ Result<Footer> read_footer(SegmentSource& source) {
               p.seg->offset(), p.seg->length());
     fb_start = std::min(fb_start, p.seg->offset());
   }
-  const uint64_t lowest = std::min(fb_start, f.tail_range.offset);
-  Buffer region = f.tail;
-  uint64_t region_start = f.tail_range.offset;
-  if (lowest < f.tail_range.offset) {
-    ByteRange extra{lowest, f.tail_range.offset - lowest};
-    OC_ASSIGN_OR_RETURN(auto more, source.read(std::span(&extra, 1)));
-    Buffer joined = Buffer::allocate(extra.length + f.tail.size());
-    std::memcpy(joined.mutable_data(), more[0].data(), extra.length);
-    std::memcpy(joined.mutable_data() + extra.length, f.tail.data(), f.tail.size());
-    region = joined;
-    region_start = lowest;
-    f.tail = joined;
-    f.tail_range = {lowest, joined.size()};
+  // The footer must lie within a bounded tail: a postscript pointing near the start of a huge
+  // object would otherwise turn an open into a read of the whole object.
+  const uint64_t footer_bytes_total = f.file_size - fb_start;
+  OC_EXPECT(footer_bytes_total <= defaults().footer_max_bytes, corrupt,
+            "{}: the footer starts {} bytes before the end of the file, past the {} byte "
+            "footer_max_bytes limit",
+            source.name(), footer_bytes_total, defaults().footer_max_bytes);
+  if (fb_start < f.tail_range.offset) {
+    // One read of the whole footer region (the tail again included) keeps it in one buffer
+    // without joining copies.
+    f.tail_range = {fb_start, footer_bytes_total};
+    OC_ASSIGN_OR_RETURN(auto whole, source.read(std::span(&f.tail_range, 1)));
+    f.tail = whole[0];
+    OC_EXPECT(f.tail.size() == footer_bytes_total, corrupt, "{}: short read of the footer",
+              source.name());
     f.reads_to_open = 2;
   }
+  const Buffer& region = f.tail;
+  const uint64_t region_start = f.tail_range.offset;
   auto bytes_of = [&](const fb::PostscriptSegment* s) {
     return AlignedBytes(region.span().subspan(s->offset() - region_start, s->length()));
   };

@@ -296,12 +296,14 @@ class StructReader final : public LayoutReader {
     c->length = end - begin;
     // Fields decode independently (each has its own readers; the segment cache locks), so
     // they decode side by side.
-    std::vector<std::optional<Result<ColumnPtr>>> got(fields_.size());
-    parallel_for(fields_.size(), end - begin, [&](size_t i) { got[i] = fields_[i]->read(begin, end); });
-    for (size_t i = 0; i < fields_.size(); ++i) {
-      if (!got[i]->ok()) return std::move(got[i]->error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
-      c->children.push_back(std::move(*got[i]).value());
-    }
+    std::vector<ColumnPtr> got(fields_.size());
+    OC_TRY(parallel_for(fields_.size(), end - begin, [&](size_t i) -> Result<void> {
+      auto r = fields_[i]->read(begin, end);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      got[i] = std::move(r).value();
+      return {};
+    }));
+    c->children = std::move(got);
     if (validity_) {
       OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));
       return with_validity(c, valid_bits(*v), dtype_);

@@ -1,56 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// @brief `parallel_for`: the one way decoding spreads work over threads.
+/// @brief `parallel_for`: the one way decoding spreads work over threads, on one process pool.
+///
+/// The process owns one decode pool of `decode_threads() - 1` threads, started on first use
+/// (and again in a forked child, which inherits no threads). `parallel_for` offers its items to
+/// that pool and works on them itself, so the threads a process decodes with are bounded by the
+/// pool plus its callers, however many batches, fields and strings decode at once. Calls nest
+/// (fields of a batch, then slices of one string column) without deadlock: a caller only ever
+/// waits for helpers that already run its items, never for one still queued.
 #pragma once
 
-#include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
-#include <mutex>
-#include <thread>
-#include <vector>
+#include <functional>
 
-#include "config/defaults.hpp"
+#include "config/error.hpp"
 
 namespace oc::format {
 
 /// Threads a decode may use: the `scan_decode_threads` knob, or one per core when it is 0.
-[[nodiscard]] inline size_t decode_threads() {
-  const unsigned knob = defaults().scan_decode_threads;
-  return knob ? knob : std::max(1u, std::thread::hardware_concurrency());
-}
+[[nodiscard]] size_t decode_threads();
 
-/// Decodes of fewer rows than this run on the calling thread: starting threads costs more.
+/// Decodes of fewer rows than this run on the calling thread: handing work over costs more.
 inline constexpr uint64_t kParallelFromRows = 8192;
 
-/// Runs f(0), ..., f(n - 1) on up to `decode_threads()` threads, the caller's included, and
-/// returns when all are done; with @p rows (the rows the work covers) below
-/// `kParallelFromRows`, on the caller's thread alone. @p f must be safe to run concurrently.
-/// An exception thrown by @p f (a failed allocation, say) stops the remaining work and is
-/// rethrown on the caller's thread once every thread has stopped; it never ends the process.
-template <class F>
-void parallel_for(size_t n, uint64_t rows, F&& f) {
-  const size_t threads = rows < kParallelFromRows ? 1 : std::min(n, decode_threads());
-  std::atomic<size_t> next{0};
-  std::mutex mu;
-  std::exception_ptr failed;
-  auto work = [&] {
-    try {
-      for (size_t i; (i = next.fetch_add(1)) < n;) f(i);
-    } catch (...) {
-      next.store(n);  // the others stop at their next item
-      std::lock_guard lock(mu);
-      if (!failed) failed = std::current_exception();
-    }
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-  }  // joined here
-  if (failed) std::rethrow_exception(failed);
-}
+/// Runs @p item(0), ..., @p item(n - 1), each returning `Result<void>`, on the caller's thread
+/// and the decode pool; with @p rows (the rows the work covers) below `kParallelFromRows`, on the
+/// caller's thread alone. Returns when no item runs any more: the first error (items not yet
+/// started are skipped once one fails), or success when all succeeded. An exception an item
+/// throws (a failed allocation, say) is that item's error (`current_exception_error`); it never
+/// ends the process. @p item must be safe to run concurrently.
+[[nodiscard]] Result<void> parallel_for(size_t n, uint64_t rows,
+                                        const std::function<Result<void>(size_t)>& item);
 
 }  // namespace oc::format

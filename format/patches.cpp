@@ -47,7 +47,7 @@ Result<DecodedPatches> decode_patches(const ArrayView& node, size_t first_child,
             node.children.size(), children_used, first_child);
   const uint64_t len = meta.len();
   OC_EXPECT(len <= array_len, corrupt, "{} patches for an array of {} rows", len, array_len);
-  OC_TRY(ctx.check_alloc(len * sizeof(uint64_t), "patch indices"));
+  OC_TRY(ctx.check_alloc(len, sizeof(uint64_t), "patch indices"));
 
   OC_ASSIGN_OR_RETURN(ColumnPtr indices,
                       ctx.decode(node.children[first_child],
@@ -89,9 +89,8 @@ Result<ColumnPtr> apply_patches(const ColumnPtr& base, const DecodedPatches& pat
     out->dtype = base->dtype;
     out->length = base->length;
     if (width != 0) {
-      Buffer data = Buffer::allocate(base->length * width);
-      std::memcpy(data.mutable_data(), base->buffers[0].data() + base->offset * width,
-                  base->length * width);
+      Buffer data = Buffer::allocate_array(base->length, width);
+      std::memcpy(data.mutable_data(), base->buffers[0].data() + base->offset * width, data.size());
       const uint8_t* src = values->buffers[0].data() + values->offset * width;
       for (size_t k = 0; k < patches.positions.size(); ++k) {
         std::memcpy(data.mutable_data() + patches.positions[k] * width, src + k * width, width);

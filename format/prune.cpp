@@ -50,7 +50,7 @@ Result<ColumnPtr> string_upper_bounds(const ColumnPtr& max) {
   }
   uint64_t total = 0;
   for (const auto& v : values) total += v.size();
-  Buffer offsets = Buffer::allocate((n + 1) * sizeof(int32_t));
+  Buffer offsets = Buffer::allocate_array(n + 1, sizeof(int32_t));
   Buffer data = Buffer::allocate(total);
   auto* o = offsets.mutable_as<int32_t>();
   uint64_t at = 0;

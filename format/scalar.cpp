@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/scalar.hpp"
 
+#include "config/checked_size.hpp"
+
 #include <array>
 #include <cstring>
 
@@ -144,7 +146,7 @@ Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t 
     case TypeKind::primitive: {
       OC_ASSIGN_OR_RETURN(uint64_t bits, scalar_to_bits(s, st.ptype));
       const size_t w = ptype_width(st.ptype);
-      Buffer vals = Buffer::allocate(len * w);
+      Buffer vals = Buffer::allocate_array(len, w);
       uint8_t* o = vals.mutable_data();
       for (uint64_t i = 0; i < len; ++i) std::memcpy(o + i * w, &bits, w);
       c->buffers.push_back(std::move(vals));
@@ -153,7 +155,7 @@ Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t 
     case TypeKind::decimal: {
       OC_ASSIGN_OR_RETURN(auto bytes, scalar_to_decimal(s));
       const size_t w = fixed_width_of(st);
-      Buffer vals = Buffer::allocate(len * w);
+      Buffer vals = Buffer::allocate_array(len, w);
       for (uint64_t i = 0; i < len; ++i) std::memcpy(vals.mutable_data() + i * w, bytes.data(), w);
       c->buffers.push_back(std::move(vals));
       break;
@@ -168,10 +170,11 @@ Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t 
       } else {
         return OC_ERROR(Errc::corrupt, "expected a string scalar");
       }
-      OC_EXPECT(bytes.size() * len <= INT32_MAX, unsupported,
-                "constant string column of {} bytes exceeds 2 GiB", bytes.size() * len);
-      Buffer offs = Buffer::allocate((len + 1) * 4);
-      Buffer data = Buffer::allocate(bytes.size() * len);
+      const uint64_t total = saturating_mul(bytes.size(), len);
+      OC_EXPECT(total <= INT32_MAX, unsupported,
+                "constant string column of {} x {} bytes exceeds 2 GiB", len, bytes.size());
+      Buffer offs = Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t));
+      Buffer data = Buffer::allocate(total);
       for (uint64_t i = 0; i <= len; ++i) offs.mutable_as<int32_t>()[i] = static_cast<int32_t>(i * bytes.size());
       for (uint64_t i = 0; i < len; ++i) std::memcpy(data.mutable_data() + i * bytes.size(), bytes.data(), bytes.size());
       c->buffers.push_back(std::move(offs));

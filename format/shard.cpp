@@ -48,7 +48,10 @@ Result<std::vector<Unit>> file_units(const VortexFile& file, uint32_t file_index
     // Equal parts rather than max_rows pieces plus a stub, so units stay comparable in size.
     const uint64_t parts = (e - b) / max_rows + ((e - b) % max_rows != 0);
     for (uint64_t p = 0; p < parts; ++p) {
-      units.push_back({file_index, b + (e - b) * p / parts, b + (e - b) * (p + 1) / parts});
+      // 128-bit products: (e - b) x p overflows 64 bits for a file that claims 2^40 rows.
+      __extension__ using u128 = unsigned __int128;
+      const auto cut = [&](uint64_t q) { return b + static_cast<uint64_t>(u128{e - b} * q / parts); };
+      units.push_back({file_index, cut(p), cut(p + 1)});
     }
   }
   return units;

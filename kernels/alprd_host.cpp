@@ -22,7 +22,7 @@ Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::
   OC_EXPECT(shift < bytes * 8, corrupt, "ALP-RD right bit width {} for {}", shift, dtype->to_string());
   OC_EXPECT(meta.dict_len() <= static_cast<uint64_t>(meta.dict_size()), corrupt,
             "ALP-RD dictionary length {} but {} entries", meta.dict_len(), meta.dict_size());
-  format::Buffer dict = format::Buffer::allocate(meta.dict_len() * bytes);
+  format::Buffer dict = format::Buffer::allocate_array(meta.dict_len(), bytes);
   for (uint32_t k = 0; k < meta.dict_len(); ++k) {
     OC_EXPECT(meta.dict(static_cast<int>(k)) <= 0xFFFF, corrupt, "ALP-RD dictionary entry {} does not fit 16 bits",
               meta.dict(static_cast<int>(k)));

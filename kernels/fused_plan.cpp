@@ -64,8 +64,8 @@ Result<PType> integer_ptype(const DTypePtr& t, const std::string& encoding) {
 // The values of a decoded fixed-width column, contiguous from row 0 and 8-byte aligned.
 Result<Buffer> contiguous_values(const format::Column& c, size_t width) {
   OC_EXPECT(c.validity.empty(), unsupported, "dictionary values with nulls are not fused on the GPU yet");
-  Buffer out = Buffer::allocate_for_overwrite(c.length * width);
-  if (c.length > 0) std::memcpy(out.mutable_data(), c.buffers[0].data() + c.offset * width, c.length * width);
+  Buffer out = Buffer::allocate_array_for_overwrite(c.length, width);
+  if (c.length > 0) std::memcpy(out.mutable_data(), c.buffers[0].data() + c.offset * width, out.size());
   return out;
 }
 
@@ -130,7 +130,7 @@ Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, u
   OC_EXPECT(meta.bit_width() <= value_bytes * 8, corrupt, "bit width {} for {}-bit values",
             meta.bit_width(), value_bytes * 8);
   OC_EXPECT(meta.offset() < kFastLanesBlock, corrupt, "bitpacked offset {} >= 1024", meta.offset());
-  OC_TRY(w.ctx.check_alloc(len > UINT64_MAX / 8 ? UINT64_MAX : len * value_bytes, "fastlanes.bitpacked"));
+  OC_TRY(w.ctx.check_alloc(len, value_bytes, "fastlanes.bitpacked"));
   const uint64_t blocks = (len + meta.offset() + kFastLanesBlock - 1) / kFastLanesBlock;
   OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(meta.bit_width()), corrupt,
             "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
@@ -166,7 +166,7 @@ Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, u
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
   const size_t width = format::ptype_width(storage.ptype);
-  OC_EXPECT(node.buffers[0].size() == len * width, corrupt,
+  OC_EXPECT(holds_exactly(node.buffers[0].size(), len, width), corrupt,
             "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, width);
   w.plan.params.source = FusedSource::primitive;
   w.plan.params.packed_bytes = static_cast<uint8_t>(width);

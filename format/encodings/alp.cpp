@@ -33,11 +33,11 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& met
             t->to_string());
   const size_t patch_children = meta.has_patches() ? 2 : 0;
   OC_TRY(expect_shape(node, 0, 1 + patch_children, 1 + patch_children + 1));
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(Float)), "ALP values"));
+  OC_TRY(ctx.check_alloc(len, sizeof(Float), "ALP values"));
 
   const DTypePtr encoded_type = DType::make_primitive(kIntPType, t->nullable);
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], encoded_type, len));
-  Buffer values = Buffer::allocate(len * sizeof(Float));
+  Buffer values = Buffer::allocate_array(len, sizeof(Float));
   Float* out = values.mutable_as<Float>();
   const Int* in = encoded->values<Int>();
   const Float f10 = alp::Powers<Float>::kF10[f];

@@ -46,13 +46,13 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
             ptype_name(left_ptype));
   const size_t patch_children = meta.has_patches() ? 2 : 0;
   OC_TRY(expect_shape(node, 0, 2 + patch_children, 2 + patch_children + 1));
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(Bits)), "ALP-RD values"));
+  OC_TRY(ctx.check_alloc(len, sizeof(Bits), "ALP-RD values"));
 
   const DTypePtr left_type = DType::make_primitive(PType::u16, t->nullable);
   OC_ASSIGN_OR_RETURN(ColumnPtr left, ctx.decode(node.children[0], left_type, len));
   OC_ASSIGN_OR_RETURN(ColumnPtr right,
                       ctx.decode(node.children[1], DType::make_primitive(kRightPType, false), len));
-  Buffer values = Buffer::allocate(len * sizeof(Bits));
+  Buffer values = Buffer::allocate_array(len, sizeof(Bits));
   Bits* out = values.mutable_as<Bits>();
   const uint16_t* codes = left->values<uint16_t>();
   const Bits* rights = right->values<Bits>();

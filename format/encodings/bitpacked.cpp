@@ -33,9 +33,9 @@ Buffer aligned_to(const Buffer& packed) {
 // Unpacks blocks [first, first + count) of @p packed into a fresh buffer.
 template <class T>
 Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t first, uint64_t count) {
-  const size_t bytes = count * kFastLanesBlock * sizeof(T);
-  if (width == 0) return Buffer::allocate(bytes);  // all zeros
-  Buffer out = Buffer::allocate_for_overwrite(bytes);
+  const uint64_t values = saturating_mul(count, kFastLanesBlock);
+  if (width == 0) return Buffer::allocate_array(values, sizeof(T));  // all zeros
+  Buffer out = Buffer::allocate_array_for_overwrite(values, sizeof(T));
   const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
   const Buffer aligned = aligned_to<T>(packed);
   const T* in = aligned.as<T>();
@@ -68,7 +68,7 @@ Result<DecodedPatches> patches_in(const DecodedPatches& all, RowWindow rows) {
 template <class T>
 Buffer unpack_rows(const Buffer& packed, unsigned width, uint64_t offset,
                    std::span<const uint64_t> rows) {
-  Buffer out = Buffer::allocate(rows.size() * sizeof(T));
+  Buffer out = Buffer::allocate_array(rows.size(), sizeof(T));
   if (width == 0) return out;
   const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
   const Buffer aligned = aligned_to<T>(packed);
@@ -112,7 +112,7 @@ Result<pb::BitPackedMetadata> checked_metadata(const ArrayView& node, const DTyp
             value_bytes * 8);
   OC_EXPECT(meta.offset() < kFastLanesBlock, corrupt, "bitpacked offset {} >= 1024", meta.offset());
   // Bounding the row count first keeps every size computed below far from overflow.
-  OC_TRY(ctx.check_alloc(len > UINT64_MAX / 8 ? UINT64_MAX : len * value_bytes,
+  OC_TRY(ctx.check_alloc(len, value_bytes,
                          "fastlanes.bitpacked"));
   const uint64_t blocks = (len + meta.offset() + kFastLanesBlock - 1) / kFastLanesBlock;
   OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(width), corrupt,

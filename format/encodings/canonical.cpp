@@ -41,7 +41,7 @@ Result<ColumnPtr> bool_values(const ArrayView& node, const DTypePtr& t, uint64_t
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::BoolMetadata>(node.metadata, "vortex.bool"));
   OC_EXPECT(meta.offset() < 8, corrupt, "bool bit offset {} >= 8", meta.offset());
   const Buffer& bits = node.buffers[0];
-  OC_EXPECT(bits.size() * 8 >= meta.offset() + len, corrupt,
+  OC_EXPECT(saturating_add(meta.offset(), len) <= saturating_mul(bits.size(), 8), corrupt,
             "bool buffer of {} bytes holds fewer than {} bits", bits.size(), meta.offset() + len);
   auto c = std::make_shared<Column>();
   c->dtype = t;
@@ -70,7 +70,7 @@ Result<ColumnPtr> decode_primitive(const ArrayView& node, const DTypePtr& t, uin
   const DType& st = t->storage();
   OC_EXPECT(st.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
   const size_t w = ptype_width(st.ptype);
-  OC_EXPECT(node.buffers[0].size() == len * w, corrupt,
+  OC_EXPECT(holds_exactly(node.buffers[0].size(), len, w), corrupt,
             "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, w);
   // A slice decode takes just the window's bytes, without a copy.
   const RowWindow rows = ctx.window().value_or(RowWindow{0, len});
@@ -94,7 +94,7 @@ Result<ColumnPtr> take_primitive(const ArrayView& node, const DTypePtr& t, uint6
   const DType& st = t->storage();
   OC_EXPECT(st.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
   const size_t w = ptype_width(st.ptype);
-  OC_EXPECT(node.buffers[0].size() == len * w, corrupt,
+  OC_EXPECT(holds_exactly(node.buffers[0].size(), len, w), corrupt,
             "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, w);
   // `take` copies bytewise, so an unaligned buffer needs no aligned copy here.
   auto values = std::make_shared<Column>();

@@ -67,7 +67,7 @@ Result<ColumnPtr> decode_datetime_parts(const ArrayView& node, const DTypePtr& t
                       integer_ptype(static_cast<uint64_t>(meta.seconds_ptype()), "seconds"));
   OC_ASSIGN_OR_RETURN(PType subseconds_ptype,
                       integer_ptype(static_cast<uint64_t>(meta.subseconds_ptype()), "subseconds"));
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, 8), "timestamps"));
+  OC_TRY(ctx.check_alloc(len, 8, "timestamps"));
 
   OC_ASSIGN_OR_RETURN(
       auto days, ctx.decode(node.children[0], DType::make_primitive(days_ptype, t->nullable), len));

@@ -20,7 +20,7 @@ namespace oc::format::encodings {
 
 Result<Buffer> resize_decimal_values(const uint8_t* src, size_t src_width, uint64_t len,
                                      size_t out_width) {
-  Buffer out = Buffer::allocate_for_overwrite(len * out_width);
+  Buffer out = Buffer::allocate_array_for_overwrite(len, out_width);
   uint8_t* dst = out.mutable_data();
   const size_t keep = src_width < out_width ? src_width : out_width;
   for (uint64_t i = 0; i < len; ++i, src += src_width, dst += out_width) {
@@ -54,7 +54,7 @@ Result<ColumnPtr> decode_decimal(const ArrayView& node, const DTypePtr& t, uint6
             meta.values_type());
   const size_t width = kValueWidths[meta.values_type()];
   const Buffer& values = node.buffers[0];
-  OC_EXPECT(len <= values.size() / width && values.size() == len * width, corrupt,
+  OC_EXPECT(holds_exactly(values.size(), len, width), corrupt,
             "decimal buffer is {} bytes, expected {} x {}", values.size(), len, width);
   const size_t out_width = decimal_arrow_width(t->precision);
 
@@ -64,7 +64,7 @@ Result<ColumnPtr> decode_decimal(const ArrayView& node, const DTypePtr& t, uint6
   if (width == out_width && reinterpret_cast<uintptr_t>(values.data()) % 16 == 0) {
     c->buffers.push_back(values);
   } else {
-    OC_TRY(ctx.check_alloc(len * out_width, "decimal values"));
+    OC_TRY(ctx.check_alloc(len, out_width, "decimal values"));
     OC_ASSIGN_OR_RETURN(Buffer resized,
                         resize_decimal_values(values.data(), width, len, out_width));
     c->buffers.push_back(std::move(resized));

@@ -44,7 +44,7 @@ Result<PType> msp_ptype_of(const ArrayView& node, const DTypePtr& t) {
 Result<ColumnPtr> widen(const ColumnPtr& msp, const DTypePtr& t, DecodeContext& ctx) {
   const uint64_t len = msp->length;
   const size_t out_width = decimal_arrow_width(t->precision);
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, out_width), "decimal values"));
+  OC_TRY(ctx.check_alloc(len, out_width, "decimal values"));
   const size_t width = ptype_width(msp->dtype->storage().ptype);
   OC_ASSIGN_OR_RETURN(
       Buffer values,

@@ -55,7 +55,7 @@ Result<void> check_gather(const Column& values, const std::vector<uint64_t>& ind
   const DType& t = values.dtype->storage();
   if (t.kind != TypeKind::utf8 && t.kind != TypeKind::binary) {
     const uint64_t width = std::max<uint64_t>(fixed_width_of(t), 1);
-    return ctx.check_alloc(saturating_bytes(indices.size(), width), "dict values");
+    return ctx.check_alloc(indices.size(), width, "dict values");
   }
   const int32_t* offsets = values.offsets();
   uint64_t total = 0;
@@ -95,7 +95,7 @@ Result<ColumnPtr> gather_values(const ArrayView& node, const DTypePtr& t, const 
 Result<ColumnPtr> decode_dict(const ArrayView& node, const DTypePtr& t, uint64_t len,
                               DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(DictShape shape, parse_dict(node, t));
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), "dict codes"));
+  OC_TRY(ctx.check_alloc(len, sizeof(uint64_t), "dict codes"));
   OC_ASSIGN_OR_RETURN(ColumnPtr codes, ctx.decode(node.children[0], shape.codes_t, len));
   return gather_values(node, t, shape, codes, ctx);
 }

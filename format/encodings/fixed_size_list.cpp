@@ -21,9 +21,9 @@ Result<ColumnPtr> decode_fixed_size_list(const ArrayView& node, const DTypePtr& 
   OC_EXPECT(t->kind == TypeKind::fixed_size_list, corrupt, "vortex.fixed_size_list for {}",
             t->to_string());
   const uint64_t size = t->list_size;
-  OC_EXPECT(size == 0 || len <= std::numeric_limits<uint64_t>::max() / size, corrupt,
-            "fixed-size list of {} x {} elements overflows", len, size);
-  OC_ASSIGN_OR_RETURN(auto elements, ctx.decode(node.children[0], t->children[0], len * size));
+  const auto elements_len = checked_mul(len, size);
+  OC_EXPECT(elements_len.has_value(), corrupt, "fixed-size list of {} x {} elements overflows", len, size);
+  OC_ASSIGN_OR_RETURN(auto elements, ctx.decode(node.children[0], t->children[0], *elements_len));
   auto c = std::make_shared<Column>();
   c->dtype = t;
   c->length = len;

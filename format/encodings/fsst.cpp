@@ -88,7 +88,7 @@ Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, D
   OC_ASSIGN_OR_RETURN(ColumnPtr decoded,
                       ctx.decode(node.children[0], DType::make_binary(nullable), len));
   OC_ASSIGN_OR_RETURN(ColumnPtr column, compact(decoded));
-  OC_TRY(ctx.check_alloc(saturating_bytes(len + 1, sizeof(uint64_t)), "fsst codes offsets"));
+  OC_TRY(ctx.check_alloc(len + 1, sizeof(uint64_t), "fsst codes offsets"));
   Codes codes;
   codes.bytes = column->buffers[1];
   codes.offsets.assign(column->offsets(), column->offsets() + len + 1);
@@ -128,8 +128,7 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
   // Every row's place is known from the lengths, so slices of rows decompress side by side.
   // A slice may write its symbol words past its own end only when it is the last one.
   const size_t slices = std::max<size_t>(1, std::min<size_t>(decode_threads(), n / kParallelFromRows));
-  std::vector<std::optional<Error>> failed(slices);
-  parallel_for(slices, n, [&](size_t s) {
+  OC_TRY(parallel_for(slices, n, [&](size_t s) -> Result<void> {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
     const uint64_t limit = s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
     for (uint64_t i = first; i < last; ++i) {
@@ -138,20 +137,16 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
                                       code_bytes.data() + begins[i], ends[i] - begins[i],
                                       bytes.mutable_data() + at, lengths[i], limit - at);
       if (r.status != fsst::DecodeStatus::ok) {
-        failed[s] = OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
-                             r.written, lengths[i], fsst::describe(r.status));
-        return;
+        return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
+                        r.written, lengths[i], fsst::describe(r.status));
       }
       if (r.written != lengths[i]) {
-        failed[s] = OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
-                             r.written, lengths[i]);
-        return;
+        return OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
+                        r.written, lengths[i]);
       }
     }
-  });
-  for (auto& f : failed) {
-    if (f) return std::move(*f);
-  }
+    return {};
+  }));
 
   auto c = std::make_shared<Column>();
   c->dtype = t;

@@ -73,12 +73,6 @@ namespace oc::format::encodings {
   return out;
 }
 
-/// @return @p count x @p size, saturated at UINT64_MAX (for `check_alloc` of file-given sizes).
-[[nodiscard]] inline uint64_t saturating_bytes(uint64_t count, uint64_t size) noexcept {
-  uint64_t bytes = 0;
-  return __builtin_mul_overflow(count, size, &bytes) ? UINT64_MAX : bytes;
-}
-
 /// Decodes child @p index of @p node as @p len non-nullable integers of @p ptype and reads them
 /// as u64 (see `unsigned_rows`), after checking the allocation against the context's limit.
 [[nodiscard]] inline Result<std::vector<uint64_t>> decode_unsigned_child(const ArrayView& node,
@@ -87,7 +81,7 @@ namespace oc::format::encodings {
                                                                          DecodeContext& ctx,
                                                                          std::string_view what) {
   OC_EXPECT(index < node.children.size(), corrupt, "{} has no {} child", node.encoding, what);
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), what));
+  OC_TRY(ctx.check_alloc(len, sizeof(uint64_t), what));
   OC_ASSIGN_OR_RETURN(ColumnPtr c,
                       ctx.decode(node.children[index], DType::make_primitive(ptype, false), len));
   return unsigned_rows(*c, what);

@@ -45,7 +45,7 @@ Result<ColumnPtr> decode_list(const ArrayView& node, const DTypePtr& t, uint64_t
   auto c = std::make_shared<Column>();
   c->dtype = t;
   c->length = len;
-  Buffer arrow_offsets = Buffer::allocate((len + 1) * 4);
+  Buffer arrow_offsets = Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t));
   int32_t* out = arrow_offsets.mutable_as<int32_t>();
   for (uint64_t i = 0; i <= len; ++i) out[i] = static_cast<int32_t>(offsets[i] - first);
   c->buffers.push_back(std::move(arrow_offsets));

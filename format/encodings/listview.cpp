@@ -60,7 +60,7 @@ Result<ColumnPtr> decode_listview(const ArrayView& node, const DTypePtr& t, uint
   c->length = len;
   c->validity = std::move(validity);
   c->null_count = nulls;
-  Buffer arrow_offsets = Buffer::allocate((len + 1) * 4);
+  Buffer arrow_offsets = Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t));
   int32_t* out = arrow_offsets.mutable_as<int32_t>();
   if (back_to_back) {
     const uint64_t first = len == 0 ? 0 : offsets[0];
@@ -77,7 +77,7 @@ Result<ColumnPtr> decode_listview(const ArrayView& node, const DTypePtr& t, uint
       OC_EXPECT(total <= kMaxArrowOffset, unsupported, "list of {} elements needs 64-bit offsets",
                 total);
     }
-    OC_TRY(ctx.check_alloc(total * 8, "listview gather"));
+    OC_TRY(ctx.check_alloc(total, 8, "listview gather"));
     std::vector<uint64_t> gather;
     gather.reserve(total);
     for (uint64_t i = 0; i < len; ++i) {

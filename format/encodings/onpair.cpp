@@ -13,10 +13,10 @@
 //              uncompressed_lengths: len non-nullable integers,
 //              validity (optional)]
 //
-// The rows' bytes are the tokens of codes[codes_offsets[0], codes_offsets[len]) concatenated in
-// order, cut into rows by uncompressed_lengths; they must add up to exactly that many bytes. As
-// in the writer's own decoder, the inner codes_offsets are not read. Null rows have length 0 as
-// written and are decoded like any other row. `bits` plays no part in decoding.
+// Row i's bytes are the tokens of codes[codes_offsets[i], codes_offsets[i + 1]) concatenated in
+// order, and must be exactly uncompressed_lengths[i] bytes (the writer compresses each string on
+// its own, so no token spans two rows). Null rows have length 0 as written and are decoded like
+// any other row. `bits` plays no part in decoding.
 //
 // Output: Arrow utf8/binary. UTF-8 is not validated.
 #include <cstring>
@@ -64,47 +64,47 @@ Result<ColumnPtr> decode_onpair(const ArrayView& node, const DTypePtr& t, uint64
                                                 ctx, "onpair codes"));
   OC_ASSIGN_OR_RETURN(auto codes_offsets, integer_child(node, 2, meta.codes_offsets_ptype(),
                                                         len + 1, ctx, "onpair codes offsets"));
-  const uint64_t first_code = codes_offsets.front();
-  const uint64_t end_code = codes_offsets.back();
-  OC_EXPECT(first_code <= end_code && end_code <= codes.size(), corrupt,
-            "onpair codes offsets span [{}, {}) outside {} codes", first_code, end_code,
-            codes.size());
-
   OC_ASSIGN_OR_RETURN(auto lengths, integer_child(node, 3, meta.uncompressed_lengths_ptype(), len,
                                                   ctx, "onpair uncompressed lengths"));
   uint64_t total = 0;
   for (uint64_t n : lengths) {
+    OC_EXPECT(n <= INT32_MAX - total, unsupported,
+              "onpair column of more than {} bytes exceeds Arrow's 2 GiB i32 offsets", INT32_MAX);
     total += n;
-    OC_EXPECT(total <= INT32_MAX, unsupported,
-              "onpair column of more than {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
   }
+  OC_EXPECT(codes_offsets.back() <= codes.size(), corrupt,
+            "onpair codes offsets end at {} past {} codes", codes_offsets.back(), codes.size());
   int64_t null_count = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity,
                       decode_validity(node, 4, st.nullable, len, ctx, null_count));
 
-  OC_TRY(ctx.check_alloc(total + (len + 1) * sizeof(int32_t), "onpair values"));
-  Buffer bytes = Buffer::allocate(total);
-  uint64_t pos = 0;
-  for (uint64_t j = first_code; j < end_code; ++j) {
-    const uint64_t code = codes[j];
-    OC_EXPECT(code < meta.dict_size(), corrupt, "onpair code {} at {} names no token of {}", code,
-              j, meta.dict_size());
-    const uint64_t begin = dict_offsets[code];
-    const uint64_t size = dict_offsets[code + 1] - begin;
-    OC_EXPECT(size <= total - pos, corrupt,
-              "onpair codes decode past the {} bytes the row lengths add up to", total);
-    if (size != 0) std::memcpy(bytes.mutable_data() + pos, dict_bytes.data() + begin, size);
-    pos += size;
-  }
-  OC_EXPECT(pos == total, corrupt, "onpair codes decode to {} bytes, the row lengths to {}", pos,
-            total);
-
-  Buffer offsets = Buffer::allocate((len + 1) * sizeof(int32_t));
+  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(len + 1, sizeof(int32_t))),
+                         "onpair values"));
+  Buffer bytes = Buffer::allocate_for_overwrite(total);
+  Buffer offsets = Buffer::allocate_array_for_overwrite(len + 1, sizeof(int32_t));
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
-  pos = 0;
+  // Row by row: each row's codes [codes_offsets[i], codes_offsets[i + 1]) must decode to exactly
+  // its uncompressed length, so a lying row is an error, never strings shifted into the next.
+  uint64_t pos = 0;
   for (uint64_t i = 0; i < len; ++i) {
     out_offsets[i] = static_cast<int32_t>(pos);
-    pos += lengths[i];
+    const uint64_t first = codes_offsets[i], end = codes_offsets[i + 1];
+    OC_EXPECT(first <= end, corrupt, "onpair codes offsets decrease at row {}: {} > {}", i, first,
+              end);
+    const uint64_t row_end = pos + lengths[i];  // <= total, checked above
+    for (uint64_t j = first; j < end; ++j) {
+      const uint64_t code = codes[j];
+      OC_EXPECT(code < meta.dict_size(), corrupt, "onpair code {} at {} names no token of {}",
+                code, j, meta.dict_size());
+      const uint64_t begin = dict_offsets[code];
+      const uint64_t size = dict_offsets[code + 1] - begin;
+      OC_EXPECT(size <= row_end - pos, corrupt,
+                "onpair row {} decodes past its {} bytes", i, lengths[i]);
+      if (size != 0) std::memcpy(bytes.mutable_data() + pos, dict_bytes.data() + begin, size);
+      pos += size;
+    }
+    OC_EXPECT(pos == row_end, corrupt, "onpair row {} decodes to {} bytes, its length is {}", i,
+              lengths[i] - (row_end - pos), lengths[i]);
   }
   out_offsets[len] = static_cast<int32_t>(pos);
 

@@ -55,7 +55,7 @@ Result<ColumnPtr> decode_rle(const ArrayView& node, const DTypePtr& t, uint64_t 
             meta.values_len(), indices_len);
   const size_t width = ptype_width(storage.ptype);
   // Bounds every child by the indices, whose size the context then limits.
-  OC_TRY(ctx.check_alloc(indices_len > UINT64_MAX / 8 ? UINT64_MAX : indices_len * 8,
+  OC_TRY(ctx.check_alloc(indices_len, 8,
                          "fastlanes.rle"));
 
   OC_ASSIGN_OR_RETURN(ColumnPtr values,
@@ -68,7 +68,7 @@ Result<ColumnPtr> decode_rle(const ArrayView& node, const DTypePtr& t, uint64_t 
                       ctx.decode(node.children[2], DType::make_primitive(offsets_ptype, false),
                                  blocks));
 
-  Buffer out = Buffer::allocate(len * width);
+  Buffer out = Buffer::allocate_array(len, width);
   const uint8_t* value_bytes = values->buffers[0].data() + values->offset * width;
   const uint64_t first_offset = blocks == 0 ? 0 : unsigned_at(*offsets, 0);
   for (uint64_t row = 0; row < len;) {

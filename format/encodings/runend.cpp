@@ -50,7 +50,7 @@ namespace {
 
 Result<ColumnPtr> decode_runend(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                 DecodeContext& ctx) {
-  OC_TRY(ctx.check_alloc(saturating_bytes(len, sizeof(uint64_t)), "run-end row indices"));
+  OC_TRY(ctx.check_alloc(len, sizeof(uint64_t), "run-end row indices"));
   OC_ASSIGN_OR_RETURN(RunEnds re, decode_run_ends(node, ctx));
   const uint64_t runs = re.ends.size(), offset = re.offset;
   OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, runs));

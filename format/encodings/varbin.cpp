@@ -46,7 +46,7 @@ Result<ColumnPtr> decode_varbin(const ArrayView& node, const DTypePtr& t, uint64
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 1, st.nullable, len, ctx, nulls));
 
-  Buffer arrow_offsets = Buffer::allocate((len + 1) * sizeof(int32_t));
+  Buffer arrow_offsets = Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t));
   int32_t* out = arrow_offsets.mutable_as<int32_t>();
   for (uint64_t i = 0; i <= len; ++i) out[i] = static_cast<int32_t>(offsets[i] - first);
 

@@ -72,10 +72,10 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
   }
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "varbinview column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
-  OC_TRY(ctx.check_alloc(total + (n + 1) * sizeof(int32_t), "varbinview values"));
+  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(saturating_add(n, 1), sizeof(int32_t))), "varbinview values"));
 
   // Pass 2: gather.
-  Buffer offsets = Buffer::allocate((n + 1) * sizeof(int32_t));
+  Buffer offsets = Buffer::allocate_array(n + 1, sizeof(int32_t));
   Buffer bytes = Buffer::allocate(total);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint8_t* out = bytes.mutable_data();

@@ -40,8 +40,8 @@ Result<ColumnPtr> unzigzag_column(const ColumnPtr& encoded, const DTypePtr& t, D
   const DType& storage = t->storage();
   const uint64_t len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
-  OC_TRY(ctx.check_alloc((encoded->offset + len) * width, "vortex.zigzag"));
-  Buffer values = Buffer::allocate((encoded->offset + len) * width);
+  OC_TRY(ctx.check_alloc(saturating_add(encoded->offset, len), width, "vortex.zigzag"));
+  Buffer values = Buffer::allocate_array(encoded->offset + len, width);
   const uint8_t* in = encoded->buffers[0].data();
   switch (width) {
     case 1: unzigzag<uint8_t>(in, values.mutable_data(), encoded->offset, len); break;

@@ -86,7 +86,7 @@ Result<Buffer> inflate_frames(const ArrayView& node, const pb::ZstdMetadata& met
 Buffer scatter_primitives(const Buffer& packed, size_t width, uint64_t len,
                           const Buffer& validity) {
   if (validity.empty()) return packed;
-  Buffer values = Buffer::allocate(len * width);
+  Buffer values = Buffer::allocate_array(len, width);
   const uint8_t* src = packed.data();
   for (uint64_t i = 0; i < len; ++i) {
     if (!bitmap_get(validity.data(), i)) continue;
@@ -105,8 +105,8 @@ Result<std::vector<Buffer>> split_strings(const Buffer& stream, uint64_t len, ui
   const uint64_t value_bytes = stream.size() - num_valid * kPrefix;
   OC_EXPECT(value_bytes <= INT32_MAX, unsupported,
             "zstd string column of {} bytes exceeds Arrow's 2 GiB i32 offsets", value_bytes);
-  OC_TRY(ctx.check_alloc(value_bytes + (len + 1) * sizeof(int32_t), "zstd strings"));
-  Buffer offsets = Buffer::allocate((len + 1) * sizeof(int32_t));
+  OC_TRY(ctx.check_alloc(saturating_add(value_bytes, saturating_mul(saturating_add(len, 1), sizeof(int32_t))), "zstd strings"));
+  Buffer offsets = Buffer::allocate_array(len + 1, sizeof(int32_t));
   Buffer bytes = Buffer::allocate(value_bytes);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint64_t in = 0;
@@ -154,10 +154,10 @@ Result<ColumnPtr> decode_zstd(const ArrayView& node, const DTypePtr& t, uint64_t
     OC_ASSIGN_OR_RETURN(c->buffers, split_strings(stream, len, num_valid, validity, ctx));
   } else {
     const size_t width = ptype_width(st.ptype);
-    OC_EXPECT(stream.size() == saturating_bytes(num_valid, width), corrupt,
+    OC_EXPECT(stream.size() == saturating_mul(num_valid, width), corrupt,
               "zstd frames hold {} bytes, expected {} values of {} bytes", stream.size(), num_valid,
               width);
-    OC_TRY(ctx.check_alloc(saturating_bytes(len, width), "zstd values"));
+    OC_TRY(ctx.check_alloc(len, width, "zstd values"));
     c->buffers.push_back(scatter_primitives(stream, width, len, validity));
   }
   c->validity = std::move(validity);

@@ -6,6 +6,9 @@
 #include <random>
 
 #include "format/decode.hpp"
+#include "format/fbs/vortex_file_generated.h"
+#include "format/proto/dict.pb.h"
+#include "format/proto/varbin.pb.h"
 #include "format/file_format.hpp"
 #include "format/fuzz.hpp"
 #include "format/reader.hpp"
@@ -92,4 +95,134 @@ TEST_CASE("absurd lengths are refused before allocating", "[format][corrupt]") {
   // A primitive whose buffer does not cover its length.
   r = decode(primitive_node<int64_t>({1, 2}), DType::make_primitive(PType::i64, false), 1'000'000'000);
   CHECK(r.error().code() == Errc::corrupt);
+}
+
+// ---- issue 15: sizes that wrap, footers far from the end, failures that used to throw ----------
+
+TEST_CASE("row counts whose byte sizes wrap 64 bits are refused", "[format][corrupt][hostile]") {
+  // 2^61 rows of i64 are 2^64 bytes, which wrapped to 0: the checks passed and the decoders
+  // filled a 64-byte buffer with 2^61 values.
+  const uint64_t rows = uint64_t{1} << 61;
+  const auto i64 = DType::make_primitive(PType::i64, false);
+  SECTION("a constant") {
+    auto c = node("vortex.constant", {}, {Buffer::copy_of(std::vector<uint8_t>{0x18, 0x02})});
+    auto r = decode(c, i64, rows);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::corrupt);
+  }
+  SECTION("a primitive with an empty buffer") {
+    auto r = decode(node("vortex.primitive", {}, {Buffer()}), i64, rows);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::corrupt);
+    CHECK(r.error().to_string().find("primitive buffer is 0 bytes") != std::string::npos);
+  }
+  SECTION("a fixed-size list whose element count wraps") {
+    auto list = std::make_shared<DType>();
+    list->kind = format::TypeKind::fixed_size_list;
+    list->list_size = 1u << 31;
+    list->children = {DType::make_primitive(PType::i8, false)};
+    auto r = decode(node("vortex.fixed_size_list", {}, {}, {primitive_node<int8_t>({})}), list,
+                    uint64_t{1} << 33);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::corrupt);
+  }
+}
+
+TEST_CASE("offsets and codes past what their buffers hold are refused", "[format][corrupt][hostile]") {
+  SECTION("varbin offsets past the bytes") {
+    pb::VarBinMetadata meta;
+    meta.set_offsets_ptype(static_cast<int32_t>(PType::u32));
+    auto n = node("vortex.varbin", meta.SerializeAsString(), {bytes_of("abc")},
+                  {primitive_node<uint32_t>({0, 2, 4000})});
+    auto r = decode(n, DType::make_utf8(false), 2);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::corrupt);
+  }
+  SECTION("dictionary codes out of range") {
+    pb::DictMetadata meta;
+    meta.set_values_len(2);
+    meta.set_codes_ptype(static_cast<int32_t>(PType::u8));
+    auto n = node("vortex.dict", meta.SerializeAsString(), {},
+                  {primitive_node<uint8_t>({0, 1, 200}), primitive_node<int64_t>({7, 8})});
+    auto r = decode(n, DType::make_primitive(PType::i64, false), 3);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::corrupt);
+  }
+}
+
+namespace {
+
+Result<ColumnPtr> throws_bad_alloc(const ArrayView&, const DTypePtr&, uint64_t, format::DecodeContext&) {
+  throw std::bad_alloc();
+}
+
+// An object of @p size bytes, zeros but for a Vortex trailer whose postscript puts its footer
+// at offset 0: what a crafted 100 GB object looks like to the reader. Counts the bytes read.
+class SparseObject : public format::SegmentSource {
+ public:
+  explicit SparseObject(uint64_t size) : size_(size) {
+    flatbuffers::FlatBufferBuilder b;
+    auto seg = [&](uint64_t offset, uint32_t length) {
+      return fb::CreatePostscriptSegment(b, offset, length, 0);
+    };
+    const auto layout = seg(0, 1u << 20), footer = seg(1u << 20, 1u << 20);
+    b.Finish(fb::CreatePostscript(b, 0, layout, 0, footer));
+    tail_.assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+    const uint16_t ps_len = static_cast<uint16_t>(tail_.size());
+    const uint8_t eof[8] = {1, 0, static_cast<uint8_t>(ps_len), static_cast<uint8_t>(ps_len >> 8),
+                            'V', 'T', 'X', 'F'};
+    tail_.insert(tail_.end(), eof, eof + 8);
+  }
+  uint64_t size() const override { return size_; }
+  Result<std::vector<Buffer>> read(std::span<const format::ByteRange> ranges) override {
+    std::vector<Buffer> out;
+    for (const auto& r : ranges) {
+      REQUIRE(r.length <= (uint64_t{64} << 20));  // the test's own bound on what a read may ask
+      ++stats_.reads;
+      stats_.bytes_read += r.length;
+      Buffer b = Buffer::allocate(r.length);
+      const uint64_t tail_at = size_ - tail_.size();
+      for (uint64_t i = std::max(r.offset, tail_at); i < r.offset + r.length; ++i) {
+        b.mutable_data()[i - r.offset] = tail_[i - tail_at];
+      }
+      out.push_back(std::move(b));
+    }
+    return out;
+  }
+  const std::string& name() const override { return name_; }
+  format::SourceStats stats() const override { return stats_; }
+
+ private:
+  uint64_t size_;
+  std::vector<uint8_t> tail_;
+  std::string name_ = "sparse-object";
+  format::SourceStats stats_;
+};
+
+}  // namespace
+
+TEST_CASE("a footer far from the end of a huge object is corrupt after one read", "[format][corrupt][hostile]") {
+  auto object = std::make_shared<SparseObject>(uint64_t{100} << 30);
+  auto f = format::VortexFile::open(object);
+  REQUIRE_FALSE(f.ok());
+  CHECK(f.error().code() == Errc::corrupt);
+  CHECK(f.error().to_string().find("footer_max_bytes") != std::string::npos);
+  CHECK(object->stats().reads <= 2);
+  CHECK(object->stats().bytes_read <= format::forever::kInitialReadSize);
+}
+
+TEST_CASE("an allocation that fails inside a decoder fails that decode only", "[format][corrupt][hostile]") {
+  format::register_encoding("test.bad_alloc", throws_bad_alloc);
+  auto r = decode(node("test.bad_alloc"), DType::make_primitive(PType::i32, false), 4);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::out_of_memory);
+  // Inside a struct, the error names the path to it; the next decode works.
+  auto s = node("vortex.struct", {}, {}, {node("test.bad_alloc")});
+  r = decode(s, DType::make_struct({"x"}, {DType::make_primitive(PType::i32, false)}, false), 4);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::out_of_memory);
+  CHECK(decode(primitive_node<int32_t>({1, 2}), DType::make_primitive(PType::i32, false), 2).ok());
+  // Buffer sizes that cannot be rounded up or multiplied are allocation failures too.
+  CHECK_THROWS_AS(Buffer::allocate(UINT64_MAX - 10), std::bad_alloc);
+  CHECK_THROWS_AS(Buffer::allocate_array(uint64_t{1} << 61, 8), std::bad_alloc);
 }

@@ -130,6 +130,11 @@ TEST_CASE("vortex.onpair rejects codes that disagree with the rows", "[format][o
   // The row lengths add up to fewer, or more, bytes than the codes decode to.
   CHECK(error_of(Parts({0, 2}, {0, 2}, {6}).node(), 1) == Errc::corrupt);
   CHECK(error_of(Parts({0, 2}, {0, 2}, {8}).node(), 1) == Errc::corrupt);
+  // The totals agree (8 bytes) but the rows do not: row 0's codes decode to "ab" (it says 3
+  // bytes), row 1's to "chello" (it says 5). Checking totals only shifted bytes between rows.
+  CHECK(error_of(Parts({0, 1, 2}, {0, 1, 3}, {3, 5}).node(), 2) == Errc::corrupt);
+  // Inner codes offsets that run backwards.
+  CHECK(error_of(Parts({0, 1, 2}, {0, 3, 1, 3}, {3, 0, 5}).node(), 3) == Errc::corrupt);
   // The codes window ends past the codes, or runs backwards.
   CHECK(error_of(Parts({0, 2}, {0, 3}, {7}).node(), 1) == Errc::corrupt);
   CHECK(error_of(Parts({0, 2}, {2, 0}, {0}).node(), 1) == Errc::corrupt);
