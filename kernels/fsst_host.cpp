@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "format/encodings/fsst_table.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/proto/fsst.pb.h"
 #include "kernels/fsst.hpp"
@@ -48,37 +49,24 @@ Result<FsstPlan> build_fsst_plan(const format::ArrayView& node, const format::DT
             node.buffers.size());
   OC_TRY(format::expect_shape(node, 3, 2, 3));
   OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::FsstMetadata>(node.metadata, "vortex.fsst"));
-  const format::Buffer& symbols = node.buffers[0];
-  const format::Buffer& lengths = node.buffers[1];
-  OC_EXPECT(symbols.size() % 8 == 0, corrupt, "fsst symbols buffer of {} bytes is not a whole number of u64",
-            symbols.size());
+  OC_ASSIGN_OR_RETURN(const auto table, format::fsst::parse_symbol_table(node.buffers[0], node.buffers[1]));
   FsstPlan plan;
   plan.rows = len;
-  plan.symbols.resize(symbols.size() / 8);
-  OC_EXPECT(plan.symbols.size() <= format::fsst::kMaxSymbols, corrupt, "fsst table has {} symbols",
-            plan.symbols.size());
-  OC_EXPECT(lengths.size() == plan.symbols.size(), corrupt, "fsst has {} symbols but {} symbol lengths",
-            plan.symbols.size(), lengths.size());
-  if (!plan.symbols.empty()) std::memcpy(plan.symbols.data(), symbols.data(), symbols.size());
-  plan.symbol_lengths.assign(lengths.data(), lengths.data() + lengths.size());
-  for (size_t k = 0; k < plan.symbol_lengths.size(); ++k) {
-    OC_EXPECT(plan.symbol_lengths[k] >= 1 && plan.symbol_lengths[k] <= format::fsst::kMaxSymbolLength, corrupt,
-              "fsst symbol {} has length {}, expected 1..8", k, plan.symbol_lengths[k]);
-  }
+  plan.symbols.assign(table.symbols.begin(), table.symbols.begin() + table.size);
+  plan.symbol_lengths.assign(table.lengths.begin(), table.lengths.begin() + table.size);
   plan.codes = node.buffers[2];
   OC_ASSIGN_OR_RETURN(plan.code_offsets,
                       unsigned_child(node, 1, meta.codes_offsets_ptype(), len + 1, ctx, "fsst codes offsets"));
   OC_ASSIGN_OR_RETURN(auto uncompressed, unsigned_child(node, 0, meta.uncompressed_lengths_ptype(), len, ctx,
                                                         "fsst uncompressed lengths"));
+  OC_ASSIGN_OR_RETURN(const uint64_t total, format::fsst::total_row_bytes(uncompressed));
   plan.offsets.resize(len + 1);
-  uint64_t sum = 0;
+  uint64_t at = 0;
   for (uint64_t i = 0; i < len; ++i) {
-    plan.offsets[i] = static_cast<int32_t>(sum);
-    sum += uncompressed[i];
-    OC_EXPECT(sum <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()), unsupported,
-              "vortex.fsst of more than 2 GiB is not decoded on the GPU yet");
+    plan.offsets[i] = static_cast<int32_t>(at);
+    at += uncompressed[i];
   }
-  plan.offsets[len] = static_cast<int32_t>(sum);
+  plan.offsets[len] = static_cast<int32_t>(total);
   OC_ASSIGN_OR_RETURN(plan.validity, format::decode_validity(node, 2, st.nullable, len, ctx, plan.null_count));
   return plan;
 }

@@ -24,6 +24,7 @@
 // A take decompresses only its rows: it takes their lengths, validity and codes offsets (row
 // and row + 1 of each) from the children, or their codes from the legacy codes child.
 #include "format/encodings/fsst.hpp"
+#include "format/encodings/fsst_table.hpp"
 
 #include <array>
 #include <optional>
@@ -44,30 +45,6 @@ struct Codes {
   Buffer validity;
   int64_t null_count = 0;
 };
-
-struct SymbolTable {
-  std::array<uint64_t, fsst::kMaxSymbols> symbols{};
-  std::array<uint8_t, fsst::kMaxSymbols> lengths{};
-  size_t size = 0;
-};
-
-Result<SymbolTable> parse_symbol_table(const Buffer& symbols, const Buffer& lengths) {
-  OC_EXPECT(symbols.size() % sizeof(uint64_t) == 0, corrupt,
-            "fsst symbols buffer of {} bytes is not a whole number of u64", symbols.size());
-  SymbolTable table;
-  table.size = symbols.size() / sizeof(uint64_t);
-  OC_EXPECT(table.size <= fsst::kMaxSymbols, corrupt, "fsst table has {} symbols, at most {}",
-            table.size, fsst::kMaxSymbols);
-  OC_EXPECT(lengths.size() == table.size, corrupt, "fsst has {} symbols but {} symbol lengths",
-            table.size, lengths.size());
-  for (size_t k = 0; k < table.size; ++k) {
-    table.symbols[k] = load_le<uint64_t>(symbols.data() + k * sizeof(uint64_t));
-    table.lengths[k] = lengths.data()[k];
-    OC_EXPECT(table.lengths[k] >= 1 && table.lengths[k] <= fsst::kMaxSymbolLength, corrupt,
-              "fsst symbol {} has length {}, expected 1..8", k, table.lengths[k]);
-  }
-  return table;
-}
 
 Result<Codes> current_codes(const ArrayView& node, const pb::FsstMetadata& meta, bool nullable,
                             uint64_t len, DecodeContext& ctx) {
@@ -99,23 +76,20 @@ Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, D
 
 // Decompresses row i = 0..n-1 from codes [begins[i], ends[i]) of @p code_bytes to exactly
 // lengths[i] bytes, into an Arrow column of n rows with @p validity (n bits from 0, or empty).
-Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_bytes,
+Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& code_bytes,
                                   std::span<const uint64_t> begins, std::span<const uint64_t> ends,
                                   std::span<const uint64_t> lengths, Buffer validity,
                                   int64_t null_count, const DTypePtr& t, DecodeContext& ctx) {
   const uint64_t n = lengths.size();
-  uint64_t total = 0;
   for (uint64_t i = 0; i < n; ++i) {
     OC_EXPECT(begins[i] <= ends[i] && ends[i] <= code_bytes.size(), corrupt,
               "fsst row {} has codes [{}, {}) of {} code bytes", i, begins[i], ends[i],
               code_bytes.size());
-    total += lengths[i];
-    OC_EXPECT(total <= INT32_MAX, unsupported,
-              "fsst column of more than {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
   }
-  OC_TRY(ctx.check_alloc(total + (n + 1) * sizeof(int32_t), "fsst values"));
+  OC_ASSIGN_OR_RETURN(const uint64_t total, fsst::total_row_bytes(lengths));
+  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(n + 1, sizeof(int32_t))), "fsst values"));
 
-  Buffer offsets = Buffer::allocate_for_overwrite((n + 1) * sizeof(int32_t));
+  Buffer offsets = Buffer::allocate_array_for_overwrite(n + 1, sizeof(int32_t));
   // 8 bytes of scratch past the end let every symbol be stored as one word (fsst::decompress).
   Buffer bytes = Buffer::allocate_for_overwrite(total + sizeof(uint64_t)).slice(0, total);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
@@ -161,7 +135,7 @@ Result<ColumnPtr> decompress_rows(const SymbolTable& table, const Buffer& code_b
 // The checked metadata and symbol table of a vortex.fsst node of dtype @p t.
 struct FsstNode {
   pb::FsstMetadata meta;
-  SymbolTable table;
+  fsst::SymbolTable table;
   bool legacy = false;
 };
 
@@ -174,7 +148,7 @@ Result<FsstNode> parse_fsst(const ArrayView& node, const DTypePtr& t) {
             node.buffers.size());
   FsstNode out;
   OC_ASSIGN_OR_RETURN(out.meta, parse_metadata<pb::FsstMetadata>(node.metadata, "vortex.fsst"));
-  OC_ASSIGN_OR_RETURN(out.table, parse_symbol_table(node.buffers[0], node.buffers[1]));
+  OC_ASSIGN_OR_RETURN(out.table, fsst::parse_symbol_table(node.buffers[0], node.buffers[1]));
   out.legacy = node.buffers.size() == 2;
   return out;
 }
@@ -275,3 +249,35 @@ void register_fsst() {
 }
 
 }  // namespace oc::format::encodings
+
+namespace oc::format::fsst {
+
+Result<SymbolTable> parse_symbol_table(const Buffer& symbols, const Buffer& lengths) {
+  OC_EXPECT(symbols.size() % sizeof(uint64_t) == 0, corrupt,
+            "fsst symbols buffer of {} bytes is not a whole number of u64", symbols.size());
+  SymbolTable table;
+  table.size = symbols.size() / sizeof(uint64_t);
+  OC_EXPECT(table.size <= kMaxSymbols, corrupt, "fsst table has {} symbols, at most {}",
+            table.size, kMaxSymbols);
+  OC_EXPECT(lengths.size() == table.size, corrupt, "fsst has {} symbols but {} symbol lengths",
+            table.size, lengths.size());
+  for (size_t k = 0; k < table.size; ++k) {
+    table.symbols[k] = load_le<uint64_t>(symbols.data() + k * sizeof(uint64_t));
+    table.lengths[k] = lengths.data()[k];
+    OC_EXPECT(table.lengths[k] >= 1 && table.lengths[k] <= kMaxSymbolLength, corrupt,
+              "fsst symbol {} has length {}, expected 1..8", k, table.lengths[k]);
+  }
+  return table;
+}
+
+Result<uint64_t> total_row_bytes(std::span<const uint64_t> lengths) {
+  uint64_t total = 0;
+  for (const uint64_t n : lengths) {
+    OC_EXPECT(n <= INT32_MAX - total, unsupported,
+              "fsst column of more than {} bytes exceeds Arrow's 2 GiB i32 offsets", INT32_MAX);
+    total += n;
+  }
+  return total;
+}
+
+}  // namespace oc::format::fsst
