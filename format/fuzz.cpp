@@ -1,17 +1,49 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/fuzz.hpp"
 
+#include <string>
+#include <vector>
+
 #include "format/reader.hpp"
 
 namespace oc::format {
+namespace {
 
-Result<void> fuzz_open_scan(std::span<const uint8_t> bytes) {
-  OC_ASSIGN_OR_RETURN(auto file, VortexFile::open(memory_source(Buffer::copy_of(bytes), "fuzz input")));
-  OC_ASSIGN_OR_RETURN(auto scan, file->scan({}));
+Result<std::shared_ptr<VortexFile>> open_bytes(std::span<const uint8_t> bytes) {
+  return VortexFile::open(memory_source(Buffer::copy_of(bytes), "fuzz input"));
+}
+
+Result<void> drain(const VortexFile& file, const ScanOptions& options) {
+  OC_ASSIGN_OR_RETURN(auto scan, file.scan(options));
   while (true) {
     OC_ASSIGN_OR_RETURN(auto batch, scan->next());
     if (!batch) return {};
   }
+}
+
+}  // namespace
+
+Result<void> fuzz_open_scan(std::span<const uint8_t> bytes) {
+  OC_ASSIGN_OR_RETURN(auto file, open_bytes(bytes));
+  return drain(*file, {});
+}
+
+Result<void> fuzz_take(std::span<const uint8_t> bytes) {
+  OC_ASSIGN_OR_RETURN(auto file, open_bytes(bytes));
+  const uint64_t n = file->row_count();
+  if (n == 0) return {};
+  const uint64_t step = bytes.size() % 97 + 1;
+  std::vector<uint64_t> rows{n - 1, 0, n / 2, n / 2};
+  for (uint64_t r = 1; r < n && rows.size() < 64; r += step * (rows.size() + 1)) rows.push_back(r);
+  OC_TRY(file->take(rows));
+  return {};
+}
+
+Result<void> fuzz_filtered_scan(std::span<const uint8_t> file, std::string_view predicate) {
+  OC_ASSIGN_OR_RETURN(auto f, open_bytes(file));
+  ScanOptions options;
+  options.filter = std::string(predicate);
+  return drain(*f, options);
 }
 
 }  // namespace oc::format

@@ -4,17 +4,26 @@
 ///
 /// The libFuzzer targets in tests/fuzz/ are thin shims over these, and crash inputs found by them
 /// are replayed through the same functions by Catch2 tests (tests/format/test_corrupt_files.cpp).
+/// Each returns the first error, if any, and never crashes, hangs or exhausts memory on any input.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "config/error.hpp"
 
 namespace oc::format {
 
 /// Opens @p bytes as a Vortex file and scans every column to the end.
-/// @return the first error, if any; never crashes, hangs or exhausts memory on any input.
 [[nodiscard]] Result<void> fuzz_open_scan(std::span<const uint8_t> bytes);
+
+/// Opens @p bytes as a Vortex file and takes a few rows of every column: the first, the last,
+/// the middle and a spread that @p bytes' own length picks, unsorted and repeated.
+[[nodiscard]] Result<void> fuzz_take(std::span<const uint8_t> bytes);
+
+/// Opens @p file (a valid file, normally) and scans it to the end with @p predicate as the SQL
+/// filter: the parser, the binder, pruning and the evaluators over real columns.
+[[nodiscard]] Result<void> fuzz_filtered_scan(std::span<const uint8_t> file, std::string_view predicate);
 
 }  // namespace oc::format

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Hostile files (issue 15) through every way in: `onecopy.open` in process, the `onecopy` CLI and
+onecopyd, which must keep serving. Each gives a clear `corrupt` error, no sanitizer report (the
+CLI and the daemon come from $ONECOPYD's build: scripts/test.sh runs this file again against
+the ASan + UBSan build), and a peak RSS under PEAK_RSS_MIB.
+
+The files come from tests/format/hostile_files.py, each a real vortex-data file with one size
+rewritten; the sparse one is a 100 GiB object that is all hole but its trailer."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import onecopy
+from test_daemon import ONECOPYD, ROOT, Daemon, assert_no_sanitizer_report
+
+sys.path.insert(0, str(ROOT / "tests" / "format"))
+import hostile_files  # noqa: E402
+
+CLI = ONECOPYD.parent / "client" / "onecopy"
+# What opening and scanning one hostile file may cost the CLI at its peak. ASan's shadow memory
+# and quarantine add to any process it instruments.
+PEAK_RSS_MIB = 512 if "asan" in str(ONECOPYD) else 128
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    out = tmp_path_factory.mktemp("hostile")
+    files = hostile_files.write_all(out)
+    files["sparse-100-GiB"] = hostile_files.write_sparse(out / "sparse.vortex", 100 << 30)
+    return files
+
+
+CASES = list(hostile_files.CASES) + ["sparse-100-GiB"]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_in_process(hostile, case):
+    # A file refused at open raises OnecopyError; one refused mid-scan reaches pyarrow through
+    # the Arrow stream, which raises ArrowInvalid with the same "code: message" text.
+    with pytest.raises((onecopy.OnecopyError, pa.ArrowInvalid)) as e:
+        pa.table(onecopy.open(str(hostile[case])).scan())
+    assert getattr(e.value, "code", None) == "corrupt" or str(e.value).startswith("corrupt: "), str(e.value)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_cli(hostile, case):
+    proc = subprocess.Popen([str(CLI), "scan", str(hostile[case])], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    assert_no_sanitizer_report(stderr)
+    assert proc.returncode == 1, stderr
+    assert "corrupt" in stderr
+    assert usage.ru_maxrss < PEAK_RSS_MIB << 10, f"peak RSS {usage.ru_maxrss} KiB"
+
+
+def test_daemon_keeps_serving(hostile, tmp_path):
+    good = ROOT / "tests" / "fuzz" / "seeds" / "open_scan" / "mixed.vortex"
+    d = Daemon(tmp_path)
+    try:
+        rss = []
+        for case in CASES:
+            with pytest.raises(onecopy.OnecopyError) as e:
+                list(d.client.scan(str(hostile[case])))
+            assert e.value.code == "corrupt", (case, str(e.value))
+            assert "[at " not in str(e.value)
+            rows = sum(b.num_rows for b in d.client.scan(str(good)))
+            assert rows == 3000
+            rss.append(int(next(line.split()[1] for line in Path(f"/proc/{d.proc.pid}/status").read_text()
+                                .splitlines() if line.startswith("VmRSS:"))))
+        assert d.proc.poll() is None
+        assert max(rss) - rss[0] < PEAK_RSS_MIB << 10, rss
+    finally:
+        d.stop()
