@@ -98,6 +98,25 @@ build_asan() {
     build "$@"
 }
 
+# fuzz_seed NAME DIR: fills DIR with the seeds of fuzz target NAME (tests/fuzz/seeds/NAME); the
+# file targets also get the interop corpus' small files ($ONECOPY_CORPUS_DIR, else
+# tests/data/corpus, where it has been written).
+fuzz_seed() {
+  cp -r "$ROOT/tests/fuzz/seeds/$1/." "$2/" 2>/dev/null || true
+  case $1 in
+    open_scan | take)
+      find "${ONECOPY_CORPUS_DIR:-$ROOT/tests/data/corpus}" -name '*.vortex' -size -256k \
+        -exec cp {} "$2/" \; 2>/dev/null || true ;;
+  esac
+}
+
+# fuzz_flags NAME: libFuzzer flags of target NAME beyond the common ones (its dictionary).
+fuzz_flags() {
+  case $1 in
+    open_scan | take) echo "-dict=$ROOT/tests/fuzz/vortex.dict" ;;
+  esac
+}
+
 install_apt
 install_venv
 build

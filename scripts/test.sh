@@ -73,10 +73,11 @@ if build_asan; then
     for target in build-asan/tests/fuzz/fuzz-*; do
       [ -f "$target" ] && [ -x "$target" ] || continue
       name=$(basename "$target")
-      seeds=$ROOT/tests/fuzz/seeds/${name#fuzz-}
       work=$(mktemp -d)
+      fuzz_seed "${name#fuzz-}" "$work"
+      # shellcheck disable=SC2046 # fuzz_flags prints separate words
       if "$target" -max_total_time="${FUZZ_SECONDS:-20}" -rss_limit_mb=2048 -timeout=10 \
-           -print_final_stats=1 "$work" "$seeds" >"$work.log" 2>&1; then
+           -print_final_stats=1 $(fuzz_flags "${name#fuzz-}") "$work" >"$work.log" 2>&1; then
         echo "$name: ok ($(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work.log" | grep -o '[0-9]*$') runs)"
         passed=$((passed + 1))
       else

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// libFuzzer target: open + full scan of arbitrary bytes (format::fuzz_open_scan).
+// libFuzzer target: open + full scan of arbitrary bytes (format::fuzz_open_scan), mutated with
+// the structure-aware Vortex mutator so that mutations reach the decoders.
 #include <cstddef>
 #include <cstdint>
-
 #include <cstdlib>
 
 #include "config/defaults.hpp"
 #include "format/fuzz.hpp"
+#include "tests/fuzz/vortex_mutator.hpp"
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Keep every legitimate allocation far below libFuzzer's RSS limit.
