@@ -64,7 +64,7 @@ class OneBatch final : public oc::format::Scan {
  public:
   explicit OneBatch(oc::format::ColumnPtr batch)
       : batch_(std::move(batch)), dtype_(batch_->dtype) {}
-  oc::Result<std::optional<oc::format::ColumnPtr>> next() override {
+  oc::Result<std::optional<oc::format::ColumnPtr>> next_batch() override {
     if (!batch_) return std::optional<oc::format::ColumnPtr>();
     return std::optional<oc::format::ColumnPtr>(std::exchange(batch_, nullptr));
   }

@@ -9,9 +9,12 @@
 
 namespace oc::format {
 
+// Every entry point below runs under catch_all: nothing throws across the reader's API (a
+// failed allocation is Errc::out_of_memory for that call).
+
 Result<std::shared_ptr<VortexFile>> VortexFile::open(std::shared_ptr<SegmentSource> source) {
   register_default_encodings();
-  auto footer = read_footer(*source);
+  auto footer = catch_all("opening", [&] { return read_footer(*source); });
   if (!footer.ok()) return std::move(footer.error()).with_context("opening " + source->name());
   return std::shared_ptr<VortexFile>(new VortexFile(std::move(source), std::move(footer).value()));
 }
@@ -22,15 +25,20 @@ Result<std::shared_ptr<VortexFile>> VortexFile::open_path(const std::string& pat
 }
 
 Result<std::unique_ptr<LayoutReader>> VortexFile::open_reader(SegmentCache& cache) const {
-  return make_layout_reader(footer_.layout, footer_.dtype, cache);
+  return catch_all("opening a reader", [&] { return make_layout_reader(footer_.layout, footer_.dtype, cache); });
 }
 
 Result<std::unique_ptr<Scan>> VortexFile::scan(const ScanOptions& options) const {
-  return start_file_scan(shared_from_this(), options);
+  return catch_all("starting a scan", [&] { return start_file_scan(shared_from_this(), options); });
 }
 
 Result<ColumnPtr> VortexFile::take(std::span<const uint64_t> rows,
                                    const std::vector<std::string>& columns) const {
+  return catch_all("take", [&] { return take_rows(rows, columns); });
+}
+
+Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
+                                        const std::vector<std::string>& columns) const {
   for (size_t i = 0; i < rows.size(); ++i) {
     OC_EXPECT(rows[i] < row_count(), invalid, "take index {} (position {}) is past the file's {} rows",
               rows[i], i, row_count());

@@ -68,11 +68,18 @@ struct ScanStats {
 class Scan {
  public:
   virtual ~Scan() = default;
-  /// @return the next batch (a non-nullable struct column), or nullopt at the end.
-  [[nodiscard]] virtual Result<std::optional<ColumnPtr>> next() = 0;
+  /// @return the next batch (a non-nullable struct column), or nullopt at the end. Never throws:
+  /// an exception below (a failed allocation) is this call's error.
+  [[nodiscard]] Result<std::optional<ColumnPtr>> next() {
+    return catch_all("scan", [&] { return next_batch(); });
+  }
   /// @return the dtype of every batch.
   [[nodiscard]] virtual const DTypePtr& dtype() const = 0;
   [[nodiscard]] virtual ScanStats stats() const = 0;
+
+ protected:
+  /// The batch `next` returns; implementations may throw only what `catch_all` turns into errors.
+  [[nodiscard]] virtual Result<std::optional<ColumnPtr>> next_batch() = 0;
 };
 
 /// An open Vortex file. Thread-compatible: scans are independent of each other.
@@ -102,6 +109,8 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   [[nodiscard]] Result<std::unique_ptr<LayoutReader>> open_reader(SegmentCache& cache) const;
 
  private:
+  [[nodiscard]] Result<ColumnPtr> take_rows(std::span<const uint64_t> rows,
+                                            const std::vector<std::string>& columns) const;
   VortexFile(std::shared_ptr<SegmentSource> s, Footer f) : source_(std::move(s)), footer_(std::move(f)) {}
   std::shared_ptr<SegmentSource> source_;
   Footer footer_;

@@ -121,7 +121,7 @@ class FileScan final : public Scan {
     return {};
   }
 
-  Result<std::optional<ColumnPtr>> next() override {
+  Result<std::optional<ColumnPtr>> next_batch() override {
     while (next_ < splits_.size()) {
       OC_TRY(prefetch_ahead());
       const auto [b, e] = splits_[next_++];

@@ -117,7 +117,7 @@ class UnitScanImpl final : public UnitScan {
     return {};
   }
 
-  Result<std::optional<ColumnPtr>> next() override {
+  Result<std::optional<ColumnPtr>> next_batch() override {
     while (true) {
       if (!current_) {
         if (pos_.unit >= units_.size()) return std::optional<ColumnPtr>{};

@@ -61,7 +61,7 @@ Result<void> check_gather(const Column& values, const std::vector<uint64_t>& ind
   uint64_t total = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
     if ((valid && !bitmap_get(valid, i)) || !values.is_valid(indices[i])) continue;
-    total += static_cast<uint64_t>(offsets[indices[i] + 1] - offsets[indices[i]]);
+    total = saturating_add(total, static_cast<uint64_t>(offsets[indices[i] + 1] - offsets[indices[i]]));
   }
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "dict gathers {} bytes of strings, past Arrow's 2 GiB i32 offsets", total);

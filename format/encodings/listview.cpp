@@ -73,7 +73,7 @@ Result<ColumnPtr> decode_listview(const ArrayView& node, const DTypePtr& t, uint
   } else {
     uint64_t total = 0;
     for (uint64_t i = 0; i < len; ++i) {
-      if (c->is_valid(i)) total += sizes[i];
+      if (c->is_valid(i)) total = saturating_add(total, sizes[i]);
       OC_EXPECT(total <= kMaxArrowOffset, unsupported, "list of {} elements needs 64-bit offsets",
                 total);
     }
