@@ -97,6 +97,11 @@ junit=$(mktemp)
   tests/servers/test_fault_proxy.py tests/net/test_s3_servers.py
 count_junit "$junit"
 
+# The take tests over the interop corpus, which the pytest step above has just written
+# (tests/data/corpus); hidden from step 1, which runs before it exists.
+step "interop corpus takes (onecopy-tests [corpus])"
+if build/tests/onecopy-tests "[corpus]"; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 # Only the daemon is instrumented: the Python package keeps loading the plain build's
 # libonecopy. abort_on_error turns a report into a crash as well as a log line.
 step "onecopyd under ASan + UBSan (tests/daemon with ONECOPYD=build-asan/onecopyd)"

@@ -1,35 +1,36 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU filter's predicate code, on the CPU (the selection kernel runs the same function;
-// onecopy-tests-gpu checks the kernel and the CUB compaction against this).
+// onecopy-tests-gpu checks the kernel and the CUB compaction against this), against what a CPU
+// scan keeps: the same comparison parsed, bound and run by format/expr_eval over a struct batch.
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "format/expr.hpp"
+#include "format/expr_bind.hpp"
+#include "format/expr_eval.hpp"
+#include "format/expr_parser.hpp"
 #include "kernels/filter.hpp"
 
 using namespace oc;
+using format::CmpOp;
 using kernels::CompareOp;
 using kernels::Predicate;
 using kernels::ValueKind;
 
 namespace {
 
-constexpr CompareOp kOps[] = {CompareOp::eq, CompareOp::ne, CompareOp::lt, CompareOp::le, CompareOp::gt, CompareOp::ge};
-
-template <class T>
-bool reference(CompareOp op, T a, T b) {
-  switch (op) {
-    case CompareOp::eq: return a == b;
-    case CompareOp::ne: return a != b;
-    case CompareOp::lt: return a < b;
-    case CompareOp::le: return a <= b;
-    case CompareOp::gt: return a > b;
-    default: return a >= b;
-  }
-}
+// The GPU filter's ops and the filter grammar's, pairwise: the one mapping a scan that pushes a
+// comparison down to the GPU has to make.
+constexpr std::pair<CompareOp, CmpOp> kOps[] = {{CompareOp::eq, CmpOp::eq}, {CompareOp::ne, CmpOp::ne},
+                                                {CompareOp::lt, CmpOp::lt}, {CompareOp::le, CmpOp::le},
+                                                {CompareOp::gt, CmpOp::gt}, {CompareOp::ge, CmpOp::ge}};
 
 template <class T>
 uint64_t bits_of(T v) {
@@ -45,20 +46,77 @@ ValueKind kind_of() {
                                      : ValueKind::unsigned_int;
 }
 
+template <class T>
+format::PType ptype_of() {
+  using P = format::PType;
+  if constexpr (std::is_same_v<T, float>) return P::f32;
+  else if constexpr (std::is_same_v<T, double>) return P::f64;
+  else if constexpr (std::is_signed_v<T>) return sizeof(T) == 1 ? P::i8 : sizeof(T) == 2 ? P::i16 : sizeof(T) == 4 ? P::i32 : P::i64;
+  else return sizeof(T) == 1 ? P::u8 : sizeof(T) == 2 ? P::u16 : sizeof(T) == 4 ? P::u32 : P::u64;
+}
+
+// struct{x: T} holding @p values, no nulls: the batch a scan would evaluate the filter over.
+template <class T>
+format::ColumnPtr batch_of(const std::vector<T>& values) {
+  auto x = std::make_shared<format::Column>();
+  x->dtype = format::DType::make_primitive(ptype_of<T>(), false);
+  x->length = values.size();
+  x->buffers.push_back(
+      format::Buffer::copy_of({reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)}));
+  auto s = std::make_shared<format::Column>();
+  s->dtype = format::DType::make_struct({"x"}, {x->dtype}, false);
+  s->length = values.size();
+  s->children.push_back(x);
+  return s;
+}
+
+// `x <op> literal` as the CPU scan runs it. SQL has no spelling for NaN, so that literal is
+// built as the tree the parser would give; every other one goes through the parser.
+template <class T>
+std::vector<uint8_t> cpu_keep(CmpOp op, T literal, const format::ColumnPtr& batch) {
+  format::Literal lit = std::is_floating_point_v<T> ? format::Literal::float64(static_cast<double>(literal))
+                        : std::is_signed_v<T>       ? format::Literal::int64(static_cast<int64_t>(literal))
+                                                    : format::Literal::uint64(static_cast<uint64_t>(literal));
+  if (lit.kind == format::Literal::Kind::uint64 && lit.u <= uint64_t(std::numeric_limits<int64_t>::max())) {
+    lit = format::Literal::int64(static_cast<int64_t>(lit.u));  // what the parser makes of a small integer
+  }
+  format::ExprPtr e;
+  std::string sql;
+  if (std::isnan(lit.f)) {
+    e = format::Expr::compare(op, format::Expr::column({"x"}, 0), format::Expr::lit(lit, 4), 2);
+  } else {
+    sql = "x " + std::string(format::cmp_op_name(op)) + " " + format::literal_to_string(lit);
+    auto parsed = format::parse_expr(sql);
+    REQUIRE(parsed.ok());
+    e = *parsed;
+  }
+  INFO(format::to_string(*e));
+  auto bound = format::bind(*e, *batch->dtype, sql);
+  if (!bound.ok()) FAIL(bound.error().to_string());
+  auto mask = format::evaluate(*bound, *batch);
+  if (!mask.ok()) FAIL(mask.error().to_string());
+  return mask->keep;
+}
+
 }  // namespace
 
-TEMPLATE_TEST_CASE("select_on_host equals the C++ comparison for every op and type", "[kernels][filter]",
-                   int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, float, double) {
+TEMPLATE_TEST_CASE("select_on_host keeps the rows a CPU scan's filter keeps, for every op and type",
+                   "[kernels][filter]", int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                   uint64_t, float, double) {
   std::mt19937_64 rng(sizeof(TestType) * 7 + std::is_signed_v<TestType>);
   std::vector<TestType> values(5000);
   for (auto& v : values) {
     if constexpr (std::is_floating_point_v<TestType>) {
-      v = static_cast<TestType>(static_cast<int>(rng() % 200) - 100) / 8;
+      v = static_cast<TestType>(static_cast<int>(rng() % 200) - 100) / 8;  // exact in float and double
     } else {
       v = static_cast<TestType>(rng() % 64);  // small values: equal ones are common
       if constexpr (std::is_signed_v<TestType>) v = static_cast<TestType>(v - 32);
     }
   }
+  // The extremes of the type: sign extension and unsigned width are where a predicate on raw
+  // bits goes wrong.
+  values[7] = std::numeric_limits<TestType>::max();
+  values[8] = std::numeric_limits<TestType>::lowest();
   if constexpr (std::is_floating_point_v<TestType>) {
     values[0] = std::numeric_limits<TestType>::quiet_NaN();
     values[1] = TestType(-0.0);
@@ -66,20 +124,30 @@ TEMPLATE_TEST_CASE("select_on_host equals the C++ comparison for every op and ty
     values[3] = std::numeric_limits<TestType>::infinity();
     values[4] = -std::numeric_limits<TestType>::infinity();
   }
-  std::vector<TestType> literals = {values[5], values[6], TestType(0)};
+  std::vector<TestType> literals = {values[5], values[6], TestType(0), std::numeric_limits<TestType>::max(),
+                                    std::numeric_limits<TestType>::lowest()};
   if constexpr (std::is_floating_point_v<TestType>) {
     literals.push_back(std::numeric_limits<TestType>::quiet_NaN());
     literals.push_back(TestType(-0.0));
   }
-  for (CompareOp op : kOps) {
+  const auto batch = batch_of(values);
+  for (const auto& [gpu_op, cpu_op] : kOps) {
     for (TestType literal : literals) {
-      INFO("op " << static_cast<int>(op) << " literal " << +literal);
-      Predicate p{op, kind_of<TestType>(), static_cast<uint8_t>(sizeof(TestType)), bits_of(literal)};
+      INFO("x " << format::cmp_op_name(cpu_op) << " " << +literal);
+      Predicate p{gpu_op, kind_of<TestType>(), static_cast<uint8_t>(sizeof(TestType)), bits_of(literal)};
       auto mask = kernels::select_on_host(p, values.data(), values.size());
       REQUIRE(mask.ok());
+      const std::vector<uint8_t> want = cpu_keep(cpu_op, literal, batch);
+      REQUIRE(want.size() == values.size());
+      // One check per op and literal, naming the first row that differs: every disagreeing case
+      // is reported, not only the first.
+      size_t differ = 0, first = 0;
       for (size_t i = 0; i < values.size(); ++i) {
-        if ((*mask)[i] != (reference(op, values[i], literal) ? 1 : 0)) FAIL("row " << i << " value " << +values[i]);
+        if ((*mask)[i] != want[i] && differ++ == 0) first = i;
       }
+      INFO(differ << " rows differ; first: row " << first << " value " << +values[first] << ", select_on_host "
+                  << +(*mask)[first] << ", CPU scan " << +want[first]);
+      CHECK(differ == 0);
     }
   }
 }
