@@ -105,7 +105,7 @@ fuzz_seed() {
   cp -r "$ROOT/tests/fuzz/seeds/$1/." "$2/" 2>/dev/null || true
   case $1 in
     open_scan | take)
-      find "${ONECOPY_CORPUS_DIR:-$ROOT/tests/data/corpus}" -name '*.vortex' -size -256k \
+      find "${ONECOPY_CORPUS_DIR:-$ROOT/tests/data/corpus}" -name '*.vortex' -size -64k \
         -exec cp {} "$2/" \; 2>/dev/null || true ;;
   esac
 }
@@ -113,7 +113,8 @@ fuzz_seed() {
 # fuzz_flags NAME: libFuzzer flags of target NAME beyond the common ones (its dictionary).
 fuzz_flags() {
   case $1 in
-    open_scan | take) echo "-dict=$ROOT/tests/fuzz/vortex.dict" ;;
+    # Seeds above max_len would be cut, trailer and all: fuzz_seed takes none that large.
+    open_scan | take) echo "-dict=$ROOT/tests/fuzz/vortex.dict -max_len=65536" ;;
   esac
 }
 

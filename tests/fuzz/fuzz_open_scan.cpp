@@ -12,6 +12,9 @@
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // Keep every legitimate allocation far below libFuzzer's RSS limit.
   setenv("ONECOPY_MAX_DECODED_BYTES", "64MiB", 0);
+  // One input at a time on one thread: the decode pool's own tests are in Catch2, and handing
+  // small decodes to it only slows the campaign.
+  setenv("ONECOPY_SCAN_DECODE_THREADS", "1", 0);
   return oc::load_defaults_from_env().ok() ? 0 : 1;
 }
 

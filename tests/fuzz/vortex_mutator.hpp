@@ -38,17 +38,18 @@ const T* verified(const uint8_t* file, Part p, std::vector<uint8_t>& copy) {
   return v.VerifyBuffer<T>(nullptr) ? flatbuffers::GetRoot<T>(copy.data()) : nullptr;
 }
 
-/// The parts of @p file (of @p size bytes) worth mutating, or none when it has no valid trailer.
+/// The parts of @p file (of @p size bytes) worth mutating, none of them empty; none at all when
+/// its trailer or postscript is not valid.
 inline std::vector<Part> parts_of(const uint8_t* file, size_t size) {
   std::vector<Part> parts;
   if (size < 8 || std::memcmp(file + size - 4, "VTXF", 4) != 0) return parts;
   const size_t ps_len = file[size - 6] | size_t{file[size - 5]} << 8;
   if (ps_len + 8 > size) return parts;
   const size_t ps_start = size - 8 - ps_len;
-  parts.push_back({ps_start, ps_len});
   std::vector<uint8_t> ps_copy, footer_copy;
-  const auto* ps = verified<oc::fb::Postscript>(file, parts[0], ps_copy);
+  const auto* ps = verified<oc::fb::Postscript>(file, {ps_start, ps_len}, ps_copy);
   if (ps == nullptr) return parts;
+  parts.push_back({ps_start, ps_len});  // verified, so not empty
   auto add = [&](uint64_t offset, uint64_t length) {
     if (length > 0 && offset <= ps_start && length <= ps_start - offset) parts.push_back({offset, length});
   };
