@@ -157,10 +157,10 @@ Result<ColumnPtr> make_all_null(const DTypePtr& t, uint64_t len) {
     case TypeKind::null: break;
     case TypeKind::boolean: c->buffers.push_back(make_bitmap(len, false)); break;
     case TypeKind::primitive:
-    case TypeKind::decimal: c->buffers.push_back(Buffer::allocate(len * fixed_width_of(s))); break;
+    case TypeKind::decimal: c->buffers.push_back(Buffer::allocate_array(len, fixed_width_of(s))); break;
     case TypeKind::utf8:
     case TypeKind::binary:
-      c->buffers.push_back(Buffer::allocate((len + 1) * 4));
+      c->buffers.push_back(Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t)));
       c->buffers.push_back(Buffer::allocate(0));
       break;
     case TypeKind::list: {

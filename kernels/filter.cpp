@@ -3,6 +3,7 @@
 
 #include <cuda_runtime.h>
 
+#include "config/checked_size.hpp"
 #include "kernels/cuda_check.hpp"
 #include "kernels/filter.cuh"
 
@@ -27,7 +28,7 @@ Result<FilteredColumn> filter_on_device(const Predicate& p, const void* values, 
   OC_TRY(cuda_check(cudaMemsetAsync(f.selected.data(), 0, sizeof(uint64_t), stream.handle()), "clear the count"));
   if (n == 0) return f;
   OC_ASSIGN_OR_RETURN(f.mask, DeviceBuffer::allocate(n, stream));
-  OC_ASSIGN_OR_RETURN(f.values, DeviceBuffer::allocate(n * p.value_bytes, stream));
+  OC_ASSIGN_OR_RETURN(f.values, DeviceBuffer::allocate(saturating_mul(n, p.value_bytes), stream));
   OC_TRY(cuda_check(detail::launch_select(p, values, n, f.mask.as<uint8_t>(), stream.handle()), "select_kernel"));
   size_t scratch_bytes = 0;
   OC_TRY(cuda_check(detail::compact_flagged(p.value_bytes, nullptr, scratch_bytes, values, f.mask.as<uint8_t>(),

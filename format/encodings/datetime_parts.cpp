@@ -76,7 +76,7 @@ Result<ColumnPtr> decode_datetime_parts(const ArrayView& node, const DTypePtr& t
   OC_ASSIGN_OR_RETURN(
       auto subseconds,
       ctx.decode(node.children[2], DType::make_primitive(subseconds_ptype, false), len));
-  Buffer ticks = Buffer::allocate(len * 8);
+  Buffer ticks = Buffer::allocate_array(len, 8);
   OC_TRY(accumulate(*days, kSecondsPerDay * per_second, ticks.mutable_as<uint64_t>()));
   OC_TRY(accumulate(*seconds, per_second, ticks.mutable_as<uint64_t>()));
   OC_TRY(accumulate(*subseconds, 1, ticks.mutable_as<uint64_t>()));
