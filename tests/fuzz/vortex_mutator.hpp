@@ -59,6 +59,8 @@ inline std::vector<Part> parts_of(const uint8_t* file, size_t size) {
   if (ps->footer() == nullptr || parts.back().offset != ps->footer()->offset()) return parts;
   const auto* footer = verified<oc::fb::Footer>(file, parts.back(), footer_copy);
   if (footer == nullptr || footer->segment_specs() == nullptr) return parts;
+  // The verifier checks the vector's length, not that its 8-byte structs are aligned.
+  if (reinterpret_cast<uintptr_t>(footer->segment_specs()->Data()) % alignof(oc::fb::SegmentSpec) != 0) return parts;
   for (const auto* s : *footer->segment_specs()) add(s->offset(), s->length());
   return parts;
 }
