@@ -10,6 +10,7 @@
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "config/defaults.hpp"
 #include "config/error.hpp"
 
 namespace oc::format {
@@ -37,12 +38,16 @@ class AlignedBytes {
 template <class T>
 [[nodiscard]] Result<const T*> verified_root(std::span<const uint8_t> bytes, const char* what) {
   OC_EXPECT(bytes.size() >= 8, corrupt, "{} flatbuffer is {} bytes", what, bytes.size());
-  // Depth and table limits bound the work a hostile footer can cause.
+  // Depth and table limits bound the work a hostile footer can cause. A level of dtype nesting
+  // is two tables (DType, then its Struct_ or List), so the verifier's depth follows
+  // max_array_depth: raising the knob admits deeper files everywhere it is read.
   flatbuffers::Verifier::Options opts;
-  opts.max_depth = 128;
+  opts.max_depth = 2 * defaults().max_array_depth + 8;
   opts.max_tables = 10'000'000;
   flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
-  OC_EXPECT(v.VerifyBuffer<T>(nullptr), corrupt, "{} flatbuffer failed verification", what);
+  OC_EXPECT(v.VerifyBuffer<T>(nullptr), corrupt,
+            "{} flatbuffer failed verification (malformed, or nested deeper than {} tables; "
+            "see max_array_depth)", what, opts.max_depth);
   return flatbuffers::GetRoot<T>(bytes.data());
 }
 

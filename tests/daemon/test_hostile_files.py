@@ -5,7 +5,8 @@ CLI and the daemon come from $ONECOPYD's build: scripts/test.sh runs this file a
 the ASan + UBSan build), and a peak RSS under PEAK_RSS_MIB.
 
 The files come from tests/format/hostile_files.py, each a real vortex-data file with one size
-rewritten; the sparse one is a 100 GiB object that is all hole but its trailer."""
+rewritten or nested too deep; the sparse one is a 100 GiB object that is all hole but its
+trailer."""
 
 import os
 import subprocess
@@ -35,7 +36,7 @@ def hostile(tmp_path_factory):
     return files
 
 
-CASES = list(hostile_files.CASES) + ["sparse-100-GiB"]
+CASES = list(hostile_files.CASES) + ["deep-nesting", "sparse-100-GiB"]
 
 
 @pytest.mark.parametrize("case", CASES)

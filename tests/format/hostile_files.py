@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """Hand-crafted hostile Vortex files, one per way a file can lie about its sizes (issue 15).
 
-Each is a real file written by vortex-data (tests/fuzz/seeds/open_scan/) with one field of its
-footer rewritten in place, found by walking the FlatBuffers by hand (layouts in
-format/fbs/vortex_file.fbs), so every other byte stays as the writer left it. `write_all(dir)`
-writes them and returns {name: path}; run as a script it refreshes tests/data/bad/, which the
-Catch2 suite replays through the fuzz entry points. The huge sparse file is made at test time only.
+Each of CASES is a real file written by vortex-data (tests/fuzz/seeds/open_scan/) with one field
+of its footer rewritten in place, found by walking the FlatBuffers by hand (layouts in
+format/fbs/vortex_file.fbs), so every other byte stays as the writer left it; "deep-nesting" is
+written whole by vortex-data, a struct nested deeper than the reader's max_array_depth.
+`write_all(dir)` writes them and returns {name: path}; run as a script it refreshes
+tests/data/bad/, which the Catch2 suite replays through the fuzz entry points. The huge sparse
+file is made at test time only.
 """
 
 import struct
@@ -119,6 +121,19 @@ CASES = {
 }
 
 
+def write_deep(path: Path, depth: int = 100) -> Path:
+    """Three i32 rows under `depth` structs of one field each: its dtype, layout and array trees
+    nest far beyond the default max_array_depth of 64, which bounds the reader's recursion."""
+    import pyarrow as pa
+    import vortex
+
+    column = pa.array([1, 2, 3], pa.int32())
+    for _ in range(depth):
+        column = pa.StructArray.from_arrays([column], ["f"])
+    vortex.io.write(pa.table({"s": column}), str(path))
+    return path
+
+
 def write_all(out: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     paths = {}
@@ -128,6 +143,7 @@ def write_all(out: Path) -> dict:
         path = out / f"issue-15-{name}.vortex"
         path.write_bytes(bytes(buf))
         paths[name] = path
+    paths["deep-nesting"] = write_deep(out / "issue-15-deep-nesting.vortex")
     return paths
 
 
@@ -136,7 +152,6 @@ def write_sparse(path: Path, size: int) -> Path:
     whose open must not become a 100 GB read."""
     tail = bytearray((SEEDS / "tiny.vortex").read_bytes())
     ps_len = struct.unpack_from("<H", tail, len(tail) - 6)[0]
-    trailer = tail[len(tail) - 8 - ps_len:]
     footer_at_zero(tail)
     trailer = tail[len(tail) - 8 - ps_len:]
     with open(path, "wb") as f:
