@@ -67,13 +67,41 @@ def _default_socket() -> Optional[str]:
     return path if os.path.exists(path) else None
 
 
+def _launcher_world() -> Optional[tuple[int, int]]:
+    """(RANK, WORLD_SIZE) as torchrun, torch.distributed.launch, SLURM wrappers and most other
+    launchers set them, or None when neither is set."""
+    rank, world = os.environ.get("RANK"), os.environ.get("WORLD_SIZE")
+    if rank is None and world is None:
+        return None
+    if rank is None or world is None:
+        raise ValueError(f"the launcher set {'RANK' if rank is not None else 'WORLD_SIZE'} but not "
+                         f"{'WORLD_SIZE' if rank is not None else 'RANK'}; set both, or pass rank= and world_size=")
+    try:
+        return int(rank), int(world)
+    except ValueError:
+        raise ValueError(f"RANK={rank!r} and WORLD_SIZE={world!r} are not integers") from None
+
+
+def _distributed_world() -> Optional[tuple[int, int]]:
+    if torch.distributed.is_available() and torch.distributed.is_initialized():
+        return torch.distributed.get_rank(), torch.distributed.get_world_size()
+    return None
+
+
 def _world(rank: Optional[int], world_size: Optional[int]) -> tuple[int, int]:
+    """This process's (rank, world size) for sharding: the arguments when given (data-parallel
+    ranks under tensor or pipeline parallelism differ from the global rank); else
+    torch.distributed's when it is initialised; else the launcher's RANK and WORLD_SIZE, so that
+    a dataset made before init_process_group, or in a job that never calls it, still shards.
+    torch.distributed and the launcher disagreeing is an error, not a guess."""
     if rank is not None or world_size is not None:
-        r, w = int(rank or 0), int(world_size or 1)
-    elif torch.distributed.is_available() and torch.distributed.is_initialized():
-        r, w = torch.distributed.get_rank(), torch.distributed.get_world_size()
+        r, w = int(rank or 0), int(1 if world_size is None else world_size)
     else:
-        r, w = 0, 1
+        dist, launcher = _distributed_world(), _launcher_world()
+        if dist is not None and launcher is not None and dist != launcher:
+            raise ValueError(f"torch.distributed says rank {dist[0]} of {dist[1]} but the launcher's RANK and "
+                             f"WORLD_SIZE say {launcher[0]} of {launcher[1]}; pass rank= and world_size=")
+        r, w = dist or launcher or (0, 1)
     if not 0 <= r < w:
         raise ValueError(f"rank {r} is not in [0, world_size {w})")
     return r, w
@@ -153,7 +181,8 @@ class Dataset(torch.utils.data.IterableDataset):
     socket: onecopyd's socket; None uses $ONECOPY_SOCKET (else /run/onecopy/onecopyd.sock) when a
     daemon listens there and reads in-process otherwise; False always reads in-process.
     rank, world_size: this process's place in the job; None takes them from torch.distributed
-    when it is initialised. unit_rows: the longest unit of work; shuffle_units: units per shuffle
+    when it is initialised, else from the launcher's RANK and WORLD_SIZE (torchrun sets them), and
+    fails when the two disagree. unit_rows: the longest unit of work; shuffle_units: units per shuffle
     group (the bounded shuffle buffer holds one group's rows).
 
     Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
@@ -176,6 +205,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self.socket = _default_socket() if socket is None else (socket or None)
         self.urls = _expand(urls, self.socket)
         self.rank, self.world_size = _world(rank, world_size)
+        self._world_given = rank is not None or world_size is not None
         if unit_rows < 1 or shuffle_units < 1:
             raise ValueError("unit_rows and shuffle_units must be at least 1")
         self.unit_rows = int(unit_rows)
@@ -280,8 +310,18 @@ class Dataset(torch.utils.data.IterableDataset):
         todo = [g for g in range(n_groups) if g not in progress.done]
         return todo[worker::workers]
 
+    def _check_world(self) -> None:
+        """A dataset made before init_process_group took its place from the launcher: the
+        process group, initialised since, must agree."""
+        dist = None if self._world_given else _distributed_world()
+        if dist is not None and dist != (self.rank, self.world_size):
+            raise ValueError(f"this Dataset was made as rank {self.rank} of {self.world_size}, but torch.distributed "
+                             f"now says rank {dist[0]} of {dist[1]}; pass rank= and world_size=")
+
     def __iter__(self) -> Iterator[dict]:
         info = torch.utils.data.get_worker_info()
+        if info is None:
+            self._check_world()
         if info is not None and not self._tracked:
             self._untracked_workers.value = 1
         start = self._resume if self._resume is not None else _Progress(self.epoch)

@@ -5,6 +5,7 @@ shuffles, exact resume with another worker count, mixing proportions, filter cha
 epochs, token packing and equality with pyarrow."""
 
 import collections
+import subprocess
 import sys
 from pathlib import Path
 
@@ -273,3 +274,79 @@ def test_packed_tokens_resume_loses_nothing(files, dataset, workers):
     # Repeated: only the heads of the samples cut at the checkpoint (under 40 tokens each).
     repeated = sum((seen - every).values())
     assert repeated <= max(workers, 1) * 40
+
+
+def test_rank_and_world_come_from_the_launcher(files, dataset, monkeypatch):
+    # torchrun sets RANK and WORLD_SIZE; a job that never calls init_process_group still shards.
+    paths, table = files
+    seen = []
+    for rank in range(3):
+        monkeypatch.setenv("RANK", str(rank))
+        monkeypatch.setenv("WORLD_SIZE", "3")
+        ds = dataset(paths, seed=7)
+        assert (ds.rank, ds.world_size) == (rank, 3)
+        ids = ids_of(_epoch(ds, 0))
+        monkeypatch.delenv("RANK")
+        monkeypatch.delenv("WORLD_SIZE")
+        assert ids == ids_of(_epoch(dataset(paths, seed=7, rank=rank, world_size=3), 0))
+        seen += ids
+    assert sorted(seen) == sorted(table["id"].to_pylist())
+    # Explicit arguments win (data-parallel ranks under tensor parallelism are not global ranks).
+    monkeypatch.setenv("RANK", "2")
+    monkeypatch.setenv("WORLD_SIZE", "3")
+    explicit = dataset(paths, rank=0, world_size=2)
+    assert (explicit.rank, explicit.world_size) == (0, 2)
+    monkeypatch.delenv("WORLD_SIZE")
+    with pytest.raises(ValueError, match="WORLD_SIZE"):
+        dataset(paths)
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    with pytest.raises(ValueError, match=r"rank 2 is not in \[0, world_size 2\)"):
+        dataset(paths)
+
+
+# Run by each of two gloo processes: argv = rank, the rendezvous file, the dataset's files.
+# RANK is the process's real rank from the start, or the other rank's ("swapped") to stand for a
+# launcher and a process group that disagree.
+_GLOO_RANK = """
+import os, sys
+import torch.distributed as dist
+import onecopy.torch as oct
+rank, init, swapped, paths = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "1", sys.argv[4:]
+os.environ["RANK"], os.environ["WORLD_SIZE"] = str(1 - rank if swapped else rank), "2"
+before = oct.Dataset(paths, socket=False, batch_rows=64, unit_rows=300)
+dist.init_process_group("gloo", init_method="file://" + init, rank=rank, world_size=2)
+try:
+    n = sum(1 for _ in before)
+    print("iterated", before.rank, n)
+except ValueError as e:
+    print("refused", e)
+try:
+    after = oct.Dataset(paths, socket=False, batch_rows=64, unit_rows=300)
+    print("made", after.rank, after.world_size)
+except ValueError as e:
+    print("refused", e)
+dist.barrier()
+dist.destroy_process_group()
+"""
+
+
+@pytest.mark.parametrize("swapped", [False, True])
+def test_rank_from_a_gloo_process_group_and_its_launcher_agree(files, tmp_path, swapped):
+    paths, _ = files
+    init = tmp_path / "rendezvous"
+    procs = [subprocess.Popen([sys.executable, "-c", _GLOO_RANK, str(r), str(init), "1" if swapped else "0", *paths],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for r in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err
+    for rank, (out, _) in enumerate(outs):
+        lines = out.splitlines()
+        if swapped:
+            # Made before init_process_group from the launcher's (wrong) rank: refused when iterated;
+            # made after it: torch.distributed and RANK disagree, refused at once.
+            assert lines[0].startswith("refused") and "torch.distributed now says rank" in lines[0], out
+            assert lines[1].startswith("refused") and "the launcher's RANK" in lines[1], out
+        else:
+            assert lines[0].split()[:2] == ["iterated", str(rank)], out
+            assert int(lines[0].split()[2]) > 0
+            assert lines[1] == f"made {rank} 2", out
