@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/arrow_import.hpp"
 
+#include <cstring>
+
+#include "config/checked_size.hpp"
+
 namespace oc::daemon {
 namespace {
 
@@ -77,7 +81,7 @@ Result<void> build_array(const fbs::Batch& b, size_t& i, const std::shared_ptr<L
                     r->length() <= lease->bytes - (r->offset() - lease->begin),
                 protocol, "buffer [{}, +{}) outside its batch's range [{}, +{})", r->offset(),
                 r->length(), lease->begin, lease->bytes);
-      p->buffers.push_back(static_cast<const uint8_t*>(lease->slab->base) + r->offset());
+      p->buffers.push_back(lease->data() + (r->offset() - lease->begin));
     }
   }
   p->kids.resize(n->n_children());
@@ -124,7 +128,37 @@ void build_schema(const std::vector<SchemaNodeCopy>& nodes, ArrowSchema* out) {
   build_schema_node(nodes, i, out);
 }
 
-Lease::~Lease() {
+Result<void> Lease::copy_out() {
+  if (released_ || !slab) return {};
+  if (bytes == 0) {  // nothing to copy: its arrays point at no slab byte
+    slab.reset();
+    release_now();
+    return {};
+  }
+  constexpr size_t kAlign = 64;
+  const size_t skew = begin % kAlign;
+  // bytes came from the daemon's message: the size is checked, not trusted.
+  const auto total = checked_round_up(saturating_add(bytes, skew), kAlign);
+  OC_EXPECT(total.has_value(), out_of_memory, "a batch of {} bytes cannot be copied out of its slab",
+            bytes);
+  auto* mem = static_cast<uint8_t*>(std::aligned_alloc(kAlign, *total));
+  OC_EXPECT(mem != nullptr, out_of_memory, "copying a batch of {} bytes out of its slab", bytes);
+  copy_.reset(mem);
+  copy_skew_ = skew;
+  std::memcpy(mem + skew, static_cast<const uint8_t*>(slab->base) + begin, bytes);
+  slab.reset();  // a dedicated slab is unmapped here
+  release_now();
+  return {};
+}
+
+const uint8_t* Lease::data() const {
+  if (copy_) return copy_.get() + copy_skew_;
+  return slab ? static_cast<const uint8_t*>(slab->base) + begin : nullptr;
+}
+
+void Lease::release_now() {
+  if (released_) return;
+  released_ = true;
   flatbuffers::FlatBufferBuilder fbb;
   auto rel = fbs::CreateRelease(fbb, lease);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Release, rel.Union()));
@@ -133,6 +167,8 @@ Lease::~Lease() {
   conn->held_batches -= 1;
   conn->held_bytes -= bytes;
 }
+
+Lease::~Lease() { release_now(); }
 
 Result<void> build_batch(const fbs::Batch& batch, const std::shared_ptr<Lease>& lease,
                          ArrowArray* out) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,9 +37,25 @@ void build_schema(const std::vector<SchemaNodeCopy>& nodes, ArrowSchema* out);
 struct Lease {
   std::shared_ptr<Conn> conn;
   uint64_t lease = 0;
-  std::shared_ptr<MappedSlab> slab;  ///< null for a batch of no bytes
+  std::shared_ptr<MappedSlab> slab;  ///< null for a batch of no bytes, or once copied out
   uint64_t begin = 0, bytes = 0;     ///< the batch's range of the slab
+
+  /// Copies the range to memory of this process and sends Release now, so that a batch the
+  /// consumer keeps holds none of the daemon's limits. Call before `build_batch`.
+  /// `out_of_memory` when the copy cannot be allocated (the lease is kept then).
+  [[nodiscard]] Result<void> copy_out();
+  /// The first byte of the range, in the slab or in the copy.
+  [[nodiscard]] const uint8_t* data() const;
   ~Lease();
+
+ private:
+  void release_now();
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const { std::free(p); }
+  };
+  std::unique_ptr<uint8_t, FreeDeleter> copy_;
+  size_t copy_skew_ = 0;  // the copy keeps the range's offset mod 64, so buffers keep their alignment
+  bool released_ = false;
 };
 
 /// Fills @p out with @p batch's arrays over @p lease's slab range. `protocol` when the tree is

@@ -152,6 +152,10 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
       OC_EXPECT(lease->bytes == 0, protocol, "Batch of {} bytes came without a slab",
                 lease->bytes);
     }
+    // A consumer that keeps batches (list(scan), pa.table(stream)) would use up the daemon's
+    // per-client limits and stall its own scan: past half of them, a batch is copied out of
+    // its slab and released at once. Batches consumed one at a time stay zero-copy.
+    if (p.conn->past_half_limit()) OC_TRY(lease->copy_out());
     OC_TRY(build_batch(*b, lease, out));
     p.cursor->advance({b->unit(), b->unit_rows()});
     return {};

@@ -195,6 +195,13 @@ bool Conn::quiet() const {
   return ::poll(&p, 1, 0) == 0;
 }
 
+bool Conn::past_half_limit() const {
+  // One batch alone is never copied: copying it would free nothing another batch could use.
+  const uint64_t n = held_batches.load();
+  if (n <= 1) return false;
+  return (max_batches && n > max_batches / 2) || (max_bytes && held_bytes.load() > max_bytes / 2);
+}
+
 bool Conn::starved() const {
   const uint64_t n = held_batches.load();
   const bool at_limit = n > 0 && ((max_batches && n >= max_batches) ||

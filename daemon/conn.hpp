@@ -62,6 +62,10 @@ class Conn {
   /// rule, daemon/PROTOCOL.md) and nothing is waiting on the socket: a receive would wait
   /// forever.
   [[nodiscard]] bool starved() const;
+  /// True when more than one batch is unreleased and they (or their bytes) are more than half
+  /// the daemon's limits: the client copies further batches out and releases them at once, so
+  /// a consumer that keeps batches never starves its scan (under a limit of one batch it does).
+  [[nodiscard]] bool past_half_limit() const;
   /// Whether this process opened the connection (false in a forked child).
   [[nodiscard]] bool ours() const;
 

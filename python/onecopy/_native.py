@@ -27,14 +27,23 @@ class OnecopyError(Exception):
         self.code = code
 
 
-# The Arrow C structs live on the C heap (onecopy_stream_new / onecopy_schema_new) and are only
-# passed through, so Python treats them as opaque.
+# The Arrow C structs live on the C heap (onecopy_stream_new / onecopy_schema_new) and are
+# passed through; Python only calls a stream's get_schema (the Arrow C stream ABI's first field).
 class ArrowSchema(ctypes.Structure):
     pass
 
 
 class ArrowArrayStream(ctypes.Structure):
     pass
+
+
+ArrowArrayStream._fields_ = [
+    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema))),
+    ("get_next", ctypes.c_void_p),
+    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))),
+    ("release", ctypes.c_void_p),
+    ("private_data", ctypes.c_void_p),
+]
 
 
 def _find_library() -> str:
@@ -148,16 +157,43 @@ _SCHEMA_DESTRUCTOR = ctypes.cast(_lib.onecopy_schema_capsule_destructor, ctypes.
 
 
 class Scan:
-    """One pass over a file; an Arrow stream source usable once."""
+    """One pass over a file: an Arrow stream source (the PyCapsule interface) that any Arrow
+    consumer reads once (pa.table(scan), duckdb.sql("select ... from scan"), pl.DataFrame(scan));
+    its schema can be asked for first without consuming it."""
 
     def __init__(self, stream):
         self._stream = stream  # POINTER(ArrowArrayStream) on the C heap
 
-    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+    def _live(self):
         if self._stream is None:
             raise OnecopyError("invalid", "this scan was already consumed; call scan() again")
-        stream, self._stream = self._stream, None
+        return self._stream
+
+    def __arrow_c_schema__(self) -> object:
+        stream = self._live()
+        schema = _lib.onecopy_schema_new()
+        capsule = _PyCapsule_New(ctypes.cast(schema, ctypes.c_void_p), b"arrow_schema", _SCHEMA_DESTRUCTOR)
+        if stream.contents.get_schema(stream, schema) != 0:
+            message = stream.contents.get_last_error(stream)
+            raise OnecopyError("io", (message or b"the scan's schema is unavailable").decode("utf-8", "replace"))
+        return capsule
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        stream, self._stream = self._live(), None
         return _PyCapsule_New(ctypes.cast(stream, ctypes.c_void_p), b"arrow_array_stream", _STREAM_DESTRUCTOR)
+
+    @property
+    def schema(self):
+        """The scan's schema as a pyarrow.Schema, without consuming the scan."""
+        import pyarrow as pa
+
+        return pa.schema(self)
+
+    def read_all(self):
+        """Every batch, as one pyarrow.Table (consumes the scan)."""
+        import pyarrow as pa
+
+        return pa.table(self)
 
     def __del__(self):
         if getattr(self, "_stream", None) is not None:
@@ -513,6 +549,7 @@ class ScanCursor:
         self._client, self._path, self._request, self._shard = client, path, request, shard
         self._resume, self._timeout = resume, float(reconnect_timeout)
         self._reader = self._cursor = None
+        self._schema = None
         self.position = (shard.start_unit, shard.start_rows) if shard is not None else None
         self.units = 0
         self.reconnects = 0
@@ -531,6 +568,7 @@ class ScanCursor:
         scan, self._cursor = self._client._start(self._path, *self._request, self._shard)
         self.units = self._cursor.units()
         self._reader = pa.RecordBatchReader.from_stream(scan)
+        self._schema = self._reader.schema
 
     def _reconnect(self, lost: OnecopyError) -> None:
         deadline = time.monotonic() + self._timeout
@@ -546,6 +584,30 @@ class ScanCursor:
                     raise OnecopyError(e.code, f"{e} (resuming after: {lost}; gave up after "
                                                f"{self._timeout:g} s)") from None
             delay = min(2 * delay, _RECONNECT_BACKOFF[1])
+
+    @property
+    def schema(self):
+        """The scan's schema as a pyarrow.Schema, known before the first batch."""
+        if self._schema is None:
+            raise OnecopyError("invalid", "this scan was closed before its schema came")
+        return self._schema
+
+    def __arrow_c_schema__(self) -> object:
+        return self.schema.__arrow_c_schema__()
+
+    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
+        """The batches not yet yielded, as an Arrow C stream (read once, with the cursor's
+        reconnects), for pa.table(cursor), duckdb.sql("select ... from cursor") and polars."""
+        import pyarrow as pa
+
+        return pa.RecordBatchReader.from_batches(self.schema, self).__arrow_c_stream__(requested_schema)
+
+    def read_all(self):
+        """The batches not yet yielded, as one pyarrow.Table. Batches a consumer keeps are
+        copies (the client copies batches out of the daemon's slabs past half its limits)."""
+        import pyarrow as pa
+
+        return pa.Table.from_batches(list(self), schema=self.schema)
 
     def __iter__(self):
         return self

@@ -41,9 +41,6 @@ from onecopy.expr import Expr
 
 __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens"]
 
-#: Daemon batches a Dataset holds before copying them out (below the daemon's default limit of 8).
-_LEASES_HELD = 4
-
 #: Key of the position tensor that items carry between DataLoader workers and onecopy's
 #: DataLoader, which removes it: [dataset index, epoch, group, samples given after this item,
 #: samples in the group].
@@ -287,20 +284,9 @@ class Dataset(torch.utils.data.IterableDataset):
                 stream = self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
             reader = pa.RecordBatchReader.from_stream(stream)
             schema = reader.schema
-            if not self.socket:
-                batches.extend(reader)
-                continue
-            # Daemon batches are leases on its slabs, and it sends no more than
-            # daemon_client_max_batches_in_flight unreleased ones: copy every few out (which
-            # releases them) instead of holding the whole group.
-            pending: list[pa.RecordBatch] = []
-            for b in reader:
-                pending.append(b)
-                if len(pending) == _LEASES_HELD:
-                    batches.append(pa.concat_batches(pending))
-                    pending = []
-            if pending:
-                batches.append(pa.concat_batches(pending + [pending[0].slice(0, 0)]))  # a copy, even of one
+            # Daemon batches past half of what a client may hold are copies (the client library
+            # copies them out of the slabs), so a whole group can be kept.
+            batches.extend(reader)
         # One contiguous chunk per column: a shuffled take across many chunks is many times slower.
         return pa.Table.from_batches(batches, schema=schema).combine_chunks()
 

@@ -301,16 +301,36 @@ def test_killed_client_leases_are_reclaimed(daemon, data_file):
             p.kill()
 
 
-def test_backpressure_limits_batches_in_flight(tmp_path, data_file):
-    path, _ = data_file
-    d = Daemon(tmp_path, config="daemon_client_max_batches_in_flight = 2\n")
+def _in_a_slab(address: int) -> bool:
+    """Whether @address lies in one of the daemon's slabs mapped into this process."""
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        span, *rest = line.split(maxsplit=5)
+        begin, end = (int(x, 16) for x in span.split("-"))
+        if begin <= address < end:
+            return "memfd:onecopy-slab" in line
+    return False
+
+
+def test_kept_batches_are_copied_out_within_the_limit(tmp_path, data_file):
+    # A limit of 4 unreleased batches: a consumer that keeps every batch holds two leases (half)
+    # and gets the rest as copies, released at once, so the daemon never waits on it.
+    path, table = data_file
+    d = Daemon(tmp_path, config="daemon_client_max_batches_in_flight = 4\n")
     try:
         it = d.client.scan(str(path), batch_rows=1000)
-        held = [next(it), next(it)]
+        held = [next(it) for _ in range(6)]
         time.sleep(0.2)
-        assert d.client.status()["batches_in_flight"] == 2
-        del held  # releasing lets the scan go on
-        assert sum(b.num_rows for b in it) == 50_000 - 2000
+        assert d.client.status()["batches_in_flight"] <= 4
+        in_slab = [_in_a_slab(b.column(0).buffers()[1].address) for b in held]
+        assert in_slab == [True, True, False, False, False, False], in_slab
+        held += list(it)
+        got = pa.Table.from_batches(held)
+        for name in table.column_names:
+            assert got.column(name).combine_chunks().equals(table.column(name).combine_chunks()), name
+        del held, got
+        # Consumed one at a time, every batch is a view of a slab.
+        views = [_in_a_slab(b.column(0).buffers()[1].address) for b in d.client.scan(str(path), batch_rows=1000)]
+        assert len(views) == 50 and all(views)
     finally:
         d.stop()
 
