@@ -39,7 +39,7 @@ import onecopy
 from onecopy._native import Client, shard_units
 from onecopy.expr import Expr
 
-__all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens"]
+__all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen"]
 
 #: Key of the position tensor that items carry between DataLoader workers and onecopy's
 #: DataLoader, which removes it: [dataset index, epoch, group, samples given after this item,
@@ -473,15 +473,20 @@ class PackedTokens(torch.utils.data.IterableDataset):
     """Packs the token lists of `column` into training sequences of exactly `seq_len` tokens,
     across sample boundaries. Each item: {"input_ids": int tensor [seq_len]} and, with
     `document_ids`, "document_ids": int32 [seq_len] numbering the documents within the sequence
-    from 0, for block-diagonal attention masks. The tail shorter than seq_len is dropped. Reads
-    `dataset` (a Dataset or Mix built with batch_rows=None) sample by sample.
+    from 0, for block-diagonal attention masks; with `varlen`, what variable-length attention
+    kernels (flash-attention's varlen functions) take: "cu_seqlens", int32 [documents + 1], the
+    cumulative document boundaries from 0 to seq_len, and "position_ids", int64 [seq_len],
+    restarting at 0 at each document (a document cut at the end of a sequence goes on in the
+    next one from position 0). cu_seqlens differs in length from item to item: batch items with
+    `collate_varlen`. The tail shorter than seq_len is dropped. Reads `dataset` (a Dataset or Mix
+    built with batch_rows=None) sample by sample.
 
     Checkpoints: the dataset's state_dict() counts a sample as given once its last token is in a
     yielded sequence, so a resumed stream starts with the sample that was cut, whole: its head is
     seen twice, and nothing is lost."""
 
     def __init__(self, dataset: Union[Dataset, Mix], column: str = "tokens", seq_len: int = 2048,
-                 document_ids: bool = True):
+                 document_ids: bool = True, varlen: bool = False):
         super().__init__()
         if seq_len < 1:
             raise ValueError("seq_len must be at least 1")
@@ -490,6 +495,7 @@ class PackedTokens(torch.utils.data.IterableDataset):
                 raise ValueError("PackedTokens reads samples: build the Dataset with batch_rows=None")
         self.dataset, self.column, self.seq_len = dataset, column, int(seq_len)
         self.document_ids = bool(document_ids)
+        self.varlen = bool(varlen)
 
     def set_epoch(self, epoch: int) -> None:
         self.dataset.set_epoch(epoch)
@@ -538,8 +544,12 @@ class PackedTokens(torch.utils.data.IterableDataset):
                     if have < self.seq_len:
                         break
                     item = {"input_ids": torch.cat(tokens)}
+                    if self.document_ids or self.varlen:
+                        doc_ids = torch.cat(docs)
                     if self.document_ids:
-                        item["document_ids"] = torch.cat(docs)
+                        item["document_ids"] = doc_ids
+                    if self.varlen:
+                        item.update(_varlen_fields(doc_ids))
                     given = torch.stack(done) if done else nothing.reshape(1, 5)
                     if in_worker:
                         if self.dataset._tracked:
@@ -553,6 +563,37 @@ class PackedTokens(torch.utils.data.IterableDataset):
                 doc = doc + 1 if have else 0
         finally:
             self.dataset._deferred = False
+
+
+def _varlen_fields(doc_ids: torch.Tensor) -> dict:
+    """cu_seqlens and position_ids of one packed sequence from its document numbers (0, 1, ...
+    in order, each a contiguous run)."""
+    lengths = torch.bincount(doc_ids.to(torch.int64))
+    cu = torch.zeros(len(lengths) + 1, dtype=torch.int32)
+    torch.cumsum(lengths, 0, out=cu[1:])
+    positions = torch.arange(len(doc_ids), dtype=torch.int64) - cu[doc_ids.to(torch.int64)].to(torch.int64)
+    return {"cu_seqlens": cu, "position_ids": positions}
+
+
+def collate_varlen(items: Sequence[dict]) -> dict:
+    """Batches PackedTokens(varlen=True) items the way varlen attention takes them: the sequences
+    flattened into one of batch × seq_len tokens ("input_ids", "position_ids", "document_ids"
+    when present), "cu_seqlens" over all their documents (each item's shifted by the tokens
+    before it), and "max_seqlen", the longest document. Use as DataLoader(collate_fn=...)."""
+    items = list(items)
+    if not items or "cu_seqlens" not in items[0]:
+        raise ValueError("collate_varlen batches items of PackedTokens(varlen=True)")
+    out: dict[str, Any] = {}
+    for key in items[0]:
+        if key != "cu_seqlens":
+            out[key] = torch.cat([it[key] for it in items])
+    cus, base = [torch.zeros(1, dtype=torch.int32)], 0
+    for it in items:
+        cus.append(it["cu_seqlens"][1:] + base)
+        base += int(it["cu_seqlens"][-1])
+    out["cu_seqlens"] = torch.cat(cus)
+    out["max_seqlen"] = int(torch.diff(out["cu_seqlens"]).max())
+    return out
 
 
 class _CollatePositions:

@@ -350,3 +350,33 @@ def test_rank_from_a_gloo_process_group_and_its_launcher_agree(files, tmp_path, 
             assert lines[0].split()[:2] == ["iterated", str(rank)], out
             assert int(lines[0].split()[2]) > 0
             assert lines[1] == f"made {rank} 2", out
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_packed_tokens_give_cu_seqlens_and_position_ids(files, dataset, workers):
+    paths, table = files
+    seq = 128
+    lengths = [len(t) for t in table["tokens"].to_pylist()]
+    packed = oct.PackedTokens(dataset(paths, batch_rows=None, shuffle=False), seq_len=seq, varlen=True)
+    items = list(oct.DataLoader(packed, num_workers=0, batch_size=None))
+    starts = set(np.cumsum(lengths)[:-1].tolist())  # token offsets where a document begins
+    for k, p in enumerate(items):
+        cu, pos, docs = p["cu_seqlens"].tolist(), p["position_ids"].tolist(), p["document_ids"].tolist()
+        assert p["cu_seqlens"].dtype == torch.int32 and cu[0] == 0 and cu[-1] == seq
+        # Boundaries: the sequence start and every document start inside the sequence.
+        assert cu[1:-1] == [j for j in range(1, seq) if k * seq + j in starts]
+        assert len(cu) == max(docs) + 2
+        for j in range(seq):
+            assert pos[j] == j - cu[docs[j]]
+    # Batched for varlen attention: flattened tokens, boundaries shifted per sequence.
+    loader = oct.DataLoader(packed, num_workers=workers, batch_size=4, collate_fn=oct.collate_varlen)
+    first = next(iter(loader))
+    assert first["input_ids"].shape == (4 * seq,)
+    assert first["input_ids"].tolist() == torch.cat([items[i]["input_ids"] for i in range(4)]).tolist()
+    want = [0]
+    for i in range(4):
+        want += [c + i * seq for c in items[i]["cu_seqlens"].tolist()[1:]]
+    assert first["cu_seqlens"].tolist() == want
+    assert first["max_seqlen"] == max(b - a for a, b in zip(want, want[1:]))
+    with pytest.raises(ValueError, match="varlen=True"):
+        oct.collate_varlen([{"input_ids": torch.zeros(3)}])
