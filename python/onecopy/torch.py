@@ -22,6 +22,10 @@ worker computes its own share):
   4. DataLoader worker w of W takes every W-th group still to read.
 Progress is counted per group, so a resumed epoch reads only unfinished groups and skips the
 samples a group already gave, whatever the new worker count.
+  5. with world_size > 1, every rank gives the same number of batches of exactly batch_rows
+     rows (onecopy._steps: counted from the plan, or agreed through torch.distributed under a
+     filter), by the `uneven` policy; in this process, or in onecopy.torch.DataLoader's when
+     workers read.
 """
 
 from __future__ import annotations
@@ -37,14 +41,14 @@ import torch.utils.data
 
 import onecopy
 from onecopy._native import Client, shard_units
+from onecopy._steps import POSITION_KEY, EqualSteps
 from onecopy.expr import Expr
 
 __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen"]
 
-#: Key of the position tensor that items carry between DataLoader workers and onecopy's
-#: DataLoader, which removes it: [dataset index, epoch, group, samples given after this item,
-#: samples in the group].
-POSITION_KEY = "__onecopy_position__"
+#: POSITION_KEY (onecopy._steps) names the position tensor that items carry between DataLoader
+#: workers and onecopy's DataLoader, which removes it: [dataset index, epoch, group, samples
+#: given after this item, samples in the group].
 
 
 def _expand(urls, socket: Optional[str]) -> list[str]:
@@ -152,10 +156,11 @@ def _sample(tensors: dict, names: list[str], i: int) -> dict:
 class _Progress:
     """Groups finished and samples given by unfinished ones, for one epoch of one rank."""
 
-    def __init__(self, epoch: int = 0, done: Sequence[int] = (), partial: Optional[dict] = None):
+    def __init__(self, epoch: int = 0, done: Sequence[int] = (), partial: Optional[dict] = None, steps: int = 0):
         self.epoch = epoch
         self.done = set(int(g) for g in done)
         self.partial = {int(g): int(n) for g, n in (partial or {}).items()}
+        self.steps = int(steps)  # equal steps given this epoch (onecopy._steps)
 
     def record(self, epoch: int, group: int, given: int, total: int) -> None:
         if epoch != self.epoch or group in self.done:
@@ -167,7 +172,11 @@ class _Progress:
             self.partial[group] = max(self.partial.get(group, 0), given)
 
     def to_dict(self) -> dict:
-        return {"epoch": self.epoch, "done": sorted(self.done), "partial": dict(sorted(self.partial.items()))}
+        return {"epoch": self.epoch, "done": sorted(self.done), "partial": dict(sorted(self.partial.items())),
+                "steps": self.steps}
+
+    def copy(self) -> "_Progress":
+        return _Progress(self.epoch, self.done, self.partial, self.steps)
 
 
 class Dataset(torch.utils.data.IterableDataset):
@@ -180,18 +189,26 @@ class Dataset(torch.utils.data.IterableDataset):
     rank, world_size: this process's place in the job; None takes them from torch.distributed
     when it is initialised, else from the launcher's RANK and WORLD_SIZE (torchrun sets them), and
     fails when the two disagree. unit_rows: the longest unit of work; shuffle_units: units per shuffle
-    group (the bounded shuffle buffer holds one group's rows).
+    group (the bounded shuffle buffer holds one group's rows). uneven: how ranks are given equal
+    steps when world_size > 1 (onecopy._steps): "repeat" (the default: ranks that run out first
+    give their latest batches again, nothing is lost), "drop" (the epoch ends at the last step
+    every rank can fill) or None (each rank gives what it has: unequal steps, which hang DDP).
+    With a filter, the ranks agree step by step through torch.distributed (initialise it first).
 
     Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
-    otherwise batches of up to batch_rows rows where list columns are "<col>" values plus
-    "<col>.offsets". Fixed-width columns are zero-copy DLPack views of the decoded Arrow buffers.
+    otherwise batches of batch_rows rows (on one rank, up to batch_rows, a short one at the end
+    of each shuffle group) where list columns are "<col>" values plus "<col>.offsets". Fixed-width columns are zero-copy DLPack views of the decoded Arrow buffers.
     """
 
     def __init__(self, urls, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
                  batch_rows: Optional[int] = None, shuffle: bool = True, seed: int = 0,
                  socket: Union[str, None, bool] = None, rank: Optional[int] = None,
-                 world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8):
+                 world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8,
+                 uneven: Optional[str] = "repeat"):
         super().__init__()
+        if uneven not in ("repeat", "drop", None):
+            raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
+        self.uneven = uneven
         self.columns = list(columns) if columns is not None else None
         self.filter = str(filter) if filter is not None else None
         if batch_rows is not None and batch_rows < 1:
@@ -216,11 +233,14 @@ class Dataset(torch.utils.data.IterableDataset):
         self._tracked = False  # set by onecopy's DataLoader before it starts workers
         self._deferred = False  # set by PackedTokens, which records what it has fully given
         self._untracked_workers = multiprocessing.Value("b", 0)
+        self._in_mix = False  # set by Mix, which draws its own steps
+        self._sync = None  # the gloo group equal steps are agreed in, made on first use
 
     def __getstate__(self) -> dict:
         # Open files are handles of this process; a worker started by spawn opens its own.
         state = self.__dict__.copy()
         state["_open_files"] = {}
+        state["_sync"] = None
         return state
 
     # ---- configuration between epochs ----------------------------------------------------------
@@ -256,10 +276,12 @@ class Dataset(torch.utils.data.IterableDataset):
         return [mine[i:i + self.shuffle_units] for i in range(0, len(mine), self.shuffle_units)]
 
     def __len__(self) -> int:
-        """Samples (batch_rows None) or batches this rank reads per epoch. Knowable only without a
-        filter: with one, raises TypeError."""
+        """Samples (batch_rows None) or batches this rank reads per epoch (with equal steps, every
+        rank's). Knowable only without a filter: with one, raises TypeError."""
         if self.filter:
             raise TypeError("len() of a filtered onecopy Dataset is unknown until it is scanned")
+        if self._equalizes():
+            return EqualSteps(self, self.epoch, 0).planned_steps()
         sizes = [sum(e - b for _, b, e in g) for g in self.groups()]
         if self.batch_rows is None:
             return sum(sizes)
@@ -304,20 +326,61 @@ class Dataset(torch.utils.data.IterableDataset):
             raise ValueError(f"this Dataset was made as rank {self.rank} of {self.world_size}, but torch.distributed "
                              f"now says rank {dist[0]} of {dist[1]}; pass rank= and world_size=")
 
+    # ---- equal steps (onecopy._steps) -------------------------------------------------------------
+    def _equalizes(self) -> bool:
+        return self.world_size > 1 and self.uneven is not None and not self._deferred and not self._in_mix
+
+    def planned_rows(self, epoch: int) -> list[int]:
+        """Rows every rank reads in @epoch without a filter, by rank."""
+        every = [(f, b, e) for f, units in enumerate(self._file_units()) for b, e in units]
+        return [sum(e - b for _, b, e in shard_units(every, r, self.world_size, 0, 1, self.shuffle, self.seed, epoch))
+                for r in range(self.world_size)]
+
+    def sync_group(self):
+        """The process group equal steps under a filter are agreed in: the default one when it is
+        gloo, else a gloo group made once (every rank makes it at its first step)."""
+        if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+            raise ValueError(f"a filtered Dataset on {self.world_size} ranks agrees on its steps through "
+                             "torch.distributed: call init_process_group before iterating, or pass uneven=None")
+        if torch.distributed.get_backend() == "gloo":
+            return None
+        if self._sync is None:
+            self._sync = torch.distributed.new_group(backend="gloo")
+        return self._sync
+
+    def record(self, pos: torch.Tensor) -> None:
+        self._consumed(pos)
+
+    def steps_given(self, epoch: int, steps: int) -> None:
+        if epoch == self._progress.epoch:
+            self._progress.steps = steps
+
     def __iter__(self) -> Iterator[dict]:
         info = torch.utils.data.get_worker_info()
         if info is None:
             self._check_world()
         if info is not None and not self._tracked:
             self._untracked_workers.value = 1
+            if self._equalizes():
+                raise ValueError(f"equal steps on {self.world_size} ranks are given by onecopy.torch.DataLoader, "
+                                 "not torch's DataLoader with workers; use it, or pass uneven=None")
         start = self._resume if self._resume is not None else _Progress(self.epoch)
         if info is None:
             # Iterated in this process: progress is what this loop hands out.
-            self._progress, self._resume = _Progress(start.epoch, start.done, start.partial), None
+            self._progress, self._resume = start.copy(), None
+        equal = info is None and self._equalizes()
+        items = self._items(start, info, equal)
+        if equal:
+            yield from EqualSteps(self, start.epoch, start.steps).run(items)
+        else:
+            yield from items
+
+    def _items(self, start: _Progress, info, equal: bool) -> Iterator[dict]:
         # Items carry their position to whoever records it: onecopy's DataLoader across worker
-        # processes, or PackedTokens, which knows which samples it has given whole.
-        tag = (info is not None and self._tracked) or self._deferred
-        record = info is None and not self._deferred
+        # processes, PackedTokens, which knows which samples it has given whole, or EqualSteps,
+        # which knows which it has handed out.
+        tag = (info is not None and self._tracked) or self._deferred or equal
+        record = info is None and not self._deferred and not equal
         groups = self.groups(start.epoch)
         for g in self._my_groups(len(groups), start):
             table = self._read_group(groups[g])
@@ -364,7 +427,7 @@ class Dataset(torch.utils.data.IterableDataset):
     def _start_tracking(self) -> None:
         """Called by onecopy's DataLoader once its workers hold the resume point."""
         start = self._resume if self._resume is not None else _Progress(self.epoch)
-        self._progress, self._resume = _Progress(start.epoch, start.done, start.partial), None
+        self._progress, self._resume = start.copy(), None
 
     def state_dict(self) -> dict:
         """Where this rank's epoch stands: finished groups and samples given by the others, plus
@@ -377,7 +440,7 @@ class Dataset(torch.utils.data.IterableDataset):
         return {"version": 1, "urls": self.urls, "filter": self.filter, "columns": self.columns,
                 "seed": self.seed, "shuffle": self.shuffle, "rank": self.rank, "world_size": self.world_size,
                 "unit_rows": self.unit_rows, "shuffle_units": self.shuffle_units,
-                "batch_rows": self.batch_rows, **self._progress.to_dict()}
+                "batch_rows": self.batch_rows, "uneven": self.uneven, **self._progress.to_dict()}
 
     def load_state_dict(self, state: dict) -> None:
         """Resumes at @state on the next iteration: the same remaining samples, none repeated or
@@ -387,8 +450,8 @@ class Dataset(torch.utils.data.IterableDataset):
                 raise ValueError(f"state_dict was saved with {key}={state.get(key)!r}, this Dataset has "
                                  f"{getattr(self, key)!r}; change filters and sharding at epoch boundaries")
         self.epoch = int(state["epoch"])
-        self._resume = _Progress(self.epoch, state["done"], state["partial"])
-        self._progress = _Progress(self.epoch, state["done"], state["partial"])
+        self._resume = _Progress(self.epoch, state["done"], state["partial"], state.get("steps", 0))
+        self._progress = self._resume.copy()
 
 
 class Mix(torch.utils.data.IterableDataset):
@@ -407,6 +470,7 @@ class Mix(torch.utils.data.IterableDataset):
         self.datasets = list(datasets)
         for i, d in enumerate(self.datasets):
             d.dataset_index = i
+            d._in_mix = True
         self.weights = np.asarray(weights, dtype=np.float64) / float(sum(weights))
         self.seed, self.stop, self.epoch = int(seed), stop, 0
 
@@ -631,6 +695,13 @@ class DataLoader(torch.utils.data.DataLoader):
             it = super().__iter__()  # workers start here, each with a copy of the resume point
             if tracking:
                 ds._start_tracking()
+            if tracking and isinstance(ds, Dataset) and ds._equalizes():
+                # Equal steps are cut here, from what every worker sends, and recorded as given.
+                if self.batch_size is not None:
+                    raise ValueError("equal steps with DataLoader workers take batch_size=None: batch with the "
+                                     "Dataset's batch_rows")
+                yield from EqualSteps(ds, ds._progress.epoch, ds._progress.steps).run(iter(it))
+                return
             # Without workers the Dataset runs in this process and records as it yields.
             for item in it:
                 if tracking and isinstance(item, dict) and POSITION_KEY in item:

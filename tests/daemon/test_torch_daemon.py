@@ -52,9 +52,9 @@ def test_dataset_through_the_daemon_equals_in_process(tmp_path, files):
         local = oct.Dataset(files, socket=False, **kw)
         assert remote.groups() == local.groups()
         assert _items(remote, 0) == _items(local, 0)
-        for rank in range(2):
-            r = oct.Dataset(files, socket=d.sock, rank=rank, world_size=2, **kw)
-            l_ = oct.Dataset(files, socket=False, rank=rank, world_size=2, **kw)
+        for rank in range(2):  # the shards as they are (equal steps need a process group here)
+            r = oct.Dataset(files, socket=d.sock, rank=rank, world_size=2, uneven=None, **kw)
+            l_ = oct.Dataset(files, socket=False, rank=rank, world_size=2, uneven=None, **kw)
             assert sorted(_items(r, 2)) == sorted(_items(l_, 2))
         status = d.client.status()
         assert status["batches_delivered"] > 0

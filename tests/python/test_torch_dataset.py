@@ -89,7 +89,7 @@ def test_two_workers_and_ranks_read_every_row_exactly_once(files, dataset):
     for world in (1, 2, 3):
         seen = []
         for rank in range(world):
-            ds = dataset(paths, rank=rank, world_size=world, seed=5)
+            ds = dataset(paths, rank=rank, world_size=world, seed=5, uneven=None)  # the shards as they are
             seen += ids_of(oct.DataLoader(ds, num_workers=2, batch_size=None))
         assert sorted(seen) == everything, f"world {world}"
 
@@ -116,8 +116,9 @@ def _epoch(ds, epoch, workers=0):
 @pytest.mark.parametrize("before,after", [(2, 3), (2, 0), (0, 2), (3, 1)])
 def test_resume_mid_epoch_with_another_worker_count(files, before, after, dataset):
     paths, table = files
-    ds = dataset(paths, seed=11, rank=1, world_size=2)
-    full = ids_of(_epoch(dataset(paths, seed=11, rank=1, world_size=2), 4))
+    # The shards as they are (uneven=None): equal steps are test_equal_steps_resume_*.
+    ds = dataset(paths, seed=11, rank=1, world_size=2, uneven=None)
+    full = ids_of(_epoch(dataset(paths, seed=11, rank=1, world_size=2, uneven=None), 4))
     ds.set_epoch(4)
     got = []
     for i, batch in enumerate(oct.DataLoader(ds, num_workers=before, batch_size=None)):
@@ -126,7 +127,7 @@ def test_resume_mid_epoch_with_another_worker_count(files, before, after, datase
             state = ds.state_dict()
             break
     assert state["partial"] or state["done"]
-    resumed = dataset(paths, seed=11, rank=1, world_size=2)
+    resumed = dataset(paths, seed=11, rank=1, world_size=2, uneven=None)
     resumed.load_state_dict(state)
     rest = ids_of(oct.DataLoader(resumed, num_workers=after, batch_size=None))
     assert len(got) + len(rest) == len(full)
@@ -283,12 +284,12 @@ def test_rank_and_world_come_from_the_launcher(files, dataset, monkeypatch):
     for rank in range(3):
         monkeypatch.setenv("RANK", str(rank))
         monkeypatch.setenv("WORLD_SIZE", "3")
-        ds = dataset(paths, seed=7)
+        ds = dataset(paths, seed=7, uneven=None)  # the shards as they are
         assert (ds.rank, ds.world_size) == (rank, 3)
         ids = ids_of(_epoch(ds, 0))
         monkeypatch.delenv("RANK")
         monkeypatch.delenv("WORLD_SIZE")
-        assert ids == ids_of(_epoch(dataset(paths, seed=7, rank=rank, world_size=3), 0))
+        assert ids == ids_of(_epoch(dataset(paths, seed=7, rank=rank, world_size=3, uneven=None), 0))
         seen += ids
     assert sorted(seen) == sorted(table["id"].to_pylist())
     # Explicit arguments win (data-parallel ranks under tensor parallelism are not global ranks).
@@ -380,3 +381,130 @@ def test_packed_tokens_give_cu_seqlens_and_position_ids(files, dataset, workers)
     assert first["max_seqlen"] == max(b - a for a, b in zip(want, want[1:]))
     with pytest.raises(ValueError, match="varlen=True"):
         oct.collate_varlen([{"input_ids": torch.zeros(3)}])
+
+
+def _steps_of(items, batch_rows):
+    """(batch sizes, ids) of one rank's epoch."""
+    sizes, ids = [], []
+    for b in items:
+        sizes.append(len(b["id"]))
+        ids += b["id"].tolist()
+    return sizes, ids
+
+
+@pytest.mark.parametrize("uneven", ["repeat", "drop"])
+@pytest.mark.parametrize("workers", [0, 2])
+def test_equal_steps_without_a_filter_come_from_the_plan(files, dataset, uneven, workers):
+    # Three ranks over units of unequal rows: the shards as they are differ (checked below), and
+    # no process group is needed to even them out.
+    paths, table = files
+    world, rows = 3, 64
+    as_they_are = [len(list(_epoch(dataset(paths, rank=r, world_size=world, seed=5, uneven=None), 1)))
+                   for r in range(world)]
+    assert len(set(as_they_are)) > 1, as_they_are
+    runs = [_steps_of(_epoch(dataset(paths, rank=r, world_size=world, seed=5, uneven=uneven), 1, workers), rows)
+            for r in range(world)]
+    steps = {len(sizes) for sizes, _ in runs}
+    assert len(steps) == 1, [len(s) for s, _ in runs]
+    planned = dataset(paths, rank=0, world_size=world, seed=5, uneven=uneven)
+    planned.set_epoch(1)
+    assert len(planned) == steps.pop()
+    assert all(size == rows for sizes, _ in runs for size in sizes)
+    seen = collections.Counter(i for _, ids in runs for i in ids)
+    every = collections.Counter(table["id"].to_pylist())
+    planned = planned.planned_rows(1)
+    if uneven == "repeat":
+        assert not every - seen, "repeat loses nothing"
+        assert sum((seen - every).values()) < world * (max(planned) - min(planned) + rows)
+    else:
+        assert not seen - every, "drop repeats nothing"
+        assert sum((every - seen).values()) < world * (max(planned) - min(planned) + rows)
+
+
+def test_equal_steps_resume_mid_epoch(files, dataset):
+    paths, table = files
+    world, rows = 3, 64
+    full = [len(list(_epoch(dataset(paths, rank=r, world_size=world, seed=9), 2))) for r in range(world)]
+    assert len(set(full)) == 1
+    for r in range(world):
+        ds = dataset(paths, rank=r, world_size=world, seed=9)
+        head = []
+        for i, b in enumerate(_epoch(ds, 2)):
+            head.append(b)
+            if i == 10:
+                break
+        state = ds.state_dict()
+        assert state["steps"] == 11
+        resumed = dataset(paths, rank=r, world_size=world, seed=9)
+        resumed.load_state_dict(state)
+        tail = list(oct.DataLoader(resumed, num_workers=2, batch_size=None))
+        assert len(head) + len(tail) == full[0]
+        assert all(len(b["id"]) == rows for b in head + tail)
+
+
+# One rank of a DDP job: argv = rank, rendezvous file, socket ("" in-process), policy, workers,
+# filter, the files. Trains a one-weight model on `quality` for two epochs and prints, per epoch,
+# its steps and the ids it trained on, as JSON.
+_DDP_RANK = """
+import json, sys
+import torch, torch.distributed as dist
+import onecopy.torch as oct
+rank, init, sock, uneven, workers, filt, paths = (int(sys.argv[1]), sys.argv[2], sys.argv[3] or False,
+                                                   sys.argv[4], int(sys.argv[5]), sys.argv[6] or None, sys.argv[7:])
+dist.init_process_group("gloo", init_method="file://" + init, rank=rank, world_size=3)
+torch.manual_seed(0)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+ds = oct.Dataset(paths, columns=["id", "quality"], filter=filt, batch_rows=64, unit_rows=300, shuffle_units=3,
+                 socket=sock, seed=3, uneven=uneven)
+loader = oct.DataLoader(ds, num_workers=workers, batch_size=None)
+out = []
+for epoch in range(2):
+    ds.set_epoch(epoch)
+    steps, ids, sizes = 0, [], set()
+    for batch in loader:
+        x = batch["quality"].float().reshape(-1, 1)
+        loss = ((model(x) - x) ** 2).mean()
+        opt.zero_grad()
+        loss.backward()  # an all-reduce on every step: a rank with a step more would wait forever
+        opt.step()
+        steps += 1
+        ids += batch["id"].tolist()
+        sizes.add(len(batch["id"]))
+    out.append({"steps": steps, "ids": ids, "sizes": sorted(sizes)})
+dist.barrier()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("uneven,workers", [("repeat", 0), ("drop", 0), ("repeat", 2)])
+def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path, uneven, workers):
+    import json
+
+    paths, table = files
+    filt = "quality > 0.6 AND label < 7"
+    init = tmp_path / "rendezvous"
+    procs = [subprocess.Popen([sys.executable, "-c", _DDP_RANK, str(r), str(init), mode or "", uneven, str(workers),
+                               filt, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in range(3)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]  # a hang fails here
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (_, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    ranks = [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+    kept = table.filter(pc.and_(pc.greater(table["quality"], 0.6), pc.less(table["label"], 7)))
+    every = collections.Counter(kept["id"].to_pylist())
+    for epoch in range(2):
+        steps = [r[epoch]["steps"] for r in ranks]
+        assert len(set(steps)) == 1 and steps[0] > 0, steps
+        assert all(r[epoch]["sizes"] == [64] for r in ranks)
+        seen = collections.Counter(i for r in ranks for i in r[epoch]["ids"])
+        if uneven == "repeat":
+            assert not every - seen, "repeat loses nothing"
+        else:
+            assert not seen - every, "drop repeats nothing"
+            assert sum((every - seen).values()) < 0.2 * len(kept)
+    # Without uneven=None, filtered ranks are unequal as they are: this test would hang without it.
