@@ -30,6 +30,8 @@ samples a group already gave, whatever the new worker count.
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import multiprocessing
 import os
 from typing import Any, Iterator, Optional, Sequence, Union
@@ -194,6 +196,8 @@ class Dataset(torch.utils.data.IterableDataset):
     give their latest batches again, nothing is lost), "drop" (the epoch ends at the last step
     every rank can fill) or None (each rank gives what it has: unequal steps, which hang DDP).
     With a filter, the ranks agree step by step through torch.distributed (initialise it first).
+    prefetch_groups: shuffle groups read ahead on a background thread (0: none), so that
+    DataLoader(ds, num_workers=0) is the fast path; each holds one group's rows in memory.
 
     Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
     otherwise batches of batch_rows rows (on one rank, up to batch_rows, a short one at the end
@@ -204,8 +208,11 @@ class Dataset(torch.utils.data.IterableDataset):
                  batch_rows: Optional[int] = None, shuffle: bool = True, seed: int = 0,
                  socket: Union[str, None, bool] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8,
-                 uneven: Optional[str] = "repeat"):
+                 uneven: Optional[str] = "repeat", prefetch_groups: int = 1):
         super().__init__()
+        if prefetch_groups < 0:
+            raise ValueError("prefetch_groups must be at least 0")
+        self.prefetch_groups = int(prefetch_groups)
         if uneven not in ("repeat", "drop", None):
             raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
         self.uneven = uneven
@@ -312,6 +319,26 @@ class Dataset(torch.utils.data.IterableDataset):
         # One contiguous chunk per column: a shuffled take across many chunks is many times slower.
         return pa.Table.from_batches(batches, schema=schema).combine_chunks()
 
+    def _tables(self, groups: list, todo: list[int]) -> Iterator[tuple[int, pa.Table]]:
+        """(group, its table) for each of @todo, the next `prefetch_groups` read ahead on a
+        background thread while the loop uses the current one (the reads, in the daemon or in
+        the C library, run without the GIL), so num_workers=0 needs no workers to keep up."""
+        if not self.prefetch_groups:
+            for g in todo:
+                yield g, self._read_group(groups[g])
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="onecopy-prefetch") as pool:
+            ahead = collections.deque(pool.submit(self._read_group, groups[g]) for g in todo[:self.prefetch_groups + 1])
+            try:
+                for i, g in enumerate(todo):
+                    table = ahead.popleft().result()
+                    if i + self.prefetch_groups + 1 < len(todo):
+                        ahead.append(pool.submit(self._read_group, groups[todo[i + self.prefetch_groups + 1]]))
+                    yield g, table
+            finally:
+                for f in ahead:  # abandoned early: reads not started never start
+                    f.cancel()
+
     def _my_groups(self, n_groups: int, progress: _Progress) -> list[int]:
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
@@ -382,8 +409,7 @@ class Dataset(torch.utils.data.IterableDataset):
         tag = (info is not None and self._tracked) or self._deferred or equal
         record = info is None and not self._deferred and not equal
         groups = self.groups(start.epoch)
-        for g in self._my_groups(len(groups), start):
-            table = self._read_group(groups[g])
+        for g, table in self._tables(groups, self._my_groups(len(groups), start)):
             n = table.num_rows
             order = None
             if self.shuffle:

@@ -508,3 +508,30 @@ def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path
             assert not seen - every, "drop repeats nothing"
             assert sum((every - seen).values()) < 0.2 * len(kept)
     # Without uneven=None, filtered ranks are unequal as they are: this test would hang without it.
+
+
+def test_groups_are_read_ahead_on_a_background_thread(files, dataset):
+    import threading
+
+    paths, _ = files
+    want = ids_of(_epoch(dataset(paths, seed=4, prefetch_groups=0), 0))
+    for ahead in (1, 2):
+        assert ids_of(_epoch(dataset(paths, seed=4, prefetch_groups=ahead), 0)) == want
+    ds = dataset(paths, seed=4, prefetch_groups=2)
+    reads, started = [], threading.Event()
+    inner = ds._read_group
+
+    def watched(group):
+        reads.append(threading.current_thread().name)
+        if len(reads) == 3:
+            started.set()
+        return inner(group)
+
+    ds._read_group = watched
+    it = iter(ds)
+    next(it)  # the first batch of group 0: groups 1 and 2 are on their way
+    assert started.wait(30), reads
+    assert all(name.startswith("onecopy-prefetch") for name in reads)
+    it.close()
+    with pytest.raises(ValueError, match="prefetch_groups"):
+        dataset(paths, prefetch_groups=-1)
