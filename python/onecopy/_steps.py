@@ -116,31 +116,28 @@ def _fill(short: dict, ring: list[dict], rows: int) -> dict:
     while have < rows:
         donor = donors[i % len(donors)]
         take = min(rows - have, rows_of(donor))
-        parts.append(_slice(_no_position(donor), 0, take))
+        parts.append(_slice(donor, 0, take))
         have += take
         i += 1
     return _concat(parts)
 
 
-def _no_position(item: dict) -> dict:
-    return {k: v for k, v in item.items() if k != POSITION_KEY}
-
-
 class EqualSteps:
-    """Yields a Dataset's items as equal steps (see the module). @dataset gives batch_rows
-    (None: items are samples, each a step), uneven, and the plan: planned_rows(epoch) for every
-    rank without a filter, sync_group() for torch.distributed with one, and record(positions)."""
+    """Yields an owner's items as equal steps (see the module). The owner (a Dataset, Mix or
+    PackedTokens) gives `uneven`, `world_size`, `batch_rows` (None: each item is a step),
+    planned_rows(epoch) (rows by rank, or None when unknown), sync_group(), record(positions)
+    and steps_given(epoch, steps)."""
 
-    def __init__(self, dataset, epoch: int, steps_done: int):
-        self.ds = dataset
+    def __init__(self, owner, epoch: int, steps_done: int):
+        self.ds = owner
         self.epoch = epoch
         self.steps = steps_done  # steps given this epoch before this iteration (a resume)
 
     def planned_steps(self) -> Optional[int]:
-        """Steps of this epoch from the plan, or None when a filter makes them unknown."""
-        if self.ds.filter:
-            return None
+        """Steps of this epoch from the plan, or None when they are unknown (a filter, a mix)."""
         per_rank = self.ds.planned_rows(self.epoch)
+        if per_rank is None:
+            return None
         b = self.ds.batch_rows or 1
         if self.ds.uneven == "drop":
             return min(n // b for n in per_rank)
@@ -161,12 +158,11 @@ class EqualSteps:
         b = self.ds.batch_rows
         stream = _rebatch(items, b) if b else items
         target = self.planned_steps()
-        ring: list[dict] = []
-        ever = False
+        ring: list[dict] = []  # the latest batches given, without positions: what "repeat" gives again
         nxt = next(stream, None)
         while target is None or self.steps < target:
             state = _OUT if nxt is None else (_SHORT if b and rows_of(nxt) < b else _FULL)
-            if state == _OUT and not ever and not ring:
+            if state == _OUT and not ring:
                 state = _NEVER
             if target is None:
                 states = self._agree(state)
@@ -177,23 +173,26 @@ class EqualSteps:
                     if max(states) <= _OUT:
                         return
                     if _NEVER in states:
-                        raise ValueError(f"rank {states.index(_NEVER)} has no rows in epoch {self.epoch} under "
-                                         f"this filter to repeat; use uneven='drop', or widen the filter")
+                        raise ValueError(f"rank {states.index(_NEVER)} has nothing in epoch {self.epoch} to "
+                                         f"repeat; use uneven='drop', or widen the filter")
             if state == _FULL:
                 out, nxt = nxt, next(stream, None)
             elif self.ds.uneven == "drop":
                 return  # only a short batch or nothing: the plan ends here too
             elif state == _SHORT:
                 out, nxt = _fill(nxt, ring, b), None
+            elif ring:
+                out = dict(ring[self.steps % len(ring)])
             else:
-                out = _no_position(ring[self.steps % len(ring)])
-            ever = True
-            pos = out.pop(POSITION_KEY, None)
-            if pos is not None:
-                self.ds.record(pos)
+                # Only after a resume that left this rank nothing new before the plan's end.
+                raise ValueError(f"this rank has nothing in epoch {self.epoch} to repeat")
+            if state != _OUT:
+                pos = out.pop(POSITION_KEY, None)
+                if pos is not None:
+                    self.ds.record(pos)
                 if len(ring) == _REPEAT_RING:
                     ring.pop(0)
-                ring.append(out)
+                ring.append(dict(out))
             self.steps += 1
             self.ds.steps_given(self.epoch, self.steps)
             yield out

@@ -357,8 +357,10 @@ class Dataset(torch.utils.data.IterableDataset):
     def _equalizes(self) -> bool:
         return self.world_size > 1 and self.uneven is not None and not self._deferred and not self._in_mix
 
-    def planned_rows(self, epoch: int) -> list[int]:
-        """Rows every rank reads in @epoch without a filter, by rank."""
+    def planned_rows(self, epoch: int) -> Optional[list[int]]:
+        """Rows every rank reads in @epoch, by rank; None with a filter (unknown until read)."""
+        if self.filter:
+            return None
         every = [(f, b, e) for f, units in enumerate(self._file_units()) for b, e in units]
         return [sum(e - b for _, b, e in shard_units(every, r, self.world_size, 0, 1, self.shuffle, self.seed, epoch))
                 for r in range(self.world_size)]
@@ -367,8 +369,9 @@ class Dataset(torch.utils.data.IterableDataset):
         """The process group equal steps under a filter are agreed in: the default one when it is
         gloo, else a gloo group made once (every rank makes it at its first step)."""
         if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
-            raise ValueError(f"a filtered Dataset on {self.world_size} ranks agrees on its steps through "
-                             "torch.distributed: call init_process_group before iterating, or pass uneven=None")
+            raise ValueError(f"equal steps on {self.world_size} ranks are agreed through torch.distributed when "
+                             "their number is unknown until read (a filter, a mix, packing): call "
+                             "init_process_group before iterating, or pass uneven=None")
         if torch.distributed.get_backend() == "gloo":
             return None
         if self._sync is None:
@@ -381,6 +384,11 @@ class Dataset(torch.utils.data.IterableDataset):
     def steps_given(self, epoch: int, steps: int) -> None:
         if epoch == self._progress.epoch:
             self._progress.steps = steps
+
+    @property
+    def steps(self) -> int:
+        """Equal steps given so far this epoch."""
+        return self._progress.steps
 
     def __iter__(self) -> Iterator[dict]:
         info = torch.utils.data.get_worker_info()
@@ -480,13 +488,33 @@ class Dataset(torch.utils.data.IterableDataset):
         self._progress = self._resume.copy()
 
 
+def _equal_steps(owner, epoch: int, items) -> Iterator[dict]:
+    """@owner's (a Mix or PackedTokens) items(), as equal steps when it gives them in this
+    process; in workers, onecopy.torch.DataLoader cuts the steps (torch's cannot)."""
+    if torch.utils.data.get_worker_info() is None:
+        if owner._equalizes():
+            yield from EqualSteps(owner, epoch, owner.steps).run(items())
+            return
+    elif owner._equalizes() and not owner._tracked:
+        raise ValueError(f"equal steps on {owner.world_size} ranks are given by onecopy.torch.DataLoader, not "
+                         "torch's DataLoader with workers; use it, or pass uneven=None")
+    yield from items()
+
+
 class Mix(torch.utils.data.IterableDataset):
     """Weighted mixing: each item comes from dataset i with probability weights[i] / sum, drawn
     from a generator seeded by (seed, epoch, rank, worker). Stops when any dataset runs out
-    (`stop="first"`, which keeps the proportions) or when all have (`stop="all"`)."""
+    (`stop="first"`, which keeps the proportions) or when all have (`stop="all"`). With
+    world_size > 1 every rank gives the same number of items, agreed step by step through
+    torch.distributed, by the `uneven` policy (as Dataset's)."""
 
-    def __init__(self, datasets: Sequence[Dataset], weights: Sequence[float], seed: int = 0, stop: str = "first"):
+    def __init__(self, datasets: Sequence[Dataset], weights: Sequence[float], seed: int = 0, stop: str = "first",
+                 uneven: Optional[str] = "repeat"):
         super().__init__()
+        if uneven not in ("repeat", "drop", None):
+            raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
+        self.uneven = uneven
+        self.steps = 0  # equal steps given this epoch
         if len(datasets) != len(weights) or not datasets:
             raise ValueError("Mix needs one weight per dataset")
         if any(w < 0 for w in weights) or sum(weights) <= 0:
@@ -502,10 +530,36 @@ class Mix(torch.utils.data.IterableDataset):
 
     def set_epoch(self, epoch: int) -> None:
         self.epoch = int(epoch)
+        self.steps = 0
         for d in self.datasets:
             d.set_epoch(epoch)
 
+    # Equal steps (onecopy._steps): a mix's counts are drawn, so the ranks agree step by step.
+    batch_rows = None
+
+    @property
+    def world_size(self) -> int:
+        return self.datasets[0].world_size
+
+    def _equalizes(self) -> bool:
+        return self.world_size > 1 and self.uneven is not None and not self._deferred
+
+    def planned_rows(self, epoch: int) -> None:
+        return None
+
+    def sync_group(self):
+        return self.datasets[0].sync_group()
+
+    def record(self, pos: torch.Tensor) -> None:
+        self._consumed(pos)
+
+    def steps_given(self, epoch: int, steps: int) -> None:
+        self.steps = steps
+
     def __iter__(self) -> Iterator[dict]:
+        yield from _equal_steps(self, self.epoch, self._items)
+
+    def _items(self) -> Iterator[dict]:
         info = torch.utils.data.get_worker_info()
         worker = info.id if info else 0
         rank = self.datasets[0].rank
@@ -551,10 +605,12 @@ class Mix(torch.utils.data.IterableDataset):
     def state_dict(self) -> dict:
         """Each dataset's state. A resumed mix gives each dataset exactly its remaining samples;
         the interleaving after the resume is drawn afresh."""
-        return {"version": 1, "epoch": self.epoch, "datasets": [d.state_dict() for d in self.datasets]}
+        return {"version": 1, "epoch": self.epoch, "steps": self.steps,
+                "datasets": [d.state_dict() for d in self.datasets]}
 
     def load_state_dict(self, state: dict) -> None:
         self.epoch = int(state["epoch"])
+        self.steps = int(state.get("steps", 0))
         for d, s in zip(self.datasets, state["datasets"]):
             d.load_state_dict(s)
 
@@ -576,8 +632,11 @@ class PackedTokens(torch.utils.data.IterableDataset):
     seen twice, and nothing is lost."""
 
     def __init__(self, dataset: Union[Dataset, Mix], column: str = "tokens", seq_len: int = 2048,
-                 document_ids: bool = True, varlen: bool = False):
+                 document_ids: bool = True, varlen: bool = False, uneven: Optional[str] = "repeat"):
         super().__init__()
+        if uneven not in ("repeat", "drop", None):
+            raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
+        self.uneven = uneven
         if seq_len < 1:
             raise ValueError("seq_len must be at least 1")
         for d in getattr(dataset, "datasets", [dataset]):
@@ -589,12 +648,37 @@ class PackedTokens(torch.utils.data.IterableDataset):
 
     def set_epoch(self, epoch: int) -> None:
         self.dataset.set_epoch(epoch)
+        self.steps = 0
 
     def state_dict(self) -> dict:
-        return self.dataset.state_dict()
+        return {**self.dataset.state_dict(), "packed_steps": self.steps}
 
     def load_state_dict(self, state: dict) -> None:
-        self.dataset.load_state_dict(state)
+        self.steps = int(state.get("packed_steps", 0))
+        self.dataset.load_state_dict({k: v for k, v in state.items() if k != "packed_steps"})
+
+    # Equal steps (onecopy._steps): how many sequences a rank packs is known only once read.
+    batch_rows = None
+    steps = 0
+
+    @property
+    def world_size(self) -> int:
+        return getattr(self.dataset, "world_size", 1)
+
+    def _equalizes(self) -> bool:
+        return self.world_size > 1 and self.uneven is not None
+
+    def planned_rows(self, epoch: int) -> None:
+        return None
+
+    def sync_group(self):
+        return (self.dataset.datasets[0] if isinstance(self.dataset, Mix) else self.dataset).sync_group()
+
+    def record(self, pos: torch.Tensor) -> None:
+        self._consumed(pos)
+
+    def steps_given(self, epoch: int, steps: int) -> None:
+        self.steps = steps
 
     def _start_tracking(self) -> None:
         self.dataset._start_tracking()
@@ -611,6 +695,13 @@ class PackedTokens(torch.utils.data.IterableDataset):
         self.dataset._tracked = value
 
     def __iter__(self) -> Iterator[dict]:
+        yield from _equal_steps(self, self.epoch, self._sequences)
+
+    @property
+    def epoch(self) -> int:
+        return self.dataset.epoch
+
+    def _sequences(self) -> Iterator[dict]:
         in_worker = torch.utils.data.get_worker_info() is not None
         self.dataset._deferred = True
         nothing = torch.tensor([0, 0, -1, 0, 0])
@@ -721,12 +812,13 @@ class DataLoader(torch.utils.data.DataLoader):
             it = super().__iter__()  # workers start here, each with a copy of the resume point
             if tracking:
                 ds._start_tracking()
-            if tracking and isinstance(ds, Dataset) and ds._equalizes():
+            if tracking and ds._equalizes():
                 # Equal steps are cut here, from what every worker sends, and recorded as given.
-                if self.batch_size is not None:
-                    raise ValueError("equal steps with DataLoader workers take batch_size=None: batch with the "
-                                     "Dataset's batch_rows")
-                yield from EqualSteps(ds, ds._progress.epoch, ds._progress.steps).run(iter(it))
+                # Each item from the workers is a step: a Dataset's batch, or what this loader
+                # collated of samples or sequences.
+                if self.batch_size is not None and ds.batch_rows:
+                    raise ValueError("a Dataset with batch_rows batches already: use batch_size=None")
+                yield from EqualSteps(ds, ds.epoch, ds.steps).run(iter(it))
                 return
             # Without workers the Dataset runs in this process and records as it yields.
             for item in it:

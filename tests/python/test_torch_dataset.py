@@ -443,26 +443,38 @@ def test_equal_steps_resume_mid_epoch(files, dataset):
 
 
 # One rank of a DDP job: argv = rank, rendezvous file, socket ("" in-process), policy, workers,
-# filter, the files. Trains a one-weight model on `quality` for two epochs and prints, per epoch,
+# filter, what it reads (a "dataset", a "mix" of two, "packed" tokens), the files. Trains a one-weight model on `quality` for two epochs and prints, per epoch,
 # its steps and the ids it trained on, as JSON.
 _DDP_RANK = """
 import json, sys
 import torch, torch.distributed as dist
 import onecopy.torch as oct
-rank, init, sock, uneven, workers, filt, paths = (int(sys.argv[1]), sys.argv[2], sys.argv[3] or False,
-                                                   sys.argv[4], int(sys.argv[5]), sys.argv[6] or None, sys.argv[7:])
+rank, init, sock, uneven, workers, filt, kind, paths = (int(sys.argv[1]), sys.argv[2], sys.argv[3] or False,
+                                                         sys.argv[4], int(sys.argv[5]), sys.argv[6] or None,
+                                                         sys.argv[7], sys.argv[8:])
 dist.init_process_group("gloo", init_method="file://" + init, rank=rank, world_size=3)
 torch.manual_seed(0)
 model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1))
 opt = torch.optim.SGD(model.parameters(), lr=0.01)
-ds = oct.Dataset(paths, columns=["id", "quality"], filter=filt, batch_rows=64, unit_rows=300, shuffle_units=3,
-                 socket=sock, seed=3, uneven=uneven)
-loader = oct.DataLoader(ds, num_workers=workers, batch_size=None)
+kw = dict(unit_rows=300, shuffle_units=3, socket=sock, seed=3, uneven=uneven)
+if kind == "dataset":
+    ds = oct.Dataset(paths, columns=["id", "quality"], filter=filt, batch_rows=64, **kw)
+    loader = oct.DataLoader(ds, num_workers=workers, batch_size=None)
+elif kind == "mix":
+    ds = oct.Mix([oct.Dataset(paths, columns=["id", "quality"], filter=filt, batch_rows=64, **kw),
+                  oct.Dataset(paths[:1], columns=["id", "quality"], batch_rows=64, **kw)], [0.7, 0.3], uneven=uneven)
+    loader = oct.DataLoader(ds, num_workers=workers, batch_size=None)
+else:
+    ds = oct.PackedTokens(oct.Dataset(paths, columns=["tokens"], filter=filt, batch_rows=None, **kw), seq_len=64,
+                          uneven=uneven)
+    loader = oct.DataLoader(ds, num_workers=workers, batch_size=4)
 out = []
 for epoch in range(2):
     ds.set_epoch(epoch)
     steps, ids, sizes = 0, [], set()
     for batch in loader:
+        if kind == "packed":
+            batch = {"quality": batch["input_ids"].float().mean(1) / 50_000, "id": batch["input_ids"][:, 0]}
         x = batch["quality"].float().reshape(-1, 1)
         loss = ((model(x) - x) ** 2).mean()
         opt.zero_grad()
@@ -477,15 +489,13 @@ print(json.dumps(out))
 """
 
 
-@pytest.mark.parametrize("uneven,workers", [("repeat", 0), ("drop", 0), ("repeat", 2)])
-def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path, uneven, workers):
+def _ddp(mode, tmp_path, uneven, workers, filt, kind, paths):
+    """Runs _DDP_RANK on three ranks: each rank's [{steps, ids, sizes} per epoch]."""
     import json
 
-    paths, table = files
-    filt = "quality > 0.6 AND label < 7"
     init = tmp_path / "rendezvous"
     procs = [subprocess.Popen([sys.executable, "-c", _DDP_RANK, str(r), str(init), mode or "", uneven, str(workers),
-                               filt, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               filt, kind, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for r in range(3)]
     try:
         outs = [p.communicate(timeout=240) for p in procs]  # a hang fails here
@@ -494,7 +504,14 @@ def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path
             p.kill()
     for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
-    ranks = [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+    return [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+
+
+@pytest.mark.parametrize("uneven,workers", [("repeat", 0), ("drop", 0), ("repeat", 2)])
+def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path, uneven, workers):
+    paths, table = files
+    filt = "quality > 0.6 AND label < 7"
+    ranks = _ddp(mode, tmp_path, uneven, workers, filt, "dataset", paths)
     kept = table.filter(pc.and_(pc.greater(table["quality"], 0.6), pc.less(table["label"], 7)))
     every = collections.Counter(kept["id"].to_pylist())
     for epoch in range(2):
@@ -507,7 +524,11 @@ def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path
         else:
             assert not seen - every, "drop repeats nothing"
             assert sum((every - seen).values()) < 0.2 * len(kept)
-    # Without uneven=None, filtered ranks are unequal as they are: this test would hang without it.
+    # The shards as they are (uneven=None) give the ranks unequal step counts: DDP would hang on them.
+    as_they_are = [len(list(oct.Dataset(paths, columns=["id"], filter=filt, batch_rows=64, unit_rows=300,
+                                        shuffle_units=3, socket=False, seed=3, rank=r, world_size=3, uneven=None)))
+                   for r in range(3)]
+    assert len(set(as_they_are)) > 1, as_they_are
 
 
 def test_groups_are_read_ahead_on_a_background_thread(files, dataset):
@@ -535,3 +556,12 @@ def test_groups_are_read_ahead_on_a_background_thread(files, dataset):
     it.close()
     with pytest.raises(ValueError, match="prefetch_groups"):
         dataset(paths, prefetch_groups=-1)
+
+
+@pytest.mark.parametrize("kind,workers", [("mix", 0), ("packed", 0), ("packed", 2)])
+def test_ddp_over_a_mix_or_packed_tokens_takes_equal_steps(files, mode, tmp_path, kind, workers):
+    paths, _ = files
+    ranks = _ddp(mode, tmp_path, "repeat", workers, "quality > 0.6 AND label < 7", kind, paths)
+    for epoch in range(2):
+        steps = [r[epoch]["steps"] for r in ranks]
+        assert len(set(steps)) == 1 and steps[0] > 0, steps
