@@ -35,6 +35,13 @@ _REPEAT_RING = 8
 _FULL, _SHORT, _OUT, _NEVER = 2, 1, 0, -1
 
 
+def check_uneven(uneven: Optional[str]) -> Optional[str]:
+    """@uneven when it names a policy ("repeat", "drop", or None: none); ValueError otherwise."""
+    if uneven not in ("repeat", "drop", None):
+        raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
+    return uneven
+
+
 def _columns(item: dict) -> list[str]:
     return [k for k in item if k != POSITION_KEY and not k.endswith(".offsets")]
 

@@ -43,7 +43,7 @@ import torch.utils.data
 
 import onecopy
 from onecopy._native import Client, shard_units
-from onecopy._steps import POSITION_KEY, EqualSteps
+from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
 from onecopy.expr import Expr
 
 __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen"]
@@ -213,9 +213,7 @@ class Dataset(torch.utils.data.IterableDataset):
         if prefetch_groups < 0:
             raise ValueError("prefetch_groups must be at least 0")
         self.prefetch_groups = int(prefetch_groups)
-        if uneven not in ("repeat", "drop", None):
-            raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
-        self.uneven = uneven
+        self.uneven = check_uneven(uneven)
         self.columns = list(columns) if columns is not None else None
         self.filter = str(filter) if filter is not None else None
         if batch_rows is not None and batch_rows < 1:
@@ -511,9 +509,7 @@ class Mix(torch.utils.data.IterableDataset):
     def __init__(self, datasets: Sequence[Dataset], weights: Sequence[float], seed: int = 0, stop: str = "first",
                  uneven: Optional[str] = "repeat"):
         super().__init__()
-        if uneven not in ("repeat", "drop", None):
-            raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
-        self.uneven = uneven
+        self.uneven = check_uneven(uneven)
         self.steps = 0  # equal steps given this epoch
         if len(datasets) != len(weights) or not datasets:
             raise ValueError("Mix needs one weight per dataset")
@@ -634,9 +630,7 @@ class PackedTokens(torch.utils.data.IterableDataset):
     def __init__(self, dataset: Union[Dataset, Mix], column: str = "tokens", seq_len: int = 2048,
                  document_ids: bool = True, varlen: bool = False, uneven: Optional[str] = "repeat"):
         super().__init__()
-        if uneven not in ("repeat", "drop", None):
-            raise ValueError(f'uneven is "repeat", "drop" or None, not {uneven!r}')
-        self.uneven = uneven
+        self.uneven = check_uneven(uneven)
         if seq_len < 1:
             raise ValueError("seq_len must be at least 1")
         for d in getattr(dataset, "datasets", [dataset]):
