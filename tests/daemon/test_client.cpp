@@ -2,15 +2,21 @@
 // onecopy-test-client: the client library as a plain C++ program, for the daemon tests that run
 // a client as another user (setpriv: no Python venv needed) or with SIGPIPE at its default.
 //
-//   onecopy-test-client SOCKET scan URI [--slow]   prints "rows N"; --slow reads batches of
+//   onecopy-test-client SOCKET scan URI [--slow | --keep]
+//                                                   prints "rows N"; --slow reads batches of
 //                                                   1000 rows, printing "batch" and waiting
-//                                                   200 ms after each
+//                                                   200 ms after each; --keep reads batches of
+//                                                   1000 rows, keeps them all to the end and
+//                                                   prints "rows N sum S" (S: the sum of the
+//                                                   first column, an int64)
 //   onecopy-test-client SOCKET list PATTERN        prints one name a line
 // Failures print "error CODE: MESSAGE" and exit 1.
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "daemon/client.hpp"
 
@@ -25,11 +31,13 @@ int fail(const oc::Error& e) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s SOCKET scan URI [--slow] | SOCKET list PATTERN\n", argv[0]);
+    std::fprintf(stderr, "usage: %s SOCKET scan URI [--slow | --keep] | SOCKET list PATTERN\n",
+                 argv[0]);
     return 2;
   }
   const std::string socket = argv[1], verb = argv[2], what = argv[3];
   const bool slow = argc > 4 && std::string(argv[4]) == "--slow";
+  const bool keep = argc > 4 && std::string(argv[4]) == "--keep";
   if (verb == "list") {
     auto names = oc::daemon::remote_list(socket, what);
     if (!names.ok()) return fail(names.error());
@@ -38,7 +46,8 @@ int main(int argc, char** argv) {
   }
   ArrowArrayStream stream{};
   oc::daemon::RemoteScanOptions options;
-  if (slow) options.batch_rows = 1000;
+  if (slow || keep) options.batch_rows = 1000;
+  std::vector<ArrowArray> kept;  // --keep: every batch, released at the end
   auto cursor = oc::daemon::remote_scan(socket, what, options, &stream);
   if (!cursor.ok()) return fail(cursor.error());
   uint64_t rows = 0;
@@ -51,6 +60,10 @@ int main(int argc, char** argv) {
     }
     if (batch.release == nullptr) break;
     rows += static_cast<uint64_t>(batch.length);
+    if (keep) {
+      kept.push_back(batch);
+      continue;
+    }
     batch.release(&batch);  // sends Release
     if (slow) {
       std::printf("batch\n");
@@ -59,6 +72,19 @@ int main(int argc, char** argv) {
     }
   }
   stream.release(&stream);
-  if (rc == 0) std::printf("rows %llu\n", static_cast<unsigned long long>(rows));
+  int64_t sum = 0;
+  for (ArrowArray& b : kept) {
+    // A struct batch: the first child's values buffer, from its offset.
+    const ArrowArray* c = b.children[0];
+    const auto* v = static_cast<const int64_t*>(c->buffers[1]);
+    for (int64_t i = 0; i < c->length; ++i) sum += v[c->offset + i];
+    b.release(&b);
+  }
+  if (rc == 0 && keep) {
+    std::printf("rows %llu sum %lld\n", static_cast<unsigned long long>(rows),
+                static_cast<long long>(sum));
+  } else if (rc == 0) {
+    std::printf("rows %llu\n", static_cast<unsigned long long>(rows));
+  }
   return rc;
 }

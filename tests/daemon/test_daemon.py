@@ -335,6 +335,23 @@ def test_kept_batches_are_copied_out_within_the_limit(tmp_path, data_file):
         d.stop()
 
 
+def test_a_client_keeping_every_batch_gets_copies_and_finishes(tmp_path, data_file):
+    # The C client library (from $ONECOPYD's build: under ASan in scripts/test.sh's second pass)
+    # keeps 50 batches under a limit of 3: the copies it makes must hold the right bytes.
+    path, table = data_file
+    client = ONECOPYD.parent / "tests" / "onecopy-test-client"
+    d = Daemon(tmp_path, config="daemon_client_max_batches_in_flight = 3\n")
+    try:
+        p = subprocess.run([str(client), d.sock, "scan", str(path), "--keep"], capture_output=True, text=True,
+                           timeout=120)
+        assert_no_sanitizer_report(p.stderr)
+        assert p.returncode == 0, p.stdout + p.stderr
+        assert p.stdout.split() == ["rows", "50000", "sum", str(sum(table["id"].to_pylist()))]
+        assert d.client.status()["errors"] == 0
+    finally:
+        d.stop()
+
+
 def test_sighup_reloads_log_level(daemon):
     daemon.config.write_text('log_level = "debug"\n')
     daemon.proc.send_signal(signal.SIGHUP)
