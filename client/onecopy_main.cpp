@@ -11,12 +11,20 @@
 //                     the given rows (0-based, any order, repeats allowed), as scan prints them
 //   onecopy ls s3://bucket[/prefix] [--recursive]
 //   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
+//   onecopy convert INPUT ... --to DIR [--format parquet|jsonl|wds] [--rows-per-file N]
+//                     Parquet, JSONL or WebDataset shards to Vortex files (python -m
+//                     onecopy.convert, run with $ONECOPY_PYTHON, else python3)
 //   onecopy defaults            every knob with its environment variable and default
 //   onecopy status [--json] [--socket PATH]
 //   onecopy metrics [--socket PATH]
 //                     onecopyd's version, uptime, clients, scans, bytes delivered, errors, pool
 //   onecopy version
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <string>
@@ -47,6 +55,7 @@ int usage(const std::string& why) {
                "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl]\n"
                "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
+               "  onecopy convert INPUT ... --to DIR [--format parquet|jsonl|wds]\n"
                "  onecopy defaults\n"
                "  onecopy status [--json] [--socket PATH]\n"
                "  onecopy metrics [--socket PATH]\n"
@@ -292,6 +301,23 @@ int run_metrics(const std::vector<std::string>& args) {
   return 0;
 }
 
+// The writer is vortex-data's, a Python package: convert is onecopy.convert, run with
+// $ONECOPY_PYTHON (else python3), with the same arguments.
+int run_convert(const std::vector<std::string>& args) {
+  const char* env = std::getenv("ONECOPY_PYTHON");
+  const std::string python = env && *env ? env : "python3";
+  std::vector<std::string> argv{python, "-m", "onecopy.convert"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char*> ptrs;
+  for (auto& a : argv) ptrs.push_back(a.data());
+  ptrs.push_back(nullptr);
+  ::execvp(ptrs[0], ptrs.data());
+  std::cerr << "onecopy convert: cannot run " << python << " -m onecopy.convert ("
+            << std::strerror(errno) << "); set ONECOPY_PYTHON to a Python with onecopy and "
+            << "vortex-data installed\n";
+  return kExitError;
+}
+
 int run_defaults() {
   for (const auto& k : oc::knob_table()) {
     std::cout << k.name << "\t" << k.env << "\t" << k.default_value << "\t" << k.doc << "\n";
@@ -317,6 +343,7 @@ int main(int argc, char** argv) {
     if (cmd == "metrics") return run_metrics(args);
     if (cmd == "ls") return oc::client::run_ls(args);
     if (cmd == "cp") return oc::client::run_cp(args);
+    if (cmd == "convert") return run_convert(args);
     if (cmd == "version" || cmd == "--version") {
       std::cout << "onecopy " << OC_VERSION << "\n";
       return 0;
