@@ -28,8 +28,9 @@ import torch
 
 POSITION_KEY = "__onecopy_position__"
 
-#: Batches a rank keeps to give again once it has run out (policy "repeat").
-_REPEAT_RING = 8
+#: Batches a rank keeps to give again once it has run out (policy "repeat"); each keeps the rows
+#: of its shuffle group alive, so few.
+_REPEAT_RING = 4
 
 # What a rank has for the next step, as all-gathered.
 _FULL, _SHORT, _OUT, _NEVER = 2, 1, 0, -1
