@@ -14,14 +14,16 @@
 How an epoch is dealt (a pure function of the files, seed, epoch and world, so every rank and
 worker computes its own share):
   1. every file is cut into units, row ranges at chunk boundaries (`VortexFile.units`);
-  2. this rank takes its units (`onecopy.shard_units`: a seeded shuffle per epoch, then every
-     world_size-th unit);
-  3. consecutive units of the rank form shuffle groups of `shuffle_units` units; the rows of a
-     group are permuted by a generator seeded with (seed, epoch, rank, group): a shuffle buffer
-     of bounded size whose order does not depend on timing;
+  2. all units, shuffled by (seed, epoch), form the epoch's shuffle groups: consecutive runs of
+     `shuffle_units` units, numbered in that order, the same for any world size;
+  3. rank r of W takes every W-th group from group r; the rows of a group are permuted by a
+     generator seeded with (seed, epoch, group): a shuffle buffer of bounded size whose order
+     depends on neither timing nor world size;
   4. DataLoader worker w of W takes every W-th group still to read.
 Progress is counted per group, so a resumed epoch reads only unfinished groups and skips the
-samples a group already gave, whatever the new worker count.
+samples a group already gave, whatever the new worker count; resumed with another number of
+ranks from every rank's state_dict, the groups not finished are dealt again to the new ranks
+(step 3 over what is left), those begun going on where they stopped.
   5. with world_size > 1, every rank gives the same number of batches of exactly batch_rows
      rows (onecopy._steps: counted from the plan, or agreed through torch.distributed under a
      filter), by the `uneven` policy; in this process, or in onecopy.torch.DataLoader's when
@@ -46,7 +48,7 @@ from onecopy._native import Client, shard_units
 from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
 from onecopy.expr import Expr
 
-__all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen"]
+__all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen", "gather_state_dicts"]
 
 #: POSITION_KEY (onecopy._steps) names the position tensor that items carry between DataLoader
 #: workers and onecopy's DataLoader, which removes it: [dataset index, epoch, group, samples
@@ -156,13 +158,20 @@ def _sample(tensors: dict, names: list[str], i: int) -> dict:
 
 
 class _Progress:
-    """Groups finished and samples given by unfinished ones, for one epoch of one rank."""
+    """One rank's epoch: the deal it reads (groups done before it, `base`; offsets into groups
+    others had started, `base_partial`; the world it was dealt to), the groups it finished and
+    the samples its unfinished groups gave. Group numbers are global: the same on every rank
+    and for any world size."""
 
-    def __init__(self, epoch: int = 0, done: Sequence[int] = (), partial: Optional[dict] = None, steps: int = 0):
+    def __init__(self, epoch: int = 0, done: Sequence[int] = (), partial: Optional[dict] = None, steps: int = 0,
+                 base: Sequence[int] = (), base_partial: Optional[dict] = None, world: int = 0):
         self.epoch = epoch
         self.done = set(int(g) for g in done)
         self.partial = {int(g): int(n) for g, n in (partial or {}).items()}
-        self.steps = int(steps)  # equal steps given this epoch (onecopy._steps)
+        self.steps = int(steps)  # equal steps given since the deal (onecopy._steps)
+        self.base = frozenset(int(g) for g in base)
+        self.base_partial = {int(g): int(n) for g, n in (base_partial or {}).items()}
+        self.world = int(world)  # 0: the dataset's own world size
 
     def record(self, epoch: int, group: int, given: int, total: int) -> None:
         if epoch != self.epoch or group in self.done:
@@ -173,12 +182,39 @@ class _Progress:
         else:
             self.partial[group] = max(self.partial.get(group, 0), given)
 
+    def start_of(self, group: int) -> int:
+        """Samples of @group given before this iteration."""
+        return max(self.partial.get(group, 0), self.base_partial.get(group, 0))
+
     def to_dict(self) -> dict:
         return {"epoch": self.epoch, "done": sorted(self.done), "partial": dict(sorted(self.partial.items())),
-                "steps": self.steps}
+                "steps": self.steps, "base": sorted(self.base), "base_partial": dict(sorted(self.base_partial.items()))}
 
     def copy(self) -> "_Progress":
-        return _Progress(self.epoch, self.done, self.partial, self.steps)
+        return _Progress(self.epoch, self.done, self.partial, self.steps, self.base, self.base_partial, self.world)
+
+    @staticmethod
+    def merged(states: Sequence[dict], world: int) -> "_Progress":
+        """The deal for @world ranks of what every rank of an earlier deal left (their
+        state_dicts, one per rank): their finished groups join the base, their partial groups'
+        offsets carry over, and the steps count again from 0."""
+        first = states[0]
+        ranks = sorted(int(st["rank"]) for st in states)
+        if ranks != list(range(int(first["world_size"]))):
+            raise ValueError(f"a resume with another world needs the state_dict of every rank of the one saved "
+                             f"({first['world_size']} ranks), got ranks {ranks}")
+        for st in states:
+            if (st["epoch"], st.get("base", []), st.get("base_partial", {})) != \
+                    (first["epoch"], first.get("base", []), first.get("base_partial", {})):
+                raise ValueError("these state_dicts come from different epochs or deals")
+        base = set(int(g) for g in first.get("base", []))
+        partial = {int(g): int(n) for g, n in first.get("base_partial", {}).items()}
+        for st in states:
+            base.update(int(g) for g in st["done"])
+            for g, n in st["partial"].items():
+                partial[int(g)] = max(partial.get(int(g), 0), int(n))
+        partial = {g: n for g, n in partial.items() if g not in base}
+        return _Progress(int(first["epoch"]), base=base, base_partial=partial, world=world)
 
 
 class Dataset(torch.utils.data.IterableDataset):
@@ -272,13 +308,28 @@ class Dataset(torch.utils.data.IterableDataset):
                 self._units = [onecopy.open(u).units(self.unit_rows) for u in self.urls]
         return self._units
 
-    def groups(self, epoch: Optional[int] = None) -> list[list[tuple[int, int, int]]]:
-        """This rank's shuffle groups for @epoch (default: the current one): lists of
-        (file, begin, end) units."""
-        epoch = self.epoch if epoch is None else epoch
+    def global_groups(self, epoch: int) -> list[list[tuple[int, int, int]]]:
+        """Every shuffle group of @epoch, in its global order: consecutive shuffle_units units of
+        the units of all files, shuffled by (seed, epoch). The same for any world size."""
         every = [(f, b, e) for f, units in enumerate(self._file_units()) for b, e in units]
-        mine = shard_units(every, self.rank, self.world_size, 0, 1, self.shuffle, self.seed, epoch)
-        return [mine[i:i + self.shuffle_units] for i in range(0, len(mine), self.shuffle_units)]
+        order = shard_units(every, 0, 1, 0, 1, self.shuffle, self.seed, epoch)
+        return [order[i:i + self.shuffle_units] for i in range(0, len(order), self.shuffle_units)]
+
+    def _deal(self, n_groups: int, progress: "_Progress", rank: int) -> list[int]:
+        """The groups @rank reads under @progress's deal: those not in its base, every
+        world-th."""
+        world = progress.world or self.world_size
+        return [g for g in range(n_groups) if g not in progress.base][rank::world]
+
+    def _current(self) -> "_Progress":
+        return self._resume if self._resume is not None else self._progress
+
+    def groups(self, epoch: Optional[int] = None) -> list[list[tuple[int, int, int]]]:
+        """This rank's shuffle groups for @epoch (default: the current one), as its deal gives
+        them: lists of (file, begin, end) units."""
+        epoch = self.epoch if epoch is None else epoch
+        every = self.global_groups(epoch)
+        return [every[g] for g in self._deal(len(every), self._current(), self.rank)]
 
     def __len__(self) -> int:
         """Samples (batch_rows None) or batches this rank reads per epoch (with equal steps, every
@@ -340,7 +391,7 @@ class Dataset(torch.utils.data.IterableDataset):
     def _my_groups(self, n_groups: int, progress: _Progress) -> list[int]:
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        todo = [g for g in range(n_groups) if g not in progress.done]
+        todo = [g for g in self._deal(n_groups, progress, self.rank) if g not in progress.done]
         return todo[worker::workers]
 
     def _check_world(self) -> None:
@@ -359,8 +410,10 @@ class Dataset(torch.utils.data.IterableDataset):
         """Rows every rank reads in @epoch, by rank; None with a filter (unknown until read)."""
         if self.filter:
             return None
-        every = [(f, b, e) for f, units in enumerate(self._file_units()) for b, e in units]
-        return [sum(e - b for _, b, e in shard_units(every, r, self.world_size, 0, 1, self.shuffle, self.seed, epoch))
+        every = self.global_groups(epoch)
+        progress = self._current()
+        rows = [sum(e - b for _, b, e in group) for group in every]
+        return [sum(rows[g] - progress.base_partial.get(g, 0) for g in self._deal(len(every), progress, r))
                 for r in range(self.world_size)]
 
     def sync_group(self):
@@ -414,14 +467,14 @@ class Dataset(torch.utils.data.IterableDataset):
         # which knows which it has handed out.
         tag = (info is not None and self._tracked) or self._deferred or equal
         record = info is None and not self._deferred and not equal
-        groups = self.groups(start.epoch)
+        groups = self.global_groups(start.epoch)
         for g, table in self._tables(groups, self._my_groups(len(groups), start)):
             n = table.num_rows
             order = None
             if self.shuffle:
-                rng = np.random.Generator(np.random.PCG64([self.seed, start.epoch, self.rank, self.world_size, g]))
+                rng = np.random.Generator(np.random.PCG64([self.seed, start.epoch, g]))  # any world's
                 order = rng.permutation(n)
-            given = start.partial.get(g, 0)
+            given = start.start_of(g)
             step = self.batch_rows or 1024
             while given < n:
                 end = min(n, given + step)
@@ -465,25 +518,55 @@ class Dataset(torch.utils.data.IterableDataset):
         """Where this rank's epoch stands: finished groups and samples given by the others, plus
         what the plan depends on. Exact when iterated in this process or through
         onecopy.torch.DataLoader; a plain torch DataLoader with workers cannot report what its
-        workers gave, so that raises RuntimeError."""
+        workers gave, so that raises RuntimeError. Resume a job with the same ranks from each
+        rank's own state_dict, or with another number of ranks from all of them (a list)."""
         if self._untracked_workers.value and not self._tracked:
             raise RuntimeError("this Dataset was iterated in torch DataLoader workers, whose progress it cannot "
                                "see; iterate it through onecopy.torch.DataLoader for exact state_dict()")
-        return {"version": 1, "urls": self.urls, "filter": self.filter, "columns": self.columns,
+        return {"version": 2, "urls": self.urls, "filter": self.filter, "columns": self.columns,
                 "seed": self.seed, "shuffle": self.shuffle, "rank": self.rank, "world_size": self.world_size,
                 "unit_rows": self.unit_rows, "shuffle_units": self.shuffle_units,
                 "batch_rows": self.batch_rows, "uneven": self.uneven, **self._progress.to_dict()}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: Union[dict, Sequence[dict]]) -> None:
         """Resumes at @state on the next iteration: the same remaining samples, none repeated or
-        lost, with any number of DataLoader workers. The plan's inputs must match."""
-        for key in ("urls", "filter", "seed", "shuffle", "rank", "world_size", "unit_rows", "shuffle_units"):
-            if state.get(key) != getattr(self, key):
-                raise ValueError(f"state_dict was saved with {key}={state.get(key)!r}, this Dataset has "
-                                 f"{getattr(self, key)!r}; change filters and sharding at epoch boundaries")
-        self.epoch = int(state["epoch"])
-        self._resume = _Progress(self.epoch, state["done"], state["partial"], state.get("steps", 0))
-        self._progress = self._resume.copy()
+        lost, with any number of DataLoader workers. @state is this rank's state_dict() from a job
+        of the same ranks, or the list of every rank's (in any order) from a job of any number of
+        ranks: their remaining groups are dealt again to this job's ranks. The plan's inputs must
+        match."""
+        states = list(state) if isinstance(state, (list, tuple)) else [state]
+        if not states:
+            raise ValueError("load_state_dict needs a state_dict, or a list of them")
+        keys = ("urls", "filter", "seed", "shuffle", "unit_rows", "shuffle_units")
+        for st in states:
+            if st.get("version") != 2:
+                raise ValueError(f"state_dict version {st.get('version')!r} is not 2: resume at an epoch boundary")
+            for key in keys:
+                if st.get(key) != getattr(self, key):
+                    raise ValueError(f"state_dict was saved with {key}={st.get(key)!r}, this Dataset has "
+                                     f"{getattr(self, key)!r}; change filters and sharding at epoch boundaries")
+        one = states[0]
+        if len(states) == 1 and (one["rank"], one["world_size"]) == (self.rank, self.world_size):
+            progress = _Progress(one["epoch"], one["done"], one["partial"], one.get("steps", 0), one.get("base", ()),
+                                 one.get("base_partial"), one["world_size"])
+        elif len(states) == 1 and one["world_size"] != 1:
+            raise ValueError(f"this state_dict is rank {one['rank']} of {one['world_size']}'s and this Dataset is rank "
+                             f"{self.rank} of {self.world_size}: resume with another world from every rank's "
+                             "state_dict, as a list")
+        else:
+            progress = _Progress.merged(states, self.world_size)
+        self.epoch = progress.epoch
+        self._resume = progress
+        self._progress = progress.copy()
+
+
+def gather_state_dicts(dataset, group=None) -> list[dict]:
+    """Every rank's state_dict() of @dataset (a Dataset, Mix or PackedTokens), on every rank: a
+    collective of torch.distributed that all ranks call together. Save its result (from one
+    rank) to resume the job with any number of ranks: load_state_dict(that list)."""
+    out: list = [None] * torch.distributed.get_world_size(group)
+    torch.distributed.all_gather_object(out, dataset.state_dict(), group=group)
+    return out
 
 
 def _equal_steps(owner, epoch: int, items) -> Iterator[dict]:
@@ -604,7 +687,13 @@ class Mix(torch.utils.data.IterableDataset):
         return {"version": 1, "epoch": self.epoch, "steps": self.steps,
                 "datasets": [d.state_dict() for d in self.datasets]}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: Union[dict, Sequence[dict]]) -> None:
+        """This rank's state_dict(), or every rank's (a list) to resume with another world."""
+        if isinstance(state, (list, tuple)):
+            self.epoch, self.steps = int(state[0]["epoch"]), 0
+            for i, d in enumerate(self.datasets):
+                d.load_state_dict([st["datasets"][i] for st in state])
+            return
         self.epoch = int(state["epoch"])
         self.steps = int(state.get("steps", 0))
         for d, s in zip(self.datasets, state["datasets"]):
@@ -647,7 +736,12 @@ class PackedTokens(torch.utils.data.IterableDataset):
     def state_dict(self) -> dict:
         return {**self.dataset.state_dict(), "packed_steps": self.steps}
 
-    def load_state_dict(self, state: dict) -> None:
+    def load_state_dict(self, state: Union[dict, Sequence[dict]]) -> None:
+        """This rank's state_dict(), or every rank's (a list) to resume with another world."""
+        if isinstance(state, (list, tuple)):
+            self.steps = 0
+            self.dataset.load_state_dict([{k: v for k, v in st.items() if k != "packed_steps"} for st in state])
+            return
         self.steps = int(state.get("packed_steps", 0))
         self.dataset.load_state_dict({k: v for k, v in state.items() if k != "packed_steps"})
 
