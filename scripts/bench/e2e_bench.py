@@ -318,7 +318,8 @@ def _rewrite_mds(job) -> int:
 
 def rewrite(a) -> dict:
     """Rewrites the shards for `quality > 0.8` with the system's own reader and writer in
-    --workers processes (the DataLoader's parallelism, without its per-sample IPC): read from S3,
+    --workers processes (the DataLoader's parallelism, without its per-sample IPC; one for
+    --workers 0): read from S3,
     keep the matching samples, write new shards, upload; JSON out."""
     import multiprocessing as mp
 
@@ -334,8 +335,9 @@ def rewrite(a) -> dict:
     bl.delete_prefix(s3, bucket, prefix)
     os.environ.setdefault("S3_ENDPOINT_URL", os.environ["S3_ENDPOINT"])
     ctx = mp.get_context("fork")
+    procs = max(1, a.workers)  # num_workers=0 loads in the training process: the rewrite takes one
     if a.system == "wds":
-        jobs = [(urls[w::a.workers], str(work), out_prefix) for w in range(a.workers) if urls[w::a.workers]]
+        jobs = [(urls[w::procs], str(work), out_prefix) for w in range(procs) if urls[w::procs]]
         with ctx.Pool(len(jobs)) as pool:
             kept = sum(pool.map(_rewrite_wds, jobs))
         new = [f"{out_prefix}/{u.rsplit('/', 1)[1]}" for u in urls]
@@ -345,12 +347,12 @@ def rewrite(a) -> dict:
         global _MDS_SOURCE
         _MDS_SOURCE, _ = mds_dataset(urls, a, shuffle=False)
         rows = _MDS_SOURCE.num_samples
-        jobs = [(w, rows * w // a.workers, rows * (w + 1) // a.workers, str(work), out_prefix, a.shard_bytes)
-                for w in range(a.workers)]
-        with ctx.Pool(a.workers) as pool:
+        jobs = [(w, rows * w // procs, rows * (w + 1) // procs, str(work), out_prefix, a.shard_bytes)
+                for w in range(procs)]
+        with ctx.Pool(procs) as pool:
             kept = sum(pool.map(_rewrite_mds, jobs))
         merge_index([(str(work / "out" / str(w) / "index.json"), f"{out_prefix}/{w}/index.json")
-                     for w in range(a.workers)], (str(work / "out"), out_prefix))
+                     for w in range(procs)], (str(work / "out"), out_prefix))
         new = [f"{out_prefix}/index.json"]
     shutil.rmtree(work, ignore_errors=True)
     return {"system": a.system, "kept": kept, "rewrite_s": time.perf_counter() - t0, "cpu_s": bl.self_cpu() - cpu0,
