@@ -47,7 +47,9 @@ def input_files(inputs: Sequence[str], fmt: Optional[str]) -> list[tuple[Path, s
     for item in inputs:
         paths = sorted(Path(p) for p in glob.glob(item)) if any(c in item for c in "*?[") else [Path(item)]
         for p in paths:
-            files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in FORMATS) if p.is_dir() else [p]
+            # In a directory, .json files are metadata (an MDS index, a manifest), not JSONL.
+            files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix in FORMATS and f.suffix != ".json"
+                           and f.name != MANIFEST) if p.is_dir() else [p]
             for f in files:
                 if not f.is_file():
                     raise ValueError(f"{f}: no such file")

@@ -73,6 +73,7 @@ def test_jsonl_equals_the_source(tmp_path):
     with open(tmp_path / "docs.jsonl", "w") as f:
         for row in src.to_pylist():
             f.write(json.dumps(row) + "\n")
+    (tmp_path / "index.json").write_text("{}")  # metadata beside it, not JSONL
     out = tmp_path / "out"
     convert.convert([str(tmp_path)], str(out), rows_per_file=500, batch_rows=100, progress=False)
     ours, theirs = _read_back(out)
