@@ -20,8 +20,9 @@
 # WebDataset and MDS first rewrite their shards (rewrite time included). Markdown tables and
 # the command to reproduce at the end (details in scripts/bench/e2e_bench.py).
 #
-# Installs: apt python3-torch, python3-torchvision, curl; scripts/bench-requirements.txt into
-# .venv with --no-deps (webdataset, mosaicml-streaming and what they import; no CUDA torch).
+# Installs: apt python3-torch, python3-torchvision, curl; .venv as scripts/bootstrap.sh makes it
+# (webdataset from requirements.txt; mosaicml-streaming and what it imports from
+# requirements-nodeps.txt, with --no-deps: no CUDA torch).
 # Env: ONECOPY_BUILD_DIR (default build/, built by scripts/bootstrap.sh when missing),
 #      ONECOPY_VENV, BENCH_KEEP_SERVER=1, TMPDIR (MDS caches and rewritten shards go there).
 set -euo pipefail
@@ -50,13 +51,6 @@ source "$ROOT/scripts/bench/bench_env.sh"
 trap bench_cleanup EXIT
 bench_build
 ensure_apt python3-torch python3-torchvision curl
-stamp=$VENV/.bench-requirements.sha256
-want=$(sha256sum "$ROOT/scripts/bench-requirements.txt" | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  log "installing scripts/bench-requirements.txt into $VENV (--no-deps)"
-  "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$ROOT/scripts/bench-requirements.txt"
-  echo "$want" >"$stamp"
-fi
 "$PY" -c 'import numpy, torch, webdataset, streaming; assert numpy.__version__ < "2", numpy.__version__' ||
   { log "the baselines do not import with this torch/numpy"; exit 1; }
 

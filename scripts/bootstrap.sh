@@ -17,7 +17,7 @@ APT_PACKAGES=(
   liburing-dev libssl-dev openssl libspdlog-dev libfmt-dev
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
-  python3 python3-venv python3-dev python3-torch
+  python3 python3-venv python3-dev python3-torch python3-torchvision
 )
 # The test servers (tests/servers/) and the network benchmark's baselines (scripts/bench_net.sh):
 # installed when the caller sets BOOTSTRAP_TEST_SERVERS=1, as scripts/test.sh does.
@@ -57,7 +57,7 @@ install_apt() {
 install_venv() {
   local stamp=$VENV/.requirements.sha256
   local want
-  want=$(sha256sum "$ROOT/requirements.txt" | cut -d' ' -f1)
+  want=$(cat "$ROOT/requirements.txt" "$ROOT/requirements-nodeps.txt" | sha256sum | cut -d' ' -f1)
   if [ ! -x "$VENV/bin/python" ]; then
     log "creating $VENV"
     # System site packages make Debian's python3-torch visible (see README).
@@ -66,6 +66,8 @@ install_venv() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python requirements"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/requirements.txt"
+    # Without their declared dependencies, which would pull a CUDA torch and numpy 2 (see the file).
+    "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$ROOT/requirements-nodeps.txt"
     echo "$want" >"$stamp"
   fi
   # The onecopy package is used from the source tree; libonecopy.so comes from the build.

@@ -53,11 +53,11 @@ ensure_apt() {
   [ $rc -eq 0 ] || { log "ERROR: apt-get install ${missing[*]} failed"; exit 1; }
 }
 
-# ensure_venv: the project's .venv with requirements.txt installed (same steps and stamp as
-# scripts/bootstrap.sh, without building the project).
+# ensure_venv: the project's .venv with requirements.txt and requirements-nodeps.txt installed
+# (same steps and stamp as scripts/bootstrap.sh, without building the project).
 ensure_venv() {
   local stamp=$VENV/.requirements.sha256 want
-  want=$(sha256sum "$ROOT/requirements.txt" | cut -d' ' -f1)
+  want=$(cat "$ROOT/requirements.txt" "$ROOT/requirements-nodeps.txt" | sha256sum | cut -d' ' -f1)
   if [ ! -x "$VENV/bin/python" ]; then
     ensure_apt python3 python3-venv
     log "creating $VENV"
@@ -66,6 +66,7 @@ ensure_venv() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python requirements into $VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r "$ROOT/requirements.txt"
+    "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps -r "$ROOT/requirements-nodeps.txt"
     echo "$want" >"$stamp"
   fi
 }
