@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "config/json.hpp"
 #include "format/array_tree.hpp"
 #include "format/scalar.hpp"
 
@@ -12,16 +13,6 @@ namespace oc::client {
 namespace {
 
 using namespace oc::format;
-
-std::string json_str(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-    else out += static_cast<char>(c);
-  }
-  return out + "\"";
-}
 
 std::string stat_text(const std::vector<uint8_t>& bytes, const DType& t) {
   if (bytes.empty()) return "-";
@@ -60,7 +51,7 @@ struct Inspector {
     return s;
   }
   std::string array_json(const ArrayView& a) {
-    std::string s = fmt::format("{{\"encoding\":{},\"metadata_bytes\":{},\"buffers\":[", json_str(a.encoding), a.metadata.size());
+    std::string s = fmt::format("{{\"encoding\":{},\"metadata_bytes\":{},\"buffers\":[", json_string(a.encoding), a.metadata.size());
     for (size_t i = 0; i < a.buffers.size(); ++i) s += (i ? "," : "") + std::to_string(a.buffers[i].size());
     s += "],\"children\":[";
     for (size_t i = 0; i < a.children.size(); ++i) s += (i ? "," : "") + array_json(a.children[i]);
@@ -85,7 +76,7 @@ struct Inspector {
     for (const auto& c : l.children) layout_text(*c, indent + 2);
   }
   std::string layout_json(const LayoutNode& l) {
-    std::string s = fmt::format("{{\"encoding\":{},\"rows\":{},\"segments\":[", json_str(l.encoding), l.row_count);
+    std::string s = fmt::format("{{\"encoding\":{},\"rows\":{},\"segments\":[", json_string(l.encoding), l.row_count);
     for (size_t i = 0; i < l.segments.size(); ++i) {
       const auto& seg = file.footer().segments[l.segments[i]];
       s += fmt::format("{}{{\"id\":{},\"offset\":{},\"length\":{},\"alignment_exponent\":{}}}", i ? "," : "",
@@ -96,7 +87,7 @@ struct Inspector {
     if (auto z = zones.find(&l); z != zones.end()) {
       s += fmt::format(",\"zone_len\":{},\"zones\":{},\"zone_stats\":[", z->second.zone_len, z->second.table->length);
       for (size_t i = 0; i < z->second.table->dtype->names.size(); ++i) {
-        s += (i ? "," : "") + json_str(z->second.table->dtype->names[i]);
+        s += (i ? "," : "") + json_string(z->second.table->dtype->names[i]);
       }
       s += "]";
     }
@@ -127,21 +118,21 @@ Result<void> inspect(const VortexFile& file, std::ostream& os, bool json) {
   const DType& root = *f.dtype;
   if (json) {
     std::string s = fmt::format("{{\"path\":{},\"file_size\":{},\"rows\":{},\"dtype\":{},\"reads_to_open\":{},",
-                                json_str(file.source().name()), f.file_size, file.row_count(),
-                                json_str(root.to_string()), f.reads_to_open);
+                                json_string(file.source().name()), f.file_size, file.row_count(),
+                                json_string(root.to_string()), f.reads_to_open);
     s += "\"array_specs\":[";
-    for (size_t i = 0; i < f.array_specs.size(); ++i) s += (i ? "," : "") + json_str(f.array_specs[i]);
+    for (size_t i = 0; i < f.array_specs.size(); ++i) s += (i ? "," : "") + json_string(f.array_specs[i]);
     s += "],\"file_stats\":[";
     for (size_t i = 0; i < f.field_stats.size(); ++i) {
       const auto& st = f.field_stats[i];
       const DType& ft = root.kind == TypeKind::struct_ && i < root.children.size() ? *root.children[i] : root;
       s += fmt::format("{}{{\"field\":{},\"min\":{},\"max\":{},\"null_count\":{}}}", i ? "," : "",
-                       json_str(root.kind == TypeKind::struct_ && i < root.names.size() ? root.names[i] : ""),
-                       json_str(stat_text(st.min, ft)), json_str(stat_text(st.max, ft)),
+                       json_string(root.kind == TypeKind::struct_ && i < root.names.size() ? root.names[i] : ""),
+                       json_string(stat_text(st.min, ft)), json_string(stat_text(st.max, ft)),
                        st.null_count ? std::to_string(*st.null_count) : "null");
     }
     s += "],\"zone_errors\":[";
-    for (size_t i = 0; i < zone_errors.size(); ++i) s += (i ? "," : "") + json_str(zone_errors[i]);
+    for (size_t i = 0; i < zone_errors.size(); ++i) s += (i ? "," : "") + json_string(zone_errors[i]);
     s += "],\"layout\":" + in.layout_json(*f.layout) + "}\n";
     os << s;
     return {};

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "config/json.hpp"
 #include "format/expr.hpp"
 
 namespace oc::client {
@@ -31,20 +32,7 @@ void put_escaped(std::string& out, std::string_view s, RowFormat f) {
     out += '"';
     return;
   }
-  out += '"';
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
-    }
-  }
-  out += '"';
+  append_json_string(out, s);
 }
 
 
