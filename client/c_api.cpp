@@ -15,6 +15,7 @@
 
 #include "client/inspect.hpp"
 #include "client/open_uri.hpp"
+#include "client/profiled_scan.hpp"
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
@@ -29,7 +30,7 @@ struct onecopy_file {
 };
 
 struct onecopy_cursor {
-  std::shared_ptr<const oc::daemon::RemoteCursor> cursor;
+  std::shared_ptr<const oc::client::ScanCursor> cursor;
 };
 
 namespace {
@@ -76,6 +77,19 @@ class OneBatch final : public oc::format::Scan {
   oc::format::DTypePtr dtype_;
 };
 
+// Exports @p scan as @p out; with @p cursor, through a ProfiledScan reporting to a new cursor.
+void export_profiled(std::unique_ptr<oc::format::Scan> scan, ArrowArrayStream* out,
+                     onecopy_cursor** cursor) {
+  if (cursor == nullptr) {
+    oc::format::export_stream(std::move(scan), out);
+    return;
+  }
+  auto c = std::make_shared<oc::client::ScanCursor>(0, oc::format::UnitPosition{});
+  auto* handle = new onecopy_cursor{c};
+  oc::format::export_stream(std::make_unique<oc::client::ProfiledScan>(std::move(scan), c), out);
+  *cursor = handle;
+}
+
 }  // namespace
 
 OC_API int onecopy_init(char* err, size_t errlen) {
@@ -107,7 +121,8 @@ OC_API int onecopy_schema(const onecopy_file* file, ArrowSchema* out, char* err,
 
 OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
                         const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                        ArrowArrayStream* out, char* err, size_t errlen) {
+                        ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                        size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
     opts.columns = column_list(columns, ncolumns);
@@ -119,7 +134,7 @@ OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, si
     }
     auto scan = file->file->scan(opts);
     if (!scan.ok()) return report(scan.error(), err, errlen);
-    oc::format::export_stream(std::move(scan).value(), out);
+    export_profiled(std::move(scan).value(), out, cursor);
     return 0;
   });
 }
@@ -316,7 +331,7 @@ OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
 OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns,
                                size_t ncolumns, const char* filter, uint64_t batch_rows,
                                const uint64_t* ranges, size_t nranges, ArrowArrayStream* out,
-                               char* err, size_t errlen) {
+                               onecopy_cursor** cursor, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
     opts.columns = column_list(columns, ncolumns);
@@ -326,7 +341,7 @@ OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* colu
     for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
     auto scan = oc::format::scan_units(file->file, std::move(opts), std::move(units), {});
     if (!scan.ok()) return report(scan.error(), err, errlen);
-    oc::format::export_stream(std::move(scan).value(), out);
+    export_profiled(std::move(scan).value(), out, cursor);
     return 0;
   });
 }
@@ -344,6 +359,23 @@ OC_API uint64_t onecopy_cursor_units(const onecopy_cursor* cursor) {
 OC_API int onecopy_cursor_error(const onecopy_cursor* cursor, char* err, size_t errlen) {
   const auto e = cursor->cursor->error();
   return e ? report(*e, err, errlen) : 0;
+}
+
+OC_API void onecopy_cursor_stats(const onecopy_cursor* cursor, onecopy_scan_stats* out) {
+  const oc::format::ScanProfile p = cursor->cursor->profile();
+  *out = onecopy_scan_stats{p.rows,       p.batches,          p.bytes_read,   p.storage_ns,
+                            p.decode_ns,  p.copy_ns,          p.consumer_wait_ns,
+                            p.pool_wait_ns, p.wait_ns,        p.wall_ns,      p.complete ? 1 : 0};
+}
+
+OC_API const char* onecopy_bottleneck(const onecopy_scan_stats* stats) {
+  oc::format::ScanProfile p;
+  p.storage_ns = stats->storage_ns;
+  p.decode_ns = stats->decode_ns;
+  p.copy_ns = stats->copy_ns;
+  p.pool_wait_ns = stats->pool_wait_ns;
+  p.consumer_wait_ns = stats->consumer_wait_ns;
+  return oc::format::bottleneck(p);
 }
 
 OC_API void onecopy_cursor_free(onecopy_cursor* cursor) { delete cursor; }

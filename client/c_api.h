@@ -35,6 +35,11 @@ enum {
 
 typedef struct onecopy_file onecopy_file;
 
+/* How far a scan's stream has got, and where its time went. It is separate from the stream
+ * because Arrow consumers move streams into their own structs (pyarrow does); the cursor stays
+ * valid, and is updated by the stream wherever it went, until onecopy_cursor_free. */
+typedef struct onecopy_cursor onecopy_cursor;
+
 /* Loads ONECOPY_* environment overrides; call once before anything else. */
 int onecopy_init(char* err, size_t errlen);
 
@@ -52,10 +57,13 @@ int onecopy_schema(const onecopy_file* file, struct ArrowSchema* out, char* err,
  * `filter` is a SQL WHERE predicate (grammar in format/expr.hpp; NULL or "": every row); only
  * rows where it is TRUE are delivered. A filter that does not parse or bind fails here, with a
  * message that points at the offending token. The stream stays valid after onecopy_close; the
- * caller releases it. */
+ * caller releases it. With `cursor` non-NULL, `*cursor` receives the scan's cursor, whose
+ * onecopy_cursor_stats reports its stages (its position stays 0, 0 in process); free it with
+ * onecopy_cursor_free. */
 int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
                  const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                 struct ArrowArrayStream* out, char* err, size_t errlen);
+                 struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                 size_t errlen);
 
 /* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
  * (indices may be unsorted and repeat), into a stream of exactly one batch. An index at or past
@@ -126,10 +134,6 @@ typedef struct onecopy_shard {
   uint64_t unit_rows;
 } onecopy_shard;
 
-/* How far a daemon scan's stream has got. It is separate from the stream because Arrow
- * consumers move streams into their own structs (pyarrow does); the cursor stays valid, and is
- * updated by the stream wherever it went, until onecopy_cursor_free. */
-typedef struct onecopy_cursor onecopy_cursor;
 
 /* onecopy_daemon_scan, and: with `shard` non-NULL, reads that shard instead of a row range
  * (row_begin must be 0 and row_end < 0; ONECOPY_E_INVALID otherwise); with `cursor` non-NULL,
@@ -154,7 +158,8 @@ int onecopy_daemon_scan_ranges(const char* socket, const char* uri, const char* 
 /* onecopy_scan over explicit row ranges, in process: `ranges` as onecopy_daemon_scan_ranges. */
 int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns, size_t ncolumns,
                         const char* filter, uint64_t batch_rows, const uint64_t* ranges,
-                        size_t nranges, struct ArrowArrayStream* out, char* err, size_t errlen);
+                        size_t nranges, struct ArrowArrayStream* out, onecopy_cursor** cursor,
+                        char* err, size_t errlen);
 
 /* The position just after the last batch the stream handed out (the shard's start before the
  * first; 0, 0 throughout for an unsharded scan): pass it as start_unit, start_rows with the
@@ -167,6 +172,24 @@ uint64_t onecopy_cursor_units(const onecopy_cursor* cursor);
 /* 0 while the stream has not failed; else the error class it failed with, its message in
  * `err`. */
 int onecopy_cursor_error(const onecopy_cursor* cursor, char* err, size_t errlen);
+
+/* Where a scan's time went (format/scan_profile.hpp), in nanoseconds: waiting for storage,
+ * decoding, copying into slabs (the daemon's), the scan waiting for its consumer, a batch
+ * waiting for room in the daemon's pool, the consumer waiting for the scan, and the wall time
+ * from its start to its end (to now while it runs). A daemon scan's daemon-side stages
+ * (storage, decode, copy, consumer_wait, pool_wait, bytes_read) arrive when it ends; `complete`
+ * is then 1. */
+typedef struct onecopy_scan_stats {
+  uint64_t rows, batches, bytes_read;
+  uint64_t storage_ns, decode_ns, copy_ns, consumer_wait_ns, pool_wait_ns, wait_ns, wall_ns;
+  int complete;
+} onecopy_scan_stats;
+
+void onecopy_cursor_stats(const onecopy_cursor* cursor, onecopy_scan_stats* out);
+
+/* The stage that held `stats` up longest: "storage", "decode", "copy", "pool" or "consumer"
+ * (the scan kept up with its consumer), or "none"; a static string. */
+const char* onecopy_bottleneck(const onecopy_scan_stats* stats);
 
 void onecopy_cursor_free(onecopy_cursor* cursor);
 

@@ -11,13 +11,16 @@
 //                     the given rows (0-based, any order, repeats allowed), as scan prints them
 //   onecopy ls s3://bucket[/prefix] [--recursive]
 //   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
-//   onecopy convert INPUT ... --to DIR [--format parquet|jsonl|wds] [--rows-per-file N]
-//                     Parquet, JSONL or WebDataset shards to Vortex files (python -m
-//                     onecopy.convert, run with $ONECOPY_PYTHON, else python3)
+//   onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]
+//                     [--rows-per-file N]
+//                     Parquet, JSONL, WebDataset or MosaicML MDS shards, local or s3://, to
+//                     Vortex files (python -m onecopy.convert, run with $ONECOPY_PYTHON, else
+//                     python3)
 //   onecopy defaults            every knob with its environment variable and default
 //   onecopy status [--json] [--socket PATH]
 //   onecopy metrics [--socket PATH]
-//                     onecopyd's version, uptime, clients, scans, bytes delivered, errors, pool
+//                     onecopyd's version, uptime, clients, scans, bytes delivered, errors, pool;
+//                     status also lists the asking user's scans with their stages
 //   onecopy version
 #include <unistd.h>
 
@@ -55,7 +58,7 @@ int usage(const std::string& why) {
                "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl]\n"
                "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
-               "  onecopy convert INPUT ... --to DIR [--format parquet|jsonl|wds]\n"
+               "  onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]\n"
                "  onecopy defaults\n"
                "  onecopy status [--json] [--socket PATH]\n"
                "  onecopy metrics [--socket PATH]\n"
@@ -239,6 +242,29 @@ int run_inspect(const std::vector<std::string>& args) {
   return 0;
 }
 
+// Each scan on one line, its stages in seconds: where its time went, and which held it up.
+void print_scans(const std::vector<oc::daemon::ScanStatus>& scans) {
+  std::cout << "scans (this user's; root sees every user's): " << scans.size() << "\n";
+  if (scans.empty()) return;
+  std::cout << fmt::format("  {:>6} {:>8} {:<9} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {:<10} {}\n",
+                           "scan", "pid", "state", "rows", "wall s", "storage", "decode", "copy",
+                           "consumer", "pool", "bottleneck", "uri");
+  const auto sec = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
+  for (const auto& c : scans) {
+    const auto& p = c.profile;
+    // A client names its own files: no control character of its reaches root's terminal.
+    std::string uri = c.uri;
+    for (char& ch : uri) {
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+    }
+    std::cout << fmt::format(
+        "  {:>6} {:>8} {:<9} {:>12} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {:<10} {}\n",
+        c.scan, c.pid, c.state, p.rows, sec(p.wall_ns), sec(p.storage_ns), sec(p.decode_ns),
+        sec(p.copy_ns), sec(p.consumer_wait_ns), sec(p.pool_wait_ns), oc::format::bottleneck(p),
+        uri);
+  }
+}
+
 // onecopy status [--json] [--socket PATH]: asks onecopyd how it is doing.
 int run_status(const std::vector<std::string>& args) {
   bool json = false;
@@ -282,6 +308,7 @@ int run_status(const std::vector<std::string>& args) {
               << s.gpu_memory_used_bytes << " of " << s.gpu_memory_total_bytes
               << " bytes of device memory used\n";
   }
+  print_scans(s.scans);
   return 0;
 }
 

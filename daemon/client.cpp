@@ -72,7 +72,8 @@ class IdleConns {
 
 struct StreamPrivate {
   std::shared_ptr<Conn> conn;
-  std::shared_ptr<RemoteCursor> cursor;
+  std::shared_ptr<client::ScanCursor> cursor;
+  format::ScanProfile profile;  ///< what the cursor reports, as this stream knows it
   std::string socket;
   uint64_t file = 0;
   uint64_t scan = 0;
@@ -124,6 +125,13 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     if (const auto* end = m->body_as_ScanEnd()) {
       if (end->scan() == p.scan) {
         p.done = true;
+        p.profile.storage_ns = end->storage_ns();
+        p.profile.decode_ns = end->decode_ns();
+        p.profile.copy_ns = end->copy_ns();
+        p.profile.consumer_wait_ns = end->consumer_wait_ns();
+        p.profile.pool_wait_ns = end->pool_wait_ns();
+        p.profile.bytes_read = end->bytes_read();
+        p.profile.complete = true;
         return {};
       }
       continue;
@@ -158,13 +166,20 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     if (p.conn->past_half_limit()) OC_TRY(lease->copy_out());
     OC_TRY(build_batch(*b, lease, out));
     p.cursor->advance({b->unit(), b->unit_rows()});
+    p.profile.rows += b->rows();
+    p.profile.batches += 1;
     return {};
   }
 }
 
 int stream_get_next(ArrowArrayStream* s, ArrowArray* out) {
   auto* p = static_cast<StreamPrivate*>(s->private_data);
+  const uint64_t asked = format::monotonic_ns();
   auto r = next_batch(*p, out);
+  // The daemon's stages come with ScanEnd; the wait for the daemon is measured here.
+  p->profile.wait_ns += format::monotonic_ns() - asked;
+  if (!r.ok()) p->profile.complete = true;
+  p->cursor->set_profile(p->profile);
   if (!r.ok()) {
     p->last_error = r.error().to_string();
     p->cursor->fail(std::move(r.error()));
@@ -198,7 +213,7 @@ void stream_release(ArrowArrayStream* s) {
   s->release = nullptr;
 }
 
-Result<std::shared_ptr<const RemoteCursor>> start_scan(const std::shared_ptr<Conn>& conn,
+Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_ptr<Conn>& conn,
                                                        const std::string& socket,
                                                        const std::string& uri,
                                                        const RemoteScanOptions& options,
@@ -236,11 +251,11 @@ Result<std::shared_ptr<const RemoteCursor>> start_scan(const std::shared_ptr<Con
   p->conn = conn;
   p->socket = socket;
   p->file = file;
-  p->cursor = std::make_shared<RemoteCursor>(
+  p->cursor = std::make_shared<client::ScanCursor>(
       begin->units(),
       options.shard || !options.ranges.empty() ? options.start : format::UnitPosition{});
   p->scan = begin->scan();
-  std::shared_ptr<const RemoteCursor> cursor = p->cursor;
+  std::shared_ptr<const client::ScanCursor> cursor = p->cursor;
   *out = ArrowArrayStream{};
   out->get_schema = stream_get_schema;
   out->get_next = stream_get_next;
@@ -251,26 +266,6 @@ Result<std::shared_ptr<const RemoteCursor>> start_scan(const std::shared_ptr<Con
 }
 
 }  // namespace
-
-format::UnitPosition RemoteCursor::position() const {
-  std::lock_guard lock(mu_);
-  return position_;
-}
-
-std::optional<Error> RemoteCursor::error() const {
-  std::lock_guard lock(mu_);
-  return error_;
-}
-
-void RemoteCursor::advance(format::UnitPosition position) {
-  std::lock_guard lock(mu_);
-  position_ = position;
-}
-
-void RemoteCursor::fail(Error e) {
-  std::lock_guard lock(mu_);
-  error_ = std::move(e);
-}
 
 std::string client_socket_path(const std::string& explicit_path) {
   if (!explicit_path.empty()) return explicit_path;
@@ -334,7 +329,7 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::strin
   return units;
 }
 
-Result<std::shared_ptr<const RemoteCursor>> remote_scan(const std::string& socket,
+Result<std::shared_ptr<const client::ScanCursor>> remote_scan(const std::string& socket,
                                                         const std::string& uri,
                                                         const RemoteScanOptions& options,
                                                         ArrowArrayStream* out) {

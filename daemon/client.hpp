@@ -17,11 +17,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "client/scan_cursor.hpp"
 #include "config/error.hpp"
 #include "format/arrow_c_abi.h"
 #include "daemon/status.hpp"
@@ -51,33 +51,6 @@ struct RemoteScanOptions {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
 };
 
-/// How far a remote scan's stream has got. The stream updates it as it hands out batches; the
-/// caller reads it, from any thread, while and after the stream is consumed.
-class RemoteCursor {
- public:
-  RemoteCursor(uint64_t units, format::UnitPosition start) : units_(units), position_(start) {}
-
-  /// @return the position just after the last batch handed out (the start before the first);
-  /// {0, 0} throughout for an unsharded scan. A scan started there delivers the rest.
-  [[nodiscard]] format::UnitPosition position() const;
-  /// @return the number of units in the shard (ScanBegin.units); 0 for an unsharded scan.
-  [[nodiscard]] uint64_t units() const noexcept { return units_; }
-  /// @return the error that ended the stream (`io`, "daemon connection lost: …" when the
-  /// daemon went away), or nullopt while it has not failed.
-  [[nodiscard]] std::optional<Error> error() const;
-
-  /// Called by the stream: a batch ending at @p position was handed out.
-  void advance(format::UnitPosition position);
-  /// Called by the stream: it failed with @p e.
-  void fail(Error e);
-
- private:
-  const uint64_t units_;
-  mutable std::mutex mu_;
-  format::UnitPosition position_;
-  std::optional<Error> error_;
-};
-
 /// The files @p pattern names (client/open_uri.hpp expand_uri): an s3:// pattern listed by the
 /// daemon at @p socket with its credentials, a local one expanded in this process.
 [[nodiscard]] Result<std::vector<std::string>> remote_list(const std::string& socket,
@@ -94,7 +67,7 @@ class RemoteCursor {
 /// When the daemon goes away mid-scan, the stream's get_next fails with EIO and the cursor's
 /// error() says so.
 /// @return the scan's cursor, shared with the stream.
-[[nodiscard]] Result<std::shared_ptr<const RemoteCursor>> remote_scan(
+[[nodiscard]] Result<std::shared_ptr<const client::ScanCursor>> remote_scan(
     const std::string& socket, const std::string& uri, const RemoteScanOptions& options,
     ArrowArrayStream* out);
 

@@ -15,7 +15,12 @@ namespace {
 struct Decoded {
   std::optional<BatchLayout> layout;  // none: the scan's end
   format::UnitPosition position;
+  format::ScanStats stats;  // the reader's, after this batch
 };
+
+uint64_t ns(Clock::duration d) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+}
 
 }  // namespace
 
@@ -39,6 +44,7 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
         if (!next.ok()) return std::move(next.error());
         Decoded d;
         d.position = position_after(*scan->scan);
+        d.stats = scan->scan->stats();
         if (*next) d.layout = lay_out(std::move(**next));
         return d;
       },
@@ -46,6 +52,7 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
         scan->busy = false;
         if (!s || scan->dropped) return;
         mark(*s);
+        if (d.ok()) format::set_reader_stages(scan->profile, d->stats);
         if (!d.ok() || !d->layout) {  // the scan's end or error
           scan->finished = true;
           scan->ready.push_back(Produced{std::nullopt, d.ok() ? std::nullopt
@@ -151,7 +158,10 @@ void Server::place(Session& s, const ScanPtr& scan) {
       p.offset = *p.slab->ranges.allocate(need);
     }
   }
-  scan->waiting_since = {};
+  if (scan->waiting_since != Clock::time_point{}) {
+    scan->profile.pool_wait_ns += ns(Clock::now() - scan->waiting_since);
+    scan->waiting_since = {};
+  }
   pool_waiters_.erase(s.serial);
   p.layout = std::move(*scan->unplaced);
   p.position = scan->unplaced_position;
@@ -166,12 +176,15 @@ void Server::place(Session& s, const ScanPtr& scan) {
       decode_, s,
       [job]() -> Result<bool> {
         // Writes only inside the range the loop gave this job; the slab outlives it (shared).
+        const uint64_t start = format::monotonic_ns();
         job->copied = copy_batch(job->layout, job->slab->base() + job->offset);
+        job->copy_ns = format::monotonic_ns() - start;
         return true;
       },
       [this, scan, job](Session* s, Result<bool> copied) {
         scan->busy = false;
         bytes_copied_ += job->copied;  // counted whether or not it is ever sent
+        scan->profile.copy_ns += job->copy_ns;
         if (!s) return;                // the slab went with the session
         mark(*s);
         if (scan->dropped || !copied.ok()) {
@@ -197,6 +210,7 @@ void Server::give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t o
 // own range back when it completes.
 void Server::drop_scan(Session& s, const ScanPtr& scan) {
   scan->dropped = true;
+  remember_scan(s, *scan, "cancelled");
   for (const Produced& p : scan->ready) {
     if (p.batch && p.batch->slab) give_back(s, p.batch->slab, p.batch->offset);
   }
@@ -243,8 +257,8 @@ void Server::send_batch(Session& s, ActiveScan& scan, const Placed& b) {
   delivered_rate_.add(
       std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
       b.copied);
-  scan.rows += b.layout.rows;
-  scan.batches += 1;
+  scan.profile.rows += b.layout.rows;
+  scan.profile.batches += 1;
   scan.bytes += bytes;
 }
 
@@ -257,7 +271,13 @@ void Server::serve(Session& s) {
         if (!s.leases.empty() &&
             (s.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
              s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight)) {
-          break;  // backpressure: wait for Release
+          // Backpressure: wait for a Release; the wait is the consumer's.
+          if (scan->blocked_since == Clock::time_point{}) scan->blocked_since = Clock::now();
+          break;
+        }
+        if (scan->blocked_since != Clock::time_point{}) {
+          scan->profile.consumer_wait_ns += ns(Clock::now() - scan->blocked_since);
+          scan->blocked_since = {};
         }
         send_batch(s, *scan, *p.batch);
         scan->ready_bytes -= p.batch->layout.bytes;
@@ -265,12 +285,16 @@ void Server::serve(Session& s) {
         continue;
       }
       s.scans.pop_front();
+      remember_scan(s, *scan, p.error ? "failed" : "done");
       if (p.error) {
         send_error(s, scan->id, *p.error);
         break;
       }
       flatbuffers::FlatBufferBuilder fbb;
-      auto end = fbs::CreateScanEnd(fbb, scan->id, scan->rows, scan->batches, scan->bytes);
+      const format::ScanProfile& f = scan->profile;
+      auto end = fbs::CreateScanEnd(fbb, scan->id, f.rows, f.batches, scan->bytes, f.storage_ns,
+                                    f.decode_ns, f.copy_ns, f.consumer_wait_ns, f.pool_wait_ns,
+                                    f.bytes_read);
       fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::ScanEnd, end.Union()));
       send(s, fbb);
       break;

@@ -92,7 +92,10 @@ void Server::close(Session& s, std::string_view why) {
   s.closed = true;
   // The kernel ends every lease at once: slabs are memfds the client maps, freed when its
   // mappings go too. Jobs still running on this session's scans find them dropped.
-  for (const ScanPtr& scan : s.scans) scan->dropped = true;
+  for (const ScanPtr& scan : s.scans) {
+    scan->dropped = true;
+    remember_scan(s, *scan, "cancelled");
+  }
   s.scans.clear();
   s.leases.clear();
   s.files.clear();
@@ -229,7 +232,7 @@ Result<void> Server::handle(Session& s, const fbs::Message& m, std::span<const u
       return handle_hello(s, *m.body_as_Hello());
     case fbs::Body::StatusRequest: {
       flatbuffers::FlatBufferBuilder fbb;
-      build_status_reply(fbb, status());
+      build_status_reply(fbb, status(&s.peer));
       send(s, fbb);
       return {};
     }
@@ -448,11 +451,42 @@ void Server::reconfigure(const Defaults& fresh, AccessPolicy policy) {
   cfg_.daemon_http_hosts = fresh.daemon_http_hosts;
 }
 
-Status Server::status() const {
+namespace {
+
+ScanStatus scan_status(const Session& s, const ActiveScan& scan, std::string state) {
+  ScanStatus out;
+  out.scan = scan.id;
+  out.pid = static_cast<uint32_t>(s.peer.pid);
+  out.uid = static_cast<uint32_t>(s.peer.uid);
+  out.uri = scan.file->source().name().substr(0, kStatusUriBytes);
+  out.state = std::move(state);
+  out.bytes = scan.bytes;
+  out.profile = scan.profile;
+  out.profile.wall_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - scan.started).count());
+  return out;
+}
+
+// A user sees the scans of its own uid; root sees every user's.
+bool may_see(const Peer& viewer, uint32_t uid) { return viewer.uid == 0 || viewer.uid == uid; }
+
+}  // namespace
+
+void Server::remember_scan(const Session& s, const ActiveScan& scan, std::string state) {
+  ended_scans_.push_back(scan_status(s, scan, std::move(state)));
+  if (ended_scans_.size() > kEndedScansKept) ended_scans_.pop_front();
+}
+
+Status Server::status(const Peer* viewer) const {
   Status st;
   for (const auto& [serial, s] : sessions_) {
     st.active_scans += static_cast<uint32_t>(s->scans.size());
     st.batches_in_flight += s->leases.size();
+    if (viewer == nullptr || !may_see(*viewer, s->peer.uid)) continue;
+    for (const ScanPtr& scan : s->scans) st.scans.push_back(scan_status(*s, *scan, "running"));
+  }
+  for (const ScanStatus& ended : ended_scans_) {
+    if (viewer != nullptr && may_see(*viewer, ended.uid)) st.scans.push_back(ended);
   }
   const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
   st.version = OC_VERSION;

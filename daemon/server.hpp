@@ -86,7 +86,12 @@ class Server {
   void note_refused_connection() { ++refused_connections_; ++errors_; }
   void set_extra_descriptors(uint64_t n) { extra_fds_ = n; }
 
-  [[nodiscard]] Status status() const;
+  /// @return the daemon's status; with @p viewer, the scans that client may see (its user's,
+  /// every user's for root), running and the latest kEndedScansKept to end.
+  [[nodiscard]] Status status(const Peer* viewer = nullptr) const;
+
+  /// Ended scans `status` remembers, every user's together.
+  static constexpr size_t kEndedScansKept = 64;
   [[nodiscard]] const Defaults& config() const noexcept { return cfg_; }
   [[nodiscard]] size_t session_count() const noexcept { return sessions_.size(); }
 
@@ -133,6 +138,8 @@ class Server {
   Result<std::shared_ptr<Slab>> make_slab(Session& s, uint64_t bytes, bool dedicated);
   void forget_slab(Session& s, uint64_t id);
   void pool_freed();
+  /// Keeps @p scan, which just ended in @p state, for `status`.
+  void remember_scan(const Session& s, const ActiveScan& scan, std::string state);
 
   Defaults cfg_;
   AccessPolicy policy_;
@@ -155,6 +162,7 @@ class Server {
   bool logged_pages_ = false;
   kernels::DeviceInfo gpu_{};
   RateWindow<10> delivered_rate_;
+  std::deque<ScanStatus> ended_scans_;  // the latest kEndedScansKept, oldest first
 };
 
 // Runs @p work (returning Result<T>) on @p pool for @p s's user, then @p done(session or null,

@@ -26,6 +26,7 @@
 #include "daemon/socket_io.hpp"
 #include "daemon/wire.hpp"
 #include "format/reader.hpp"
+#include "format/scan_profile.hpp"
 #include "format/shard.hpp"
 
 namespace oc::daemon {
@@ -38,6 +39,7 @@ struct Placed {
   uint64_t offset = 0;
   BatchLayout layout;
   uint64_t copied = 0;
+  uint64_t copy_ns = 0;  ///< the copy into the slab took this long
   format::UnitPosition position;  ///< a sharded scan's, just after this batch
 };
 
@@ -61,7 +63,12 @@ struct ActiveScan {
   bool busy = false;      ///< a decode or copy job is running
   bool finished = false;  ///< its end or error is in `ready`
   bool dropped = false;   ///< cancelled: a copy job that finishes gives its range back
-  uint64_t rows = 0, batches = 0, bytes = 0;
+  uint64_t bytes = 0;     ///< Arrow buffer bytes sent
+  /// Its stages so far (format/scan_profile.hpp): the reader's as of its latest batch, the
+  /// rest timed by the loop.
+  format::ScanProfile profile;
+  Clock::time_point started = Clock::now();
+  Clock::time_point blocked_since{};  ///< when a ready batch began to wait for a Release
 };
 /// Shared with a running decode job, so that Cancel or a disconnect may drop it at any time.
 using ScanPtr = std::shared_ptr<ActiveScan>;

@@ -6,6 +6,8 @@
 #include <array>
 #include <variant>
 
+#include "config/json.hpp"
+
 
 namespace oc::daemon {
 namespace {
@@ -81,13 +83,21 @@ std::string value_of(const Status& s, const Field& f) {
 }  // namespace
 
 void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
+  std::vector<flatbuffers::Offset<fbs::ScanStatus>> scans;
+  for (const ScanStatus& c : s.scans) {
+    const format::ScanProfile& p = c.profile;
+    scans.push_back(fbs::CreateScanStatusDirect(
+        fbb, c.scan, c.pid, c.uid, c.uri.c_str(), c.state.c_str(), p.rows, p.batches, c.bytes,
+        p.bytes_read, p.storage_ns, p.decode_ns, p.copy_ns, p.consumer_wait_ns, p.pool_wait_ns,
+        p.wall_ns));
+  }
   auto reply = fbs::CreateStatusReplyDirect(
       fbb, s.version.c_str(), s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight,
       s.bytes_delivered, s.errors, s.pool_bytes, s.pool_limit_bytes, s.batches_delivered,
       s.gbps_10s, s.requests_in_flight, s.bytes_copied, s.copies_per_byte, s.worker_threads,
       s.slabs_sent, s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes,
       s.bytes_fetched, s.s3_requests, s.s3_retries, s.s3_failures, s.slabs, s.descriptors,
-      s.descriptor_budget, s.connections_refused, s.requests_refused);
+      s.descriptor_budget, s.connections_refused, s.requests_refused, &scans);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
 }
 
@@ -121,13 +131,51 @@ Status status_from_reply(const fbs::StatusReply& r) {
   s.descriptor_budget = r.descriptor_budget();
   s.connections_refused = r.connections_refused();
   s.requests_refused = r.requests_refused();
+  if (r.scans()) {
+    for (const fbs::ScanStatus* c : *r.scans()) {
+      ScanStatus out;
+      out.scan = c->scan();
+      out.pid = c->pid();
+      out.uid = c->uid();
+      out.uri = c->uri() ? c->uri()->str() : "";
+      out.state = c->state() ? c->state()->str() : "";
+      out.bytes = c->bytes();
+      format::ScanProfile& p = out.profile;
+      p.rows = c->rows();
+      p.batches = c->batches();
+      p.bytes_read = c->bytes_read();
+      p.storage_ns = c->storage_ns();
+      p.decode_ns = c->decode_ns();
+      p.copy_ns = c->copy_ns();
+      p.consumer_wait_ns = c->consumer_wait_ns();
+      p.pool_wait_ns = c->pool_wait_ns();
+      p.wall_ns = c->wall_ns();
+      p.complete = out.state != "running";
+      s.scans.push_back(std::move(out));
+    }
+  }
   return s;
 }
 
 std::string status_json(const Status& s) {
-  std::string out = fmt::format("{{\"version\": \"{}\"", s.version);
+  std::string out = "{\"version\": " + json_string(s.version);
   for (const Field& f : kFields) out += fmt::format(", \"{}\": {}", f.json, value_of(s, f));
-  return out + "}";
+  out += ", \"scans\": [";
+  const auto sec = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
+  for (size_t i = 0; i < s.scans.size(); ++i) {
+    const ScanStatus& c = s.scans[i];
+    const format::ScanProfile& p = c.profile;
+    out += fmt::format(
+        "{}{{\"scan\": {}, \"pid\": {}, \"uid\": {}, \"uri\": {}, \"state\": {}, "
+        "\"rows\": {}, \"batches\": {}, \"bytes\": {}, \"bytes_read\": {}, "
+        "\"storage_s\": {:.6f}, \"decode_s\": {:.6f}, \"copy_s\": {:.6f}, "
+        "\"consumer_wait_s\": {:.6f}, \"pool_wait_s\": {:.6f}, \"wall_s\": {:.6f}, "
+        "\"bottleneck\": \"{}\"}}",
+        i ? ", " : "", c.scan, c.pid, c.uid, json_string(c.uri), json_string(c.state), p.rows,
+        p.batches, c.bytes, p.bytes_read, sec(p.storage_ns), sec(p.decode_ns), sec(p.copy_ns),
+        sec(p.consumer_wait_ns), sec(p.pool_wait_ns), sec(p.wall_ns), format::bottleneck(p));
+  }
+  return out + "]}";
 }
 
 std::string status_prometheus(const Status& s) {

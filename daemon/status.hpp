@@ -7,10 +7,26 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "daemon/protocol_generated.h"
+#include "format/scan_profile.hpp"
 
 namespace oc::daemon {
+
+/// One scan as `onecopy status` shows it: a running one, or one of the latest to have ended.
+struct ScanStatus {
+  uint64_t scan = 0;
+  uint32_t pid = 0, uid = 0;  ///< the client's
+  std::string uri;            ///< what it reads (at most kStatusUriBytes of the name)
+  std::string state;          ///< running, done, failed or cancelled
+  uint64_t bytes = 0;         ///< Arrow buffer bytes sent
+  format::ScanProfile profile;
+};
+
+/// The longest name a ScanStatus carries: a status reply stays small whatever names clients
+/// gave.
+inline constexpr size_t kStatusUriBytes = 256;
 
 struct Status {
   std::string version;
@@ -41,6 +57,9 @@ struct Status {
   uint64_t descriptor_budget = 0;  ///< RLIMIT_NOFILE less daemon_fd_reserve
   uint64_t connections_refused = 0;  ///< not allowed, over a limit, or at the descriptor budget
   uint64_t requests_refused = 0;     ///< requests answered with an Error for a limit or a denial
+  /// The scans the asking client may see: its own user's (every user's for root), running and
+  /// recently ended. Not in the Prometheus rendering.
+  std::vector<ScanStatus> scans;
 };
 
 /// Writes @p s as a finished `StatusReply` message into @p fbb.
@@ -49,7 +68,7 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s);
 /// @return the status a `StatusReply` carries.
 [[nodiscard]] Status status_from_reply(const fbs::StatusReply& r);
 
-/// @return @p s as a JSON object.
+/// @return @p s as a JSON object; "scans" lists its scans with their stages in seconds.
 [[nodiscard]] std::string status_json(const Status& s);
 
 /// @return @p s in the Prometheus text exposition format (version 0.0.4): `onecopy_` names,

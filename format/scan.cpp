@@ -15,21 +15,16 @@
 #include "format/expr_eval.hpp"
 #include "format/expr_parser.hpp"
 #include "format/prune.hpp"
+#include "format/scan_profile.hpp"
 
 namespace oc::format {
 namespace {
 
-uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
 // Adds the time from construction to destruction to a counter.
 class StageTimer {
  public:
-  explicit StageTimer(uint64_t& into) : into_(into), start_(now_ns()) {}
-  ~StageTimer() { into_ += now_ns() - start_; }
+  explicit StageTimer(uint64_t& into) : into_(into), start_(monotonic_ns()) {}
+  ~StageTimer() { into_ += monotonic_ns() - start_; }
   StageTimer(const StageTimer&) = delete;
   StageTimer& operator=(const StageTimer&) = delete;
 

@@ -66,7 +66,8 @@ _lib.onecopy_row_count.restype = ctypes.c_uint64
 _lib.onecopy_schema.argtypes = [ctypes.c_void_p, ctypes.POINTER(ArrowSchema), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_scan.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
-    ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
+    ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p),
+    ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_take.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
@@ -97,8 +98,8 @@ _lib.onecopy_daemon_scan_ranges.argtypes = [
 ]
 _lib.onecopy_scan_ranges.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
-    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p,
-    ctypes.c_size_t,
+    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream),
+    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
@@ -127,6 +128,51 @@ _lib.onecopy_cursor_units.argtypes = [ctypes.c_void_p]
 _lib.onecopy_cursor_units.restype = ctypes.c_uint64
 _lib.onecopy_cursor_error.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_cursor_free.argtypes = [ctypes.c_void_p]
+
+
+class _ScanStats(ctypes.Structure):
+    """onecopy_scan_stats (client/c_api.h): a scan's stages, in nanoseconds."""
+
+    _fields_ = [(name, ctypes.c_uint64) for name in
+                ("rows", "batches", "bytes_read", "storage_ns", "decode_ns", "copy_ns", "consumer_wait_ns",
+                 "pool_wait_ns", "wait_ns", "wall_ns")] + [("complete", ctypes.c_int)]
+
+
+_lib.onecopy_cursor_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(_ScanStats)]
+_lib.onecopy_bottleneck.argtypes = [ctypes.POINTER(_ScanStats)]
+_lib.onecopy_bottleneck.restype = ctypes.c_char_p
+
+# The stages of a scan's stats(), as seconds (format/scan_profile.hpp says what each means).
+STAGES = ("storage", "decode", "copy", "consumer_wait", "pool_wait", "wait", "wall")
+
+
+def stats_dict(stats: _ScanStats) -> dict:
+    """A scan's stats as Python sees them: rows, batches, bytes_read, "<stage>_s" for each of
+    STAGES, complete, and the bottleneck (the stage that held it up longest)."""
+    out = {"rows": stats.rows, "batches": stats.batches, "bytes_read": stats.bytes_read}
+    for stage in STAGES:
+        out[f"{stage}_s"] = getattr(stats, f"{stage}_ns") / 1e9
+    out["complete"] = bool(stats.complete)
+    out["bottleneck"] = _lib.onecopy_bottleneck(ctypes.byref(stats)).decode()
+    return out
+
+
+def merge_stats(parts: Sequence[dict]) -> dict:
+    """The stats of several scans (stats_dict) as one: every count and stage summed, complete
+    when all are, and the bottleneck of the sums."""
+    out = {"rows": 0, "batches": 0, "bytes_read": 0, **{f"{s}_s": 0.0 for s in STAGES}}
+    for part in parts:
+        for key in out:
+            out[key] += part[key]
+    out["complete"] = all(p["complete"] for p in parts)
+    out["bottleneck"] = bottleneck(out)
+    return out
+
+
+def bottleneck(stats: dict) -> str:
+    """The stage of @stats (a stats_dict, or a sum of them) that held it up longest."""
+    c = _ScanStats(**{f"{s}_ns": int(stats.get(f"{s}_s", 0) * 1e9) for s in STAGES})
+    return _lib.onecopy_bottleneck(ctypes.byref(c)).decode()
 
 
 def _check(rc: int, err: ctypes.Array) -> None:
@@ -163,6 +209,14 @@ class Scan:
 
     def __init__(self, stream):
         self._stream = stream  # POINTER(ArrowArrayStream) on the C heap
+        self._cursor: Optional["_Cursor"] = None  # set where the scan reports its stages
+
+    def stats(self) -> dict:
+        """Where this scan's time went so far (stats_dict): in onecopyd's scans the daemon's
+        stages (storage, decode, copy, consumer_wait, pool_wait) arrive when it ends."""
+        if self._cursor is None:
+            raise OnecopyError("invalid", "this scan reports no stages (take() does not)")
+        return self._cursor.stats()
 
     def _live(self):
         if self._stream is None:
@@ -268,8 +322,10 @@ class VortexFile:
         scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
+        cursor = ctypes.c_void_p()
         _check(_lib.onecopy_scan(self._handle, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
-                                 scan._stream, err, _ERRLEN), err)
+                                 scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
+        scan._cursor = _Cursor(cursor)
         return scan
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
@@ -283,8 +339,10 @@ class VortexFile:
         scan = Scan(_lib.onecopy_stream_new())
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
+        cursor = ctypes.c_void_p()
         _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n, scan._stream,
-                                        err, _ERRLEN), err)
+                                        ctypes.byref(cursor), err, _ERRLEN), err)
+        scan._cursor = _Cursor(cursor)
         return scan
 
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None) -> Scan:
@@ -458,7 +516,7 @@ class Client:
         _check(_lib.onecopy_daemon_scan_ranges(self._sock(), str(path).encode(), cols, ncols, sql,
                                                int(batch_rows or 0), arr, n, 0, 0, scan._stream,
                                                ctypes.byref(cursor), err, _ERRLEN), err)
-        _Cursor(cursor)  # positions are not needed here; frees the handle
+        scan._cursor = _Cursor(cursor)
         return scan
 
     def scan(self, path: str, columns: Optional[Sequence[str]] = None,
@@ -520,6 +578,11 @@ class _Cursor:
     def units(self) -> int:
         return int(_lib.onecopy_cursor_units(self._handle))
 
+    def stats(self) -> dict:
+        out = _ScanStats()
+        _lib.onecopy_cursor_stats(self._handle, ctypes.byref(out))
+        return stats_dict(out)
+
     def error(self) -> Optional[OnecopyError]:
         err = ctypes.create_string_buffer(_ERRLEN)
         rc = _lib.onecopy_cursor_error(self._handle, err, _ERRLEN)
@@ -553,6 +616,7 @@ class ScanCursor:
         self.position = (shard.start_unit, shard.start_rows) if shard is not None else None
         self.units = 0
         self.reconnects = 0
+        self._earlier: list[dict] = []  # stats of the connections lost before this one
         try:
             self._connect()
         except OnecopyError as e:
@@ -565,6 +629,8 @@ class ScanCursor:
 
         if self._shard is not None:
             self._shard.start_unit, self._shard.start_rows = self.position
+        if self._cursor is not None:
+            self._earlier.append(self._cursor.stats())
         scan, self._cursor = self._client._start(self._path, *self._request, self._shard)
         self.units = self._cursor.units()
         self._reader = pa.RecordBatchReader.from_stream(scan)
@@ -584,6 +650,10 @@ class ScanCursor:
                     raise OnecopyError(e.code, f"{e} (resuming after: {lost}; gave up after "
                                                f"{self._timeout:g} s)") from None
             delay = min(2 * delay, _RECONNECT_BACKOFF[1])
+
+    def stats(self) -> dict:
+        """Where this scan's time went (Scan.stats), over every connection it took."""
+        return merge_stats(self._earlier + ([self._cursor.stats()] if self._cursor is not None else []))
 
     @property
     def schema(self):

@@ -6,6 +6,7 @@ The client runs as uid 65534 (setpriv; these tests need root, and say so when th
 tests/onecopy-test-client, the client library as a plain program, copied with the data into a
 directory that user can reach (the build directory may be private to root)."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -79,6 +80,26 @@ def test_another_user_reads_its_own_files_and_not_others(place):
         assert "rows 1000" in subprocess.run([str(place / "client"), d.sock, "scan", str(place / "secret.vortex")],
                                              capture_output=True, text=True, timeout=60).stdout
         assert d.proc.poll() is None
+    finally:
+        d.stop()
+
+
+def test_a_user_sees_its_own_scans_in_status_and_root_sees_all(place):
+    write(place / "mine.vortex", n=700)
+    write(place / "roots.vortex", n=900, mode=0o600)
+    d = daemon_for(place)
+    try:
+        root = subprocess.run([str(place / "client"), d.sock, "scan", str(place / "roots.vortex")],
+                              capture_output=True, text=True, timeout=60)
+        assert root.stdout.strip() == "rows 900", root
+        assert as_nobody(place, d.sock, "scan", str(place / "mine.vortex")).stdout.strip() == "rows 700"
+        seen = as_nobody(place, d.sock, "status", "-")
+        assert seen.returncode == 0, seen
+        scans = json.loads(seen.stdout)["scans"]
+        assert [(s["uid"], s["uri"], s["rows"]) for s in scans] == [(NOBODY, str(place / "mine.vortex"), 700)]
+        every = json.loads(subprocess.run([str(place / "client"), d.sock, "status", "-"], capture_output=True,
+                                          text=True, timeout=60, check=True).stdout)["scans"]
+        assert sorted((s["uid"], s["rows"]) for s in every) == [(0, 900), (NOBODY, 700)]
     finally:
         d.stop()
 

@@ -10,6 +10,7 @@
 //                                                   prints "rows N sum S" (S: the sum of the
 //                                                   first column, an int64)
 //   onecopy-test-client SOCKET list PATTERN        prints one name a line
+//   onecopy-test-client SOCKET status -            prints the daemon's status as JSON
 // Failures print "error CODE: MESSAGE" and exit 1.
 #include <unistd.h>
 
@@ -31,13 +32,21 @@ int fail(const oc::Error& e) {
 
 int main(int argc, char** argv) {
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s SOCKET scan URI [--slow | --keep] | SOCKET list PATTERN\n",
+    std::fprintf(stderr,
+                 "usage: %s SOCKET scan URI [--slow | --keep] | SOCKET list PATTERN | "
+                 "SOCKET status -\n",
                  argv[0]);
     return 2;
   }
   const std::string socket = argv[1], verb = argv[2], what = argv[3];
   const bool slow = argc > 4 && std::string(argv[4]) == "--slow";
   const bool keep = argc > 4 && std::string(argv[4]) == "--keep";
+  if (verb == "status") {
+    auto status = oc::daemon::query_status(socket);
+    if (!status.ok()) return fail(status.error());
+    std::printf("%s\n", oc::daemon::status_json(*status).c_str());
+    return 0;
+  }
   if (verb == "list") {
     auto names = oc::daemon::remote_list(socket, what);
     if (!names.ok()) return fail(names.error());
