@@ -44,6 +44,7 @@ import torch
 import torch.utils.data
 
 import onecopy
+from onecopy._loader_stats import ItemTimer, LoaderStats, merged_snapshots
 from onecopy._native import Client, shard_units
 from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
 from onecopy.expr import Expr
@@ -276,6 +277,7 @@ class Dataset(torch.utils.data.IterableDataset):
         self._untracked_workers = multiprocessing.Value("b", 0)
         self._in_mix = False  # set by Mix, which draws its own steps
         self._sync = None  # the gloo group equal steps are agreed in, made on first use
+        self._stats = LoaderStats()
 
     def __getstate__(self) -> dict:
         # Open files are handles of this process; a worker started by spawn opens its own.
@@ -365,6 +367,7 @@ class Dataset(torch.utils.data.IterableDataset):
             # Daemon batches past half of what a client may hold are copies (the client library
             # copies them out of the slabs), so a whole group can be kept.
             batches.extend(reader)
+            self._stats.add_scan(url, stream.stats())
         # One contiguous chunk per column: a shuffled take across many chunks is many times slower.
         return pa.Table.from_batches(batches, schema=schema).combine_chunks()
 
@@ -468,7 +471,16 @@ class Dataset(torch.utils.data.IterableDataset):
         tag = (info is not None and self._tracked) or self._deferred or equal
         record = info is None and not self._deferred and not equal
         groups = self.global_groups(start.epoch)
+        timer = ItemTimer(self._stats)
+        try:
+            yield from self._group_items(start, groups, timer, tag, record)
+        finally:
+            timer.flush()
+
+    def _group_items(self, start: _Progress, groups: list, timer: ItemTimer, tag: bool,
+                     record: bool) -> Iterator[dict]:
         for g, table in self._tables(groups, self._my_groups(len(groups), start)):
+            timer.waited()
             n = table.num_rows
             order = None
             if self.shuffle:
@@ -488,7 +500,9 @@ class Dataset(torch.utils.data.IterableDataset):
                         item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
                     if record:
                         self._progress.record(start.epoch, g, given, n)
+                    timer.made()
                     yield item
+                    timer.resumed()
                 else:
                     for i in range(end - given):
                         given += 1
@@ -497,9 +511,25 @@ class Dataset(torch.utils.data.IterableDataset):
                             item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
                         if record:
                             self._progress.record(start.epoch, g, given, n)
+                        timer.made()
                         yield item
+                        timer.resumed()
             if n == 0 and record:
                 self._progress.record(start.epoch, g, 0, 0)
+            timer.flush()
+
+    def stats(self) -> dict:
+        """Where the time went, totals since this Dataset was made, DataLoader workers' included
+        (onecopy._loader_stats): "scans" read, their "rows", "batches", "bytes_read" and stages
+        in seconds (format/scan_profile.hpp): "storage_s" waiting for reads, "decode_s",
+        "copy_s" into the daemon's slabs, "consumer_wait_s" the scans waiting on this loader,
+        "pool_wait_s" on the daemon's slab pool, "wait_s" this loader waiting on the scans,
+        "wall_s"; "bottleneck", the stage that held the scans up longest ("consumer": they kept
+        up); "loader": "waiting_for_data_s" (the loop waiting for a shuffle group),
+        "assemble_s" (shuffle, take, tensors), "training_s" (the training loop's time between
+        items), "items", and "bound_by" ("data" or "training", whichever the other waited on);
+        "recent_scans": the latest scans read in this process, each with its url and stages."""
+        return self._stats.snapshot()
 
     # ---- checkpoints -------------------------------------------------------------------------------
     def _consumed(self, pos: torch.Tensor) -> None:
@@ -681,6 +711,11 @@ class Mix(torch.utils.data.IterableDataset):
         for d in self.datasets:
             d._deferred = value
 
+    def stats(self) -> dict:
+        """Dataset.stats() of every dataset mixed, summed (a dataset's "training_s" is the time
+        until the mix asked it again, the other datasets' turns included)."""
+        return merged_snapshots([d.stats() for d in self.datasets])
+
     def state_dict(self) -> dict:
         """Each dataset's state. A resumed mix gives each dataset exactly its remaining samples;
         the interleaving after the resume is drawn afresh."""
@@ -732,6 +767,10 @@ class PackedTokens(torch.utils.data.IterableDataset):
     def set_epoch(self, epoch: int) -> None:
         self.dataset.set_epoch(epoch)
         self.steps = 0
+
+    def stats(self) -> dict:
+        """The packed dataset's stats() (Dataset.stats; its "training_s" includes packing)."""
+        return self.dataset.stats()
 
     def state_dict(self) -> dict:
         return {**self.dataset.state_dict(), "packed_steps": self.steps}

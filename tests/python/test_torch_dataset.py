@@ -7,6 +7,7 @@ epochs, token packing and equality with pyarrow."""
 import collections
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -559,6 +560,52 @@ def test_groups_are_read_ahead_on_a_background_thread(files, dataset):
     it.close()
     with pytest.raises(ValueError, match="prefetch_groups"):
         dataset(paths, prefetch_groups=-1)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_stats_say_where_the_time_went(files, dataset, mode, workers):
+    """ds.stats() counts every scan and item, DataLoader workers' included, and a training
+    loop that sleeps is what the loader waits on."""
+    paths, table = files
+    ds = dataset(paths, seed=2, filter="quality < 0.6", uneven=None)
+    groups = len(ds.groups())
+    items, rows = 0, 0
+    for batch in oct.DataLoader(ds, num_workers=workers, batch_size=None):
+        items += 1
+        rows += batch["id"].numel()
+        time.sleep(0.005)
+    st = ds.stats()
+    want = int(np.sum(table.column("quality").to_numpy() < 0.6))
+    assert rows == want and st["rows"] == want
+    files_per_group = [len({f for f, _, _ in g}) for g in ds.groups()]
+    assert st["scans"] == sum(files_per_group) and groups == len(files_per_group)
+    assert st["bytes_read"] > 0 and st["decode_s"] > 0
+    assert st["bottleneck"] in ("storage", "decode", "copy", "pool", "consumer")
+    if mode:  # through onecopyd: its copies into slabs are a stage of their own
+        assert st["copy_s"] > 0
+    else:
+        assert st["copy_s"] == 0
+    loader = st["loader"]
+    assert loader["items"] == items
+    if workers == 0:  # the training loop's sleeps are timed in this process
+        assert loader["training_s"] >= 0.005 * (items - 1)
+        assert loader["bound_by"] == "training"
+        assert 0 < len(st["recent_scans"]) <= 8
+        assert all(s["complete"] and s["url"] in paths for s in st["recent_scans"])
+
+
+def test_stats_of_a_mix_and_of_packed_tokens_sum_their_datasets(files, dataset):
+    paths, table = files
+    a, b = dataset(paths[:1], batch_rows=None), dataset(paths[1:], batch_rows=None)
+    mix = oct.Mix([a, b], [1, 1], stop="all")
+    n = sum(1 for _ in mix)
+    st = mix.stats()
+    assert n == table.num_rows == st["rows"] == a.stats()["rows"] + b.stats()["rows"]
+    assert st["scans"] == a.stats()["scans"] + b.stats()["scans"]
+    assert st["loader"]["items"] == n
+    packed = oct.PackedTokens(dataset(paths, batch_rows=None), seq_len=512)
+    sum(1 for _ in packed)
+    assert packed.stats()["rows"] == table.num_rows == packed.dataset.stats()["rows"]
 
 
 @pytest.mark.parametrize("kind,workers", [("mix", 0), ("packed", 0), ("packed", 2)])
