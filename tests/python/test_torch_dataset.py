@@ -535,6 +535,81 @@ def test_ddp_with_a_filter_takes_equal_steps_on_every_rank(files, mode, tmp_path
     assert len(set(as_they_are)) > 1, as_they_are
 
 
+# One rank of a job that checkpoints under a filter (equal steps agreed through gloo): argv =
+# rank, world size, rendezvous file, socket ("" in-process), policy, the state file, the files.
+# Without the state file it takes 4 steps and writes every rank's state_dict there
+# (gather_state_dicts, saved by rank 0); with it, it resumes from it to the epoch's end. Prints
+# its steps, the ids it read and the batch sizes, as JSON.
+_DDP_RESUME_RANK = """
+import json, os, sys
+import torch.distributed as dist
+import onecopy.torch as oct
+rank, world, init, sock, uneven, state, paths = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
+                                                 sys.argv[4] or False, sys.argv[5], sys.argv[6], sys.argv[7:])
+dist.init_process_group("gloo", init_method="file://" + init, rank=rank, world_size=world)
+ds = oct.Dataset(paths, columns=["id"], filter="quality > 0.3 AND label < 8", batch_rows=64, unit_rows=300,
+                 shuffle_units=3, socket=sock, seed=8, uneven=uneven)
+ds.set_epoch(1)
+resuming = os.path.exists(state)
+if resuming:
+    ds.load_state_dict(json.load(open(state)))
+steps, ids, sizes = 0, [], set()
+for batch in oct.DataLoader(ds, num_workers=0, batch_size=None):
+    steps += 1
+    ids += batch["id"].tolist()
+    sizes.add(len(batch["id"]))
+    if not resuming and steps == 4:
+        break
+if not resuming:
+    states = oct.gather_state_dicts(ds)
+    if rank == 0:
+        json.dump(states, open(state + ".tmp", "w"))
+        os.rename(state + ".tmp", state)
+dist.barrier()
+print(json.dumps({"steps": steps, "ids": ids, "sizes": sorted(sizes)}))
+"""
+
+
+def _ddp_resume(mode, tmp_path, world, uneven, state, paths):
+    import json
+
+    init = tmp_path / f"rendezvous-{world}"
+    procs = [subprocess.Popen([sys.executable, "-c", _DDP_RESUME_RANK, str(r), str(world), str(init), mode or "",
+                               uneven, str(state), *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in range(world)]
+    try:
+        outs = [p.communicate(timeout=240) for p in procs]  # a hang fails here
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (_, err) in zip(procs, outs):
+        assert p.returncode == 0, err[-3000:]
+    return [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+
+
+@pytest.mark.parametrize("uneven", ["repeat", "drop"])
+def test_ddp_resume_under_a_filter_on_fewer_ranks(files, mode, tmp_path, uneven):
+    """4 ranks agree their steps under a filter through gloo, checkpoint after 4, and 3 ranks
+    resume from every rank's state: equal steps on each side, full batches, and the samples the
+    policy promises: with "repeat" none lost; with "drop" none repeated, and only what the
+    ranks with more rows hold past the last step every rank fills (as without a resume)."""
+    paths, table = files
+    state = tmp_path / "states.json"
+    head = _ddp_resume(mode, tmp_path, 4, uneven, state, paths)
+    assert [r["steps"] for r in head] == [4] * 4
+    tail = _ddp_resume(mode, tmp_path, 3, uneven, state, paths)
+    assert len({r["steps"] for r in tail}) == 1 and tail[0]["steps"] > 0, [r["steps"] for r in tail]
+    assert all(r["sizes"] == [64] for r in head + tail)
+    kept = table.filter(pc.and_(pc.greater(table["quality"], 0.3), pc.less(table["label"], 8)))
+    every = collections.Counter(kept["id"].to_pylist())
+    seen = collections.Counter(i for r in head + tail for i in r["ids"])
+    if uneven == "repeat":
+        assert not every - seen, "repeat loses nothing"
+    else:
+        assert not seen - every, "drop repeats nothing"
+        assert sum((every - seen).values()) < 0.2 * len(kept)
+
+
 def test_groups_are_read_ahead_on_a_background_thread(files, dataset):
     import threading
 
