@@ -13,8 +13,11 @@ the same (gb, seed) holds the same samples in the same shards and the same order
     python tokens_data.py vortex DIR --gb 0.05     # DIR/tokens-00000.vortex ...
     python tokens_data.py wds DIR --gb 0.05        # DIR/tokens-00000.tar ... (WebDataset)
     python tokens_data.py mds DIR --gb 0.05        # DIR/index.json, DIR/shard.*.mds (MosaicML)
+    python tokens_data.py parquet DIR --gb 0.05    # DIR/tokens-00000.parquet ... (the source that
+                                                   # scripts/bench/convert_bench.py converts)
 
-Each prints a JSON summary (rows, decoded bytes, shards, files, bytes on disk) on stdout.
+Each prints a JSON summary (rows, decoded bytes, shards, files, bytes on disk) on stdout;
+ensure() writes a format once under a directory and keeps its summary beside it.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ import io
 import json
 import math
 import os
+import shutil
+import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -104,6 +109,14 @@ def write_tar(samples, path: Path, first_key: int) -> int:
     return n
 
 
+def write_parquet(t: pa.Table, out: Path, s: int) -> list[Path]:
+    import pyarrow.parquet as pq
+
+    path = out / f"tokens-{s:05d}.parquet"
+    pq.write_table(t, str(path))
+    return [path]
+
+
 def write_wds(t: pa.Table, out: Path, s: int, first_key: int) -> list[Path]:
     path = out / f"tokens-{s:05d}.tar"
     write_tar(wds_samples(t), path, first_key)
@@ -111,6 +124,12 @@ def write_wds(t: pa.Table, out: Path, s: int, first_key: int) -> list[Path]:
 
 
 MDS_COLUMNS = {"tokens": "ndarray:int32", "label": "int64", "quality": "float64"}
+
+
+def mds_size_limit(gb: float) -> int:
+    """MDSWriter's size_limit for about one MDS shard per generator shard (it bounds a shard's
+    encoded bytes)."""
+    return int(gb * 1e9 / plan(gb)[1] * 1.02) + 65536
 
 
 def mds_samples(t: pa.Table):
@@ -123,9 +142,25 @@ def mds_samples(t: pa.Table):
         yield {"tokens": values[offsets[i]:offsets[i + 1]], "label": int(labels[i]), "quality": float(quality[i])}
 
 
+def ensure(fmt: str, root: Path, gb: float, seed: int) -> dict:
+    """The summary of @fmt written under root/fmt, writing it first unless root/fmt.summary.json
+    says it was written for (gb, seed); the writer runs in a child process, so the caller
+    imports neither vortex-data nor Streaming (and torch)."""
+    out, stamp = root / fmt, root / f"{fmt}.summary.json"
+    s = json.loads(stamp.read_text()) if stamp.exists() else {}
+    if s.get("gb") == gb and s.get("seed") == seed:
+        return s
+    shutil.rmtree(out, ignore_errors=True)
+    got = subprocess.run([sys.executable, __file__, fmt, str(out), "--gb", str(gb), "--seed", str(seed)], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    s = dict(json.loads(got), gb=gb, seed=seed)
+    stamp.write_text(json.dumps(s))  # last: a summary means the format is complete
+    return s
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("format", choices=["vortex", "wds", "mds"])
+    ap.add_argument("format", choices=["vortex", "wds", "mds", "parquet"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--gb", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
@@ -137,13 +172,14 @@ def main() -> None:
     if a.format == "mds":
         from streaming import MDSWriter
 
-        # About one MDS shard per generator shard: size_limit bounds a shard's encoded bytes.
-        writer = MDSWriter(out=str(a.out), columns=MDS_COLUMNS, size_limit=int(a.gb * 1e9 / shards * 1.02) + 65536)
+        writer = MDSWriter(out=str(a.out), columns=MDS_COLUMNS, size_limit=mds_size_limit(a.gb))
     for s in range(shards):
         t = shard_table(a.gb, a.seed, s)
         total += decoded_bytes(t)
         if a.format == "vortex":
             files += write_vortex(t, a.out, s)
+        elif a.format == "parquet":
+            files += write_parquet(t, a.out, s)
         elif a.format == "wds":
             files += write_wds(t, a.out, s, first)
         else:
