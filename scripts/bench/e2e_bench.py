@@ -2,9 +2,11 @@
 """End-to-end PyTorch feeding benchmark; the Python half of scripts/bench_e2e.sh, which starts
 the S3 server and onecopyd and passes their pids and the socket here.
 
-    e2e_bench.py run --socket S --daemon-pid P --server-pids Q,R --data DIR [--gb 2] [--workers 2]
-                     [--batch-size 256] [--repeat 1] [--systems onecopy,vortex,wds,mds]
-    e2e_bench.py leg --system NAME --urls-json F [--filter] [--first-batch-only] ...   (JSON out)
+    e2e_bench.py run --socket S --daemon-pid P --server-pids Q,R --data DIR [--gb 2]
+                     [--workers 0,2] [--shuffle group,none] [--batch-size 256] [--repeat 1]
+                     [--systems onecopy,vortex,wds,mds] [--unit-rows 8192] [--shuffle-units 8]
+    e2e_bench.py leg --system NAME --urls-json F --workers N --shuffle group|none [--filter]
+                     [--first-batch-only] ...                                           (JSON out)
     e2e_bench.py rewrite --system wds|mds ...                                           (JSON out)
 
 One dataset (scripts/bench/tokens_data.py: token sequences list<int32>, label int64, quality
@@ -13,33 +15,55 @@ format and fed to a PyTorch training loop by torch.utils.data.DataLoader with th
 num_workers and batch size everywhere:
 
   onecopy      vortex files, scanned by onecopyd (CPU path): onecopy.torch.Dataset(urls,
-               batch_rows=B, shuffle=True, seed=0, socket=S); DataLoader(batch_size=None)
+               batch_rows=B, seed, socket=S, unit_rows=U, shuffle_units=K); DataLoader(batch_size=None)
   vortex-data  the same vortex files, scanned in the DataLoader workers with vortex-data's own
-               S3 store (files dealt to workers, order shuffled by the seed), batches of B rows
+               S3 store (one scan per unit, to_repeated_scan().execute(row_range)), dealt and
+               shuffled as onecopy deals them (below), batches of B rows
   webdataset   tar shards (tokens.bin raw int32 + meta.json per sample) streamed by `curl` from
-               presigned URLs (`pipe:`), shard shuffle and a 1000-sample shuffle buffer, decoded
-               and collated in the workers (.batched(B))
+               presigned URLs (`pipe:`), decoded and collated in the workers (.batched(B))
   mds          MosaicML Streaming MDS shards (tokens ndarray:int32, label int64, quality
                float64): StreamingDataset(remote=s3://..., local=a fresh cache dir,
-               shuffle=True, batch_size=B), DataLoader(batch_size=B) with a collate function
+               batch_size=B), DataLoader(batch_size=B) with a collate function
+
+Every --workers count and every --shuffle mode is a table of its own, all systems run in it
+with that num_workers and that shuffle work (G = U x K rows, 65,536 by default; each
+DataLoader worker, or the training process with num_workers=0, shuffles its own share):
+
+  --shuffle group  onecopy: units of up to U rows (cut at chunk boundaries) shuffled across all
+                   files by the seed, consecutive runs of K units form shuffle groups, worker w
+                   of W takes every W-th group, and a group's rows (G at most) are permuted
+                   (onecopy reads the next group on a thread meanwhile: prefetch_groups=1);
+                   vortex-data: the same plan in the benchmark (units of U rows, their order
+                   shuffled by the seed, groups of K units dealt to workers, rows permuted
+                   within a group, G rows held; no read-ahead);
+                   WebDataset: shard order shuffled (shardshuffle), then .shuffle(G, initial=G),
+                   a buffer of G samples filled before the first one leaves;
+                   MDS: shard order shuffled and samples permuted within blocks of 0.75 to 1.25
+                   x G samples (shuffle_algo="py1br", shuffle_block_size=G: this Streaming has
+                   no fixed-size py1b); samples are read by index from shards cached on disk.
+  --shuffle none   nobody shuffles: files and shards in order, rows in order (onecopy and
+                   vortex-data still deal groups of K units to the workers).
 
 Every leg hands the training loop the same batch: {"tokens": int32 values, "tokens.offsets",
-"label": int64, "quality": float64}; the loop sums every token (int64), every label and
-quality. Decoded bytes per batch are counted alike for all (4 per token, 4 per offset, 16 per
-sample; 1 GB = 1e9 bytes).
+"label": int64, "quality": float64}; the loop (the sink) sums every token (int64), every label
+and quality. Decoded bytes per batch are counted alike for all (4 per token, 4 per offset, 16
+per sample; 1 GB = 1e9 bytes).
 
-Reported per system (median of --repeat epochs, each leg a fresh Python process, after one untimed
+Reported per table (median of --repeat epochs, each leg a fresh Python process, after one untimed
 first batch per system that warms the server, onecopyd and the page cache): samples/s and
 GB/s over one epoch (wall time from building the dataset to the last batch), time to first batch,
 CPU s/GB of the training process with its DataLoader workers and their children (curl), plus
-onecopyd's for onecopy, and of the S3 server, apart and in the total.
+onecopyd's for onecopy, and of the S3 server, apart and in the total; ratios against onecopy in
+the same run.
 
-Then the filter changes to `quality > 0.8`: onecopy and vortex-data push it into the scan and
-only the time to first batch is measured; WebDataset and MDS rewrite their shards first, in
---workers processes (read from S3 with their own reader, keep the matching samples, write with
-wds.TarWriter / MDSWriter and merge_index, upload), and the rewrite time is added to the first
-batch of the rewritten shards. WebDataset's in-stream `.select()` (every byte still read) is
-shown as an extra row.
+Then, per --workers count under the first --shuffle mode, the filter changes to
+`quality > 0.8`: onecopy and vortex-data push it into the scan and only the time to first batch
+is measured; WebDataset and MDS rewrite their shards first, in --workers processes (read from S3
+with their own reader, keep the matching samples, write with wds.TarWriter / MDSWriter and
+merge_index, upload), and the rewrite time is added to the first batch of the rewritten shards.
+WebDataset's in-stream `.select()` (every byte still read) is shown as an extra row. There
+WebDataset's shuffle buffer and MDS's shuffle blocks hold a fifth of G samples, what a group of
+onecopy's and vortex-data's gives under the filter (FILTER_KEPT).
 """
 
 from __future__ import annotations
@@ -60,7 +84,9 @@ import benchlib as bl  # noqa: E402
 
 FILTER_SQL = "quality > 0.8"
 QUALITY_MIN = 0.8
+FILTER_KEPT = 0.2  # the share of rows it keeps (tokens_data.py: quality uniform in [0, 1))
 SYSTEMS = ["onecopy", "vortex", "wds", "mds"]
+SHUFFLES = ["group", "none"]  # every contender shuffles in groups of the same rows, or nobody does
 NAMES = {"onecopy": "onecopy (onecopyd, CPU)", "vortex": "vortex-data in-process", "wds": "WebDataset",
          "mds": "MosaicML Streaming (MDS)"}
 
@@ -104,36 +130,71 @@ def s3_parts(url: str) -> tuple[str, str]:
     return bucket, key
 
 
+def group_rows(a) -> int:
+    """Rows a shuffle group holds before a filter (onecopy's bounded shuffle buffer)."""
+    return a.unit_rows * a.shuffle_units
+
+
+def buffer_rows(a) -> int:
+    """Samples WebDataset's shuffle buffer and MDS's shuffle blocks hold: as many as onecopy's
+    shuffle group gives, its rows, or what the leg says (a filtered group gives a fifth)."""
+    return a.shuffle_rows or group_rows(a)
+
+
+def shuffled(a) -> bool:
+    return a.shuffle == "group"
+
+
 class VortexDataset:
-    """vortex-data scanning vortex files from S3 in the DataLoader workers (an IterableDataset)."""
+    """vortex-data scanning vortex files from S3 in the DataLoader workers (an IterableDataset),
+    dealt as onecopy.torch.Dataset deals them, so that both do the same shuffle work: each file's
+    rows cut into units of unit_rows, the units of all files shuffled by the seed (shuffle on),
+    consecutive runs of shuffle_units units form groups, worker w of W takes every W-th group,
+    and a group's rows are read (one scan per unit), permuted (shuffle on) and cut into batches
+    (a short one at the end of a group, as onecopy's)."""
 
-    def __init__(self, urls, batch_rows, seed=0, filter=False):
-        self.urls, self.batch_rows, self.seed, self.filter = list(urls), batch_rows, seed, filter
+    def __init__(self, urls, a):
+        self.urls, self.batch_rows, self.seed, self.filter = list(urls), a.batch_size, a.seed, a.filter
+        self.unit_rows, self.shuffle_units, self.shuffle = a.unit_rows, a.shuffle_units, shuffled(a)
 
-    def __iter__(self):
+    def _groups(self, lengths: list[int]) -> list[list[tuple[int, int, int]]]:
         import random
 
+        units = [(f, b, min(b + self.unit_rows, n)) for f, n in enumerate(lengths)
+                 for b in range(0, n, self.unit_rows)]
+        if self.shuffle:
+            random.Random(self.seed).shuffle(units)
+        k = self.shuffle_units
+        return [units[i:i + k] for i in range(0, len(units), k)]
+
+    def __iter__(self):
+        import numpy as np
+        import pyarrow as pa
         import torch.utils.data as tud
         import vortex as vx
         import vortex.expr as ve
         from vortex.store import S3Store
 
         info = tud.get_worker_info()
-        wid, n = (info.id, info.num_workers) if info else (0, 1)
-        urls = self.urls[:]
-        random.Random(self.seed).shuffle(urls)
-        bucket = s3_parts(urls[0])[0]
-        store = S3Store(bucket, endpoint=os.environ["S3_ENDPOINT"], region=os.environ.get("AWS_REGION", "us-east-1"),
+        wid, n_workers = (info.id, info.num_workers) if info else (0, 1)
+        store = S3Store(s3_parts(self.urls[0])[0], endpoint=os.environ["S3_ENDPOINT"],
+                        region=os.environ.get("AWS_REGION", "us-east-1"),
                         access_key_id=os.environ["AWS_ACCESS_KEY_ID"],
                         secret_access_key=os.environ["AWS_SECRET_ACCESS_KEY"],
                         client_options={"allow_http": True})
         expr = ve.column("quality") > QUALITY_MIN if self.filter else None
-        for url in urls[wid::n]:
-            f = vx.open(s3_parts(url)[1], store=store)
-            reader = f.scan(expr=expr, batch_size=self.batch_rows).to_arrow()
-            for rb in reader:
-                for off in range(0, rb.num_rows, self.batch_rows):
-                    yield arrow_batch(rb.slice(off, self.batch_rows))
+        files = [vx.open(s3_parts(u)[1], store=store) for u in self.urls]  # the plan needs every length
+        scans = [f.to_repeated_scan(expr=expr) for f in files]
+        groups = self._groups([len(f) for f in files])
+        for g in range(wid, len(groups), n_workers):
+            table = pa.concat_tables(scans[f].execute(row_range=(b, e)).to_arrow().read_all()
+                                     for f, b, e in groups[g]).combine_chunks()
+            n = table.num_rows
+            order = np.random.default_rng([self.seed, g]).permutation(n) if self.shuffle else None
+            for off in range(0, n, self.batch_rows):
+                part = table.take(order[off:off + self.batch_rows]) if order is not None else \
+                    table.slice(off, self.batch_rows)
+                yield arrow_batch(part.combine_chunks().to_batches()[0])
 
 
 def vortex_dataset(urls, a):
@@ -142,14 +203,15 @@ def vortex_dataset(urls, a):
     class _DS(VortexDataset, tud.IterableDataset):
         pass
 
-    return _DS(urls, a.batch_size, a.seed, a.filter), None
+    return _DS(urls, a), None
 
 
 def onecopy_dataset(urls, a):
     from onecopy.torch import Dataset  # onecopy's IterableDataset (python/onecopy/torch.py)
 
     return Dataset(urls, columns=None, filter=FILTER_SQL if a.filter else None, batch_rows=a.batch_size,
-                   shuffle=True, seed=a.seed, socket=a.socket), None
+                   shuffle=shuffled(a), seed=a.seed, socket=a.socket, unit_rows=a.unit_rows,
+                   shuffle_units=a.shuffle_units), None
 
 
 def presign(urls, expires=6 * 3600):
@@ -176,26 +238,27 @@ def wds_keep(sample) -> bool:
     return json.loads(sample["meta.json"])["quality"] > QUALITY_MIN
 
 
-def wds_dataset(urls, a, shuffle=True, select=False, batched=True):
+def wds_dataset(urls, a):
     import webdataset as wds
 
     pipes = [f"pipe:curl -sS --fail {u!r}" for u in presign(urls)]
-    ds = wds.WebDataset(pipes, shardshuffle=len(pipes) if shuffle else False, seed=a.seed if shuffle else None,
-                        nodesplitter=None, workersplitter=wds.split_by_worker, empty_check=False)
-    if select:
+    ds = wds.WebDataset(pipes, shardshuffle=len(pipes) if shuffled(a) else False,
+                        seed=a.seed if shuffled(a) else None, nodesplitter=None,
+                        workersplitter=wds.split_by_worker, empty_check=False)
+    if a.filter:
         ds = ds.select(wds_keep)
-    if shuffle:
-        ds = ds.shuffle(a.wds_shuffle_buffer)
-    if batched:
-        ds = ds.map(wds_decode).batched(a.batch_size, collation_fn=wds_collate, partial=True)
-    return ds, None
+    if shuffled(a):  # full before the first sample leaves, as a shuffle group is
+        ds = ds.shuffle(buffer_rows(a), initial=buffer_rows(a), seed=a.seed)
+    return ds.map(wds_decode).batched(a.batch_size, collation_fn=wds_collate, partial=True), None
 
 
 def mds_collate(samples):
     return collate([s["tokens"] for s in samples], [s["label"] for s in samples], [s["quality"] for s in samples])
 
 
-def mds_dataset(urls, a, shuffle=True):
+def streaming_dataset(urls, a, shuffle: bool):
+    """MosaicML Streaming's dataset over the MDS index in urls, caching into a fresh directory;
+    shuffled in blocks of buffer_rows samples when @shuffle."""
     from streaming import StreamingDataset
     from streaming.base.util import clean_stale_shared_memory
 
@@ -203,9 +266,12 @@ def mds_dataset(urls, a, shuffle=True):
     os.environ.setdefault("S3_ENDPOINT_URL", os.environ["S3_ENDPOINT"])
     remote = urls[0].rsplit("/", 1)[0]  # the prefix holding index.json
     local = tempfile.mkdtemp(prefix="mds-cache-", dir=a.tmp)
-    ds = StreamingDataset(remote=remote, local=local, shuffle=shuffle, shuffle_seed=a.seed,
-                          batch_size=a.batch_size)
-    return ds, mds_collate
+    return StreamingDataset(remote=remote, local=local, shuffle=shuffle, shuffle_seed=a.seed,
+                            shuffle_algo="py1br", shuffle_block_size=buffer_rows(a), batch_size=a.batch_size)
+
+
+def mds_dataset(urls, a):
+    return streaming_dataset(urls, a, shuffled(a)), mds_collate
 
 
 MODULES = {"onecopy": ["onecopy.torch"], "vortex": ["vortex", "vortex.store", "pyarrow"],
@@ -234,10 +300,7 @@ def leg(a) -> dict:
     urls = json.loads(Path(a.urls_json).read_text())
     preimport(a.system)
     cpu0, t0 = bl.self_cpu(), time.perf_counter()
-    if a.system == "wds":
-        ds, collate_fn = wds_dataset(urls, a, select=a.filter)
-    else:
-        ds, collate_fn = BUILDERS[a.system](urls, a)
+    ds, collate_fn = BUILDERS[a.system](urls, a)
     if collate_fn is None:  # the dataset yields whole batches
         loader = DataLoader(ds, batch_size=None, num_workers=a.workers)
     else:
@@ -345,7 +408,7 @@ def rewrite(a) -> dict:
         from streaming.base.util import merge_index
 
         global _MDS_SOURCE
-        _MDS_SOURCE, _ = mds_dataset(urls, a, shuffle=False)
+        _MDS_SOURCE = streaming_dataset(urls, a, shuffle=False)
         rows = _MDS_SOURCE.num_samples
         jobs = [(w, rows * w // procs, rows * (w + 1) // procs, str(work), out_prefix, a.shard_bytes)
                 for w in range(procs)]
@@ -363,25 +426,18 @@ def rewrite(a) -> dict:
 
 def prepare(a) -> dict:
     """Each format written once per (gb, seed) under a.data and uploaded; {system: urls}."""
+    from tokens_data import ensure
+
     s3 = bl.s3_client()
     bl.ensure_bucket(s3, a.bucket)
     urls, stored = {}, {}
     for fmt in ("vortex", "wds", "mds"):
-        d = a.data / fmt
-        stamp = a.data / f"{fmt}.summary.json"
-        s = json.loads(stamp.read_text()) if stamp.exists() else {}
-        if s.get("gb") != a.gb or s.get("seed") != a.seed:
-            shutil.rmtree(d, ignore_errors=True)
-            t = time.perf_counter()
-            out = subprocess.run([sys.executable, str(HERE / "tokens_data.py"), fmt, str(d), "--gb", str(a.gb),
-                                  "--seed", str(a.seed)], check=True, stdout=subprocess.PIPE, text=True).stdout
-            s = json.loads(out)
-            s.update(gb=a.gb, seed=a.seed)
-            stamp.write_text(json.dumps(s))
-            log(f"wrote {fmt} in {time.perf_counter() - t:.1f} s")
+        t = time.perf_counter()
+        s = ensure(fmt, a.data, a.gb, a.seed)
+        log(f"{fmt}: written in {time.perf_counter() - t:.1f} s (0 when kept from an earlier run)")
         t = time.perf_counter()
         prefix = f"e2e/gb{a.gb:g}-seed{a.seed}/{fmt}"
-        u = bl.upload_dir(s3, d, a.bucket, prefix)
+        u = bl.upload_dir(s3, a.data / fmt, a.bucket, prefix)
         log(f"{fmt}: {len(u)} objects, {s['stored_bytes'] / 1e9:.3f} GB in s3://{a.bucket}/{prefix}/ "
             f"({time.perf_counter() - t:.1f} s)")
         stored[fmt] = s["stored_bytes"]
@@ -398,9 +454,10 @@ def log(msg: str) -> None:
     print(f"[bench_e2e] {msg}", file=sys.stderr, flush=True)
 
 
-def common_args(a) -> list[str]:
-    return ["--workers", str(a.workers), "--batch-size", str(a.batch_size), "--seed", str(a.seed),
-            "--socket", a.socket or "", "--tmp", str(a.tmp), "--wds-shuffle-buffer", str(a.wds_shuffle_buffer),
+def common_args(a, workers: int, shuffle: str) -> list[str]:
+    return ["--workers", str(workers), "--shuffle", shuffle, "--batch-size", str(a.batch_size),
+            "--seed", str(a.seed), "--socket", a.socket or "", "--tmp", str(a.tmp),
+            "--unit-rows", str(a.unit_rows), "--shuffle-units", str(a.shuffle_units),
             "--shard-bytes", str(a.shard_bytes)]
 
 
@@ -419,21 +476,86 @@ def run_child(a, args: list[str], system: str, attempts: int = 3) -> dict | None
             return r
         tail = [x for x in p.stderr.strip().splitlines() if "leaked shared_memory" not in x and "warnings.warn" not in x]
         tail = tail[-12:]
-        log(f"{system} {args[0]}: FAILED ({p.returncode}), attempt {attempt}/{attempts}:\n  " + "\n  ".join(tail))
-        a.notes.append(f"{NAMES[system]} ({args[0]}{' --filter' if '--filter' in args else ''}): attempt {attempt} "
-                       f"failed: {tail[-1] if tail else p.returncode}")
+        where = " ".join(args[args.index("--workers"):args.index("--workers") + 4])  # workers and shuffle
+        log(f"{system} {args[0]} {where}: FAILED ({p.returncode}), attempt {attempt}/{attempts}:\n  " +
+            "\n  ".join(tail))
+        a.notes.append(f"{NAMES[system]} ({args[0]} {where}{' --filter' if '--filter' in args else ''}): "
+                       f"attempt {attempt} failed: {tail[-1] if tail else p.returncode}")
     return None
 
 
-def run_leg(a, system: str, urls: list[str], filter: bool = False, first_only: bool = False) -> dict | None:
+def run_leg(a, system: str, urls: list[str], workers: int, shuffle: str, filter: bool = False,
+            first_only: bool = False, filtered: bool = False) -> dict | None:
+    """One leg; @filter: the leg filters, @filtered: its data or its scan is filtered (so
+    WebDataset and MDS shuffle as many samples as onecopy's filtered group gives)."""
     f = Path(a.tmp) / f"urls-{system}.json"
     f.write_text(json.dumps(urls))
-    args = ["leg", "--system", system, "--urls-json", str(f), *common_args(a)]
+    args = ["leg", "--system", system, "--urls-json", str(f), *common_args(a, workers, shuffle)]
+    if filtered:
+        args += ["--shuffle-rows", str(round(group_rows(a) * FILTER_KEPT))]
     if filter:
         args.append("--filter")
     if first_only:
         args.append("--first-batch-only")
     return run_child(a, args, system)
+
+
+def epoch_legs(a, systems, urls, workers: int, shuffle: str) -> dict[str, list[dict]]:
+    """--repeat epochs of every system at one (num_workers, shuffle); {system: results}."""
+    epochs: dict[str, list[dict]] = {s: [] for s in systems}
+    for r in range(a.repeat):
+        for s in systems:
+            res = run_leg(a, s, urls[s], workers, shuffle)
+            if res:
+                epochs[s].append(res)
+                log(f"workers={workers} shuffle={shuffle} epoch {r + 1}/{a.repeat} {s}: "
+                    f"{res['samples'] / res['wall_s']:.0f} samples/s, {res['bytes'] / 1e9 / res['wall_s']:.3f} GB/s, "
+                    f"first batch {res['ttfb_s'] * 1e3:.0f} ms")
+    return epochs
+
+
+def pushed_down(res: dict | None) -> dict | None:
+    """A first batch under the new filter with no rewrite before it."""
+    if res:
+        res["rewrite_s"] = 0.0
+        res["rewrite_cpu_s"] = 0.0
+    return res
+
+
+def filter_legs(a, systems, urls, workers: int, shuffle: str) -> dict[str, list[dict]]:
+    """The filter changes to quality > 0.8: first batches, after the rewrites WebDataset and
+    MDS need; {system (or "wds-select"): results}."""
+    filt: dict[str, list[dict]] = {}
+    for r in range(a.repeat):
+        for s in systems:
+            if s in ("onecopy", "vortex"):
+                res = pushed_down(run_leg(a, s, urls[s], workers, shuffle, filter=True, first_only=True))
+                if res:
+                    filt.setdefault(s, []).append(res)
+            else:
+                if s == "wds":  # no rewrite: .select() in the stream, every byte still read
+                    res = pushed_down(run_leg(a, s, urls[s], workers, shuffle, filter=True, first_only=True,
+                                              filtered=True))
+                    if res:
+                        filt.setdefault("wds-select", []).append(res)
+                f = Path(a.tmp) / f"urls-{s}.json"
+                f.write_text(json.dumps(urls[s]))
+                out_prefix = f"s3://{a.bucket}/e2e/gb{a.gb:g}-seed{a.seed}/{s}-quality-gt-0.8"
+                rw = run_child(a, ["rewrite", "--system", s, "--urls-json", str(f), "--out-prefix", out_prefix,
+                                   *common_args(a, workers, shuffle)], s)
+                if not rw:
+                    continue
+                res = run_leg(a, s, rw["urls"], workers, shuffle, first_only=True, filtered=True)
+                if res:
+                    res["rewrite_s"] = rw["rewrite_s"]
+                    res["rewrite_cpu_s"] = rw["cpu_s"] + rw["server_cpu_s"]
+                    res["kept"] = rw["kept"]
+                    filt.setdefault(s, []).append(res)
+            if filt.get(s):
+                x = filt[s][-1]
+                log(f"workers={workers} filter {r + 1}/{a.repeat} {s}: rewrite {x['rewrite_s']:.2f} s + first batch "
+                    f"{x['ttfb_s'] * 1e3:.0f} ms")
+    return filt
 
 
 def run(a) -> None:
@@ -451,53 +573,30 @@ def run(a) -> None:
     # Untimed: one first batch per system, so no system pays for warming the S3 server, onecopyd,
     # the page cache of Python's modules or the first connection.
     for s in systems:
-        run_leg(a, s, urls[s], first_only=True)
-    epochs: dict[str, list[dict]] = {s: [] for s in systems}
-    for r in range(a.repeat):
-        for s in systems:
-            res = run_leg(a, s, urls[s])
-            if res:
-                epochs[s].append(res)
-                log(f"epoch {r + 1}/{a.repeat} {s}: {res['samples'] / res['wall_s']:.0f} samples/s, "
-                    f"{res['bytes'] / 1e9 / res['wall_s']:.3f} GB/s, first batch {res['ttfb_s'] * 1e3:.0f} ms")
-    # The filter changes: quality > 0.8.
-    filt: dict[str, list[dict]] = {}
-    for r in range(a.repeat):
-        for s in systems:
-            if s in ("onecopy", "vortex"):
-                res = run_leg(a, s, urls[s], filter=True, first_only=True)
-                if res:
-                    res["rewrite_s"] = 0.0
-                    res["rewrite_cpu_s"] = 0.0
-                    filt.setdefault(s, []).append(res)
-            else:
-                if s == "wds":  # no rewrite: .select() in the stream, every byte still read
-                    res = run_leg(a, s, urls[s], filter=True, first_only=True)
-                    if res:
-                        res["rewrite_s"] = 0.0
-                        res["rewrite_cpu_s"] = 0.0
-                        filt.setdefault("wds-select", []).append(res)
-                f = Path(a.tmp) / f"urls-{s}.json"
-                f.write_text(json.dumps(urls[s]))
-                out_prefix = f"s3://{a.bucket}/e2e/gb{a.gb:g}-seed{a.seed}/{s}-quality-gt-0.8"
-                rw = run_child(a, ["rewrite", "--system", s, "--urls-json", str(f), "--out-prefix", out_prefix,
-                                   *common_args(a)], s)
-                if not rw:
-                    continue
-                res = run_leg(a, s, rw["urls"], first_only=True)
-                if res:
-                    res["rewrite_s"] = rw["rewrite_s"]
-                    res["rewrite_cpu_s"] = rw["cpu_s"] + rw["server_cpu_s"]
-                    res["kept"] = rw["kept"]
-                    filt.setdefault(s, []).append(res)
-            if filt.get(s):
-                x = filt[s][-1]
-                log(f"filter {r + 1}/{a.repeat} {s}: rewrite {x['rewrite_s']:.2f} s + first batch "
-                    f"{x['ttfb_s'] * 1e3:.0f} ms")
-    report(a, systems, epochs, filt)
+        run_leg(a, s, urls[s], a.workers[0], a.shuffles[0], first_only=True)
+    tables = [(w, m, epoch_legs(a, systems, urls, w, m)) for w in a.workers for m in a.shuffles]
+    filters = [(w, filter_legs(a, systems, urls, w, a.shuffles[0])) for w in a.workers]
+    for w, m, epochs in tables:
+        report_epochs(a, systems, epochs, w, m)
+    for w, filt in filters:
+        report_filter(a, systems, filt, w, a.shuffles[0])
+    for n in a.notes:
+        print(f"- {n}")
 
 
-def report(a, systems, epochs, filt) -> None:
+def shuffle_work(a, shuffle: str) -> dict[str, str]:
+    """What each system's shuffle does at @shuffle, for the line under its table."""
+    if shuffle == "none":
+        return {s: "none (files and shards in order, rows in order)" for s in SYSTEMS}
+    g = f"{group_rows(a):,}"
+    units = f"units of up to {a.unit_rows:,} rows shuffled across all files, rows permuted within groups of " \
+            f"{a.shuffle_units} units ({g} rows held"
+    return {"onecopy": units + ", the next group read ahead)", "vortex": units + ", the same plan)",
+            "wds": f"shard order shuffled, then a shuffle buffer of {g} samples, full before the first leaves",
+            "mds": f"shard order shuffled, samples permuted within blocks of 0.75-1.25 x {g} (py1br)"}
+
+
+def report_epochs(a, systems, epochs, workers: int, shuffle: str) -> None:
     base = "onecopy" if epochs.get("onecopy") else None
     cells = {}
     for s in systems:
@@ -516,10 +615,12 @@ def report(a, systems, epochs, filt) -> None:
         }
     ref = cells.get(base) if base else None
     print()
+    print(f"### DataLoader num_workers={workers}, shuffle {shuffle}")
+    print()
     print(f"One epoch over {a.rows:,} samples, {a.decoded / 1e9:.3f} GB decoded, from {a.server} on loopback; "
-          f"DataLoader num_workers={a.workers}, batch {a.batch_size} samples; median of {a.repeat}. "
-          "CPU s/GB: training process + DataLoader workers + their children (+ onecopyd); S3 server apart; "
-          "total = both." + (" Ratios: system / onecopy." if ref else ""))
+          f"DataLoader num_workers={workers}, batch {a.batch_size} samples; median of {a.repeat}; the loop sums "
+          "every token, label and quality. CPU s/GB: training process + DataLoader workers + their children "
+          "(+ onecopyd); S3 server apart; total = both." + (" Ratios: system / onecopy." if ref else ""))
     print()
     rows = []
     for s in systems:
@@ -537,9 +638,18 @@ def report(a, systems, epochs, filt) -> None:
     print(bl.table(["system", "stored GB", "samples/s", "GB/s", "first batch ms", "CPU s/GB client",
                     "CPU s/GB S3 server", "CPU s/GB total", "samples/s, CPU vs onecopy", "all samples"], rows))
     print()
+    work = shuffle_work(a, shuffle)
+    print(f"Shuffle, {'in each DataLoader worker' if workers else 'in the training process'}: " +
+          "; ".join(f"{NAMES[s]}: {work[s]}" for s in systems) + ".")
+
+
+def report_filter(a, systems, filt, workers: int, shuffle: str) -> None:
+    print()
+    print(f"### New filter, DataLoader num_workers={workers}, shuffle {shuffle}")
+    print()
     print(f"New filter `{FILTER_SQL}` (about 20% of the samples): time to the first batch, shard rewrites "
-          "included (rewrite: read from S3 with the system's own reader in --workers processes, filter, write with "
-          "its own writer, upload).")
+          f"included (rewrite: read from S3 with the system's own reader in {max(1, workers)} process(es), filter, "
+          "write with its own writer, upload).")
     print()
     rows = []
     names = dict(NAMES, **{"wds-select": "WebDataset, .select() in the stream (no rewrite)"})
@@ -555,10 +665,23 @@ def report(a, systems, epochs, filt) -> None:
         tot = bl.median(r["rewrite_s"] + r["ttfb_s"] for r in rs)
         rows.append([names[s], how, bl.fmt(rw, ".2f"), bl.fmt(ttfb * 1e3, ".0f"), bl.fmt(tot, ".2f")])
     print(bl.table(["system", "how", "rewrite s", "first batch ms", "total s to first batch"], rows))
-    for n in a.notes:
-        print(f"- {n}")
-    print()
-    print("Reproduce: " + a.reproduce)
+    if shuffle == "group":
+        print()
+        print(f"Shuffle as in the epochs, but WebDataset's buffer and MDS's blocks hold "
+              f"{round(group_rows(a) * FILTER_KEPT):,} samples: what onecopy's and vortex-data's groups of "
+              f"{group_rows(a):,} rows give under the filter.")
+
+
+def int_list(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x]
+
+
+def shuffle_list(text: str) -> list[str]:
+    modes = [x for x in text.split(",") if x]
+    bad = [m for m in modes if m not in SHUFFLES]
+    if bad or not modes:
+        raise argparse.ArgumentTypeError(f"shuffle modes are {','.join(SHUFFLES)}, not {text!r}")
+    return modes
 
 
 def main() -> None:
@@ -566,14 +689,22 @@ def main() -> None:
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("leg", "rewrite", "run"):
         p = sub.add_parser(name)
-        p.add_argument("--workers", type=int, default=2)
+        if name == "run":  # every count and mode listed is a table of its own
+            p.add_argument("--workers", type=int_list, default=[2])
+            p.add_argument("--shuffle", dest="shuffles", type=shuffle_list, default=["group"])
+        else:
+            p.add_argument("--workers", type=int, default=2)
+            p.add_argument("--shuffle", choices=SHUFFLES, default="group")
         p.add_argument("--batch-size", type=int, default=256)
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--socket", default=None)
         p.add_argument("--tmp", default=None)
-        p.add_argument("--wds-shuffle-buffer", type=int, default=1000)
+        p.add_argument("--unit-rows", type=int, default=8192)  # onecopy.torch.Dataset's defaults
+        p.add_argument("--shuffle-units", type=int, default=8)
         p.add_argument("--shard-bytes", type=float, default=256e6)
         if name in ("leg", "rewrite"):
+            p.add_argument("--shuffle-rows", type=int, default=0, help="WebDataset's buffer, MDS's blocks "
+                           "(0: --unit-rows x --shuffle-units)")
             p.add_argument("--system", choices=SYSTEMS, required=True)
             p.add_argument("--urls-json", required=True)
         if name == "leg":
@@ -591,7 +722,6 @@ def main() -> None:
             p.add_argument("--bucket", default="bench")
             p.add_argument("--systems", default=",".join(SYSTEMS))
             p.add_argument("--tmp-root", default=None)
-            p.add_argument("--reproduce", default="scripts/bench_e2e.sh")
     a = ap.parse_args()
     if a.socket == "":
         a.socket = None
