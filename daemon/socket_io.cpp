@@ -26,6 +26,13 @@ Result<std::optional<Packet>> receive_packet(int sock, std::span<uint8_t> buf) {
     n = ::recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return std::optional<Packet>();
+  if (n < 0 && errno == ECONNRESET) {
+    // The peer closed with packets of ours unread (a scan it cancelled, a killed process): a
+    // hang-up like any other, not an error of the connection.
+    Packet p;
+    p.eof = true;
+    return std::optional<Packet>(std::move(p));
+  }
   if (n < 0) return Error(Errc::io, "recv from a client", __FILE__, __LINE__, errno);
   Packet p;
   p.bytes = static_cast<size_t>(n);

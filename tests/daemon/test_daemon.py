@@ -211,6 +211,23 @@ def test_scan_equals_pyarrow(daemon, data_file):
     assert s["bytes_delivered"] > 0
 
 
+def test_a_client_that_hangs_up_on_unread_batches_is_no_error(daemon, data_file):
+    """A trainer that stops mid-scan and exits leaves batches on their way unread; the daemon
+    sees the connection reset, a hang-up like any other."""
+    path, _ = data_file
+    script = ("import onecopy, os, sys; c = onecopy.Client(sys.argv[1]); it = c.scan(sys.argv[2], batch_rows=500); "
+              "next(it); os._exit(0)")
+    for _ in range(3):
+        subprocess.run([sys.executable, "-c", script, daemon.sock, str(path)], check=True, timeout=60)
+    deadline = time.time() + 5
+    while daemon.client.status()["clients"] > 1 and time.time() < deadline:
+        time.sleep(0.05)
+    s = daemon.client.status()
+    assert s["clients"] == 1 and s["active_scans"] == 0
+    assert s["errors"] == 0
+    assert "reset by peer" not in daemon.log.read_text()
+
+
 def test_scan_with_filter_and_columns(daemon, data_file):
     path, table = data_file
     got = pa.Table.from_batches(list(daemon.client.scan(str(path), columns=["id", "tag"],
