@@ -53,7 +53,7 @@ __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen", "ga
 
 #: POSITION_KEY (onecopy._steps) names the position tensor that items carry between DataLoader
 #: workers and onecopy's DataLoader, which removes it: [dataset index, epoch, group, samples
-#: given after this item, samples in the group].
+#: given after this item, samples in the group (UNKNOWN_ROWS before a streamed group's last)].
 
 
 def _expand(urls, socket: Optional[str]) -> list[str]:
@@ -146,6 +146,28 @@ def _batch_tensors(batch: pa.RecordBatch) -> dict:
     for name, arr in zip(batch.schema.names, batch.columns):
         _column_tensors(name, arr, out)
     return out
+
+
+# The row count of a streamed group, in positions given before its last item: more than any.
+UNKNOWN_ROWS = 2**62
+
+
+def _cut(batches: Iterator[pa.RecordBatch], step: int) -> Iterator[pa.Table]:
+    """@batches' rows in tables of @step rows (the last shorter): slices of one batch where a
+    table lies within it, else of the few it spans."""
+    pieces: list[pa.RecordBatch] = []
+    have = 0
+    for batch in batches:
+        pieces.append(batch)
+        have += batch.num_rows
+        while have >= step:
+            table = pa.Table.from_batches(pieces)
+            yield table.slice(0, step)
+            rest = table.slice(step)
+            pieces = [b for b in rest.to_batches() if b.num_rows]
+            have -= step
+    if have:
+        yield pa.Table.from_batches(pieces)
 
 
 def _sample(tensors: dict, names: list[str], i: int) -> dict:
@@ -346,30 +368,45 @@ class Dataset(torch.utils.data.IterableDataset):
         return sum(-(-n // self.batch_rows) for n in sizes)
 
     # ---- reading -----------------------------------------------------------------------------------
-    def _read_group(self, group: list[tuple[int, int, int]]) -> pa.Table:
-        # One scan per file of the group, over all its units there: the reader (or the daemon)
-        # decodes ahead across units instead of starting afresh for each.
+    def _group_scans(self, group: list[tuple[int, int, int]], batch_rows: int = 0) -> Iterator[tuple[str, object]]:
+        """(url, scan) for each file of @group, over all its units there: the reader (or the
+        daemon) decodes ahead across units instead of starting afresh for each."""
         by_file: dict[int, list[tuple[int, int]]] = {}
         for f, b, e in group:
             by_file.setdefault(f, []).append((b, e))
-        batches: list[pa.RecordBatch] = []
-        schema = None
         for f, ranges in by_file.items():
             url = self.urls[f]
             if self.socket:
-                stream = Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter)
+                yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter, batch_rows)
             else:
                 if url not in self._open_files:
                     self._open_files[url] = onecopy.open(url)
-                stream = self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
-            reader = pa.RecordBatchReader.from_stream(stream)
+                yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter, batch_rows)
+
+    def _read_group(self, group: list[tuple[int, int, int]]) -> pa.Table:
+        batches: list[pa.RecordBatch] = []
+        schema = None
+        for url, scan in self._group_scans(group):
+            reader = pa.RecordBatchReader.from_stream(scan)
             schema = reader.schema
             # Daemon batches past half of what a client may hold are copies (the client library
             # copies them out of the slabs), so a whole group can be kept.
             batches.extend(reader)
-            self._stats.add_scan(url, stream.stats())
+            self._stats.add_scan(url, scan.stats())
         # One contiguous chunk per column: a shuffled take across many chunks is many times slower.
         return pa.Table.from_batches(batches, schema=schema).combine_chunks()
+
+    def _streamed_batches(self, group: list[tuple[int, int, int]], skip: int) -> Iterator[pa.RecordBatch]:
+        """@group's rows after its first @skip, batch by batch as the scans deliver them, each
+        dropped by the time the next is asked for: daemon batches stay views of its slabs."""
+        for url, scan in self._group_scans(group, self.batch_rows or 0):
+            for batch in pa.RecordBatchReader.from_stream(scan):
+                if skip >= batch.num_rows:
+                    skip -= batch.num_rows
+                    continue
+                yield batch.slice(skip) if skip else batch
+                skip = 0
+            self._stats.add_scan(url, scan.stats())
 
     def _tables(self, groups: list, todo: list[int]) -> Iterator[tuple[int, pa.Table]]:
         """(group, its table) for each of @todo, the next `prefetch_groups` read ahead on a
@@ -479,7 +516,47 @@ class Dataset(torch.utils.data.IterableDataset):
 
     def _group_items(self, start: _Progress, groups: list, timer: ItemTimer, tag: bool,
                      record: bool) -> Iterator[dict]:
-        for g, table in self._tables(groups, self._my_groups(len(groups), start)):
+        todo = self._my_groups(len(groups), start)
+        step = self.batch_rows or 1024
+        # Unshuffled through the daemon, rows stream (views of its slabs; it reads ahead);
+        # otherwise whole groups are read, ahead on a thread, and permuted or sliced.
+        streamed = self.socket and not self.shuffle
+        parts = (self._streamed_parts(groups, todo, start, step, timer) if streamed
+                 else self._group_parts(groups, todo, start, step, timer))
+        for g, part, given, n in parts:
+            if part is None:  # a group with nothing (left) to give
+                if record:
+                    self._progress.record(start.epoch, g, given, n)
+                continue
+            tensors = _batch_tensors(part.combine_chunks().to_batches()[0])
+            if self.batch_rows:
+                item = tensors
+                if tag:
+                    item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
+                if record:
+                    self._progress.record(start.epoch, g, given, n)
+                timer.made()
+                yield item
+                timer.resumed()
+                continue
+            names = part.schema.names
+            first = given - part.num_rows
+            for i in range(part.num_rows):
+                item = _sample(tensors, names, i)
+                if tag:
+                    item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, first + i + 1, n])
+                if record:
+                    self._progress.record(start.epoch, g, first + i + 1, n)
+                timer.made()
+                yield item
+                timer.resumed()
+
+    def _group_parts(self, groups: list, todo: list[int], start: _Progress, step: int,
+                     timer: ItemTimer) -> Iterator[tuple]:
+        """(group, part, rows given after it, rows in the group) for @todo's groups, each read
+        whole and cut into parts of @step rows, permuted by (seed, epoch, group) with shuffle;
+        (group, None, n, n) for a group with no rows left."""
+        for g, table in self._tables(groups, todo):
             timer.waited()
             n = table.num_rows
             order = None
@@ -487,35 +564,29 @@ class Dataset(torch.utils.data.IterableDataset):
                 rng = np.random.Generator(np.random.PCG64([self.seed, start.epoch, g]))  # any world's
                 order = rng.permutation(n)
             given = start.start_of(g)
-            step = self.batch_rows or 1024
+            if given >= n:
+                yield g, None, n, n
             while given < n:
                 end = min(n, given + step)
                 part = table.take(order[given:end]) if order is not None else table.slice(given, end - given)
-                tensors = _batch_tensors(part.combine_chunks().to_batches()[0])
-                names = part.schema.names
-                if self.batch_rows:
-                    given = end
-                    item = tensors
-                    if tag:
-                        item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
-                    if record:
-                        self._progress.record(start.epoch, g, given, n)
-                    timer.made()
-                    yield item
-                    timer.resumed()
-                else:
-                    for i in range(end - given):
-                        given += 1
-                        item = _sample(tensors, names, i)
-                        if tag:
-                            item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, given, n])
-                        if record:
-                            self._progress.record(start.epoch, g, given, n)
-                        timer.made()
-                        yield item
-                        timer.resumed()
-            if n == 0 and record:
-                self._progress.record(start.epoch, g, 0, 0)
+                yield g, part, end, n
+                given = end
+            timer.flush()
+
+    def _streamed_parts(self, groups: list, todo: list[int], start: _Progress, step: int,
+                        timer: ItemTimer) -> Iterator[tuple]:
+        """_group_parts for groups that stream: a group's size is known only at its end, so
+        parts before its last carry UNKNOWN_ROWS, and the last one the group's row count."""
+        for g in todo:
+            given = start.start_of(g)
+            pending = None
+            for part in _cut(self._streamed_batches(groups[g], given), step):
+                timer.waited()
+                if pending is not None:
+                    yield g, pending, given, UNKNOWN_ROWS
+                pending = part
+                given += part.num_rows
+            yield g, pending, given, given
             timer.flush()
 
     def stats(self) -> dict:

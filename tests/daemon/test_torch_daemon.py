@@ -149,6 +149,39 @@ def test_daemon_batches_are_dlpack_views_and_cuda_is_refused(tmp_path, files):
         d.stop()
 
 
+def _slab_ranges() -> list[tuple[int, int]]:
+    """The address ranges of this process's mappings of onecopyd's slabs (memfds it names
+    "onecopy-slab")."""
+    out = []
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        if "onecopy-slab" in line:
+            lo, hi = line.split()[0].split("-")
+            out.append((int(lo, 16), int(hi, 16)))
+    return out
+
+
+def test_unshuffled_batches_are_views_of_the_slabs_and_shuffled_ones_one_copy(tmp_path, files):
+    d = Daemon(tmp_path)
+    try:
+        kw = dict(socket=d.sock, columns=["id", "tokens"], batch_rows=100, unit_rows=500, shuffle_units=2)
+        in_slab = lambda t: any(lo <= t.data_ptr() < hi for lo, hi in _slab_ranges())  # noqa: E731
+        # Checked as they come, each dropped before the next, as a training loop does (a loop
+        # that keeps every batch gets copies past half the daemon's per-client limits).
+        ids, views = [], []
+        for b in oct.Dataset(files, shuffle=False, **kw):
+            ids += b["id"].tolist()
+            views.append(in_slab(b["id"]) and in_slab(b["tokens"]))
+        # Units of 500 rows scanned in batches of 100: every batch one daemon batch.
+        assert ids == list(range(5000)) and all(views), views
+        ids, views = [], []
+        for b in oct.Dataset(files, shuffle=True, seed=1, **kw):
+            ids += b["id"].tolist()
+            views.append(in_slab(b["id"]))
+        assert sorted(ids) == list(range(5000)) and not any(views)  # gathered: copies, by design
+    finally:
+        d.stop()
+
+
 def test_scan_ranges_in_process_and_in_the_daemon(tmp_path, files):
     ranges = [(2500, 2900), (0, 10), (10, 10), (1200, 1700)]
     f = onecopy.open(files[0])
