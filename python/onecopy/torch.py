@@ -368,7 +368,7 @@ class Dataset(torch.utils.data.IterableDataset):
         return sum(-(-n // self.batch_rows) for n in sizes)
 
     # ---- reading -----------------------------------------------------------------------------------
-    def _group_scans(self, group: list[tuple[int, int, int]], batch_rows: int = 0) -> Iterator[tuple[str, object]]:
+    def _group_scans(self, group: list[tuple[int, int, int]]) -> Iterator[tuple[str, object]]:
         """(url, scan) for each file of @group, over all its units there: the reader (or the
         daemon) decodes ahead across units instead of starting afresh for each."""
         by_file: dict[int, list[tuple[int, int]]] = {}
@@ -377,11 +377,11 @@ class Dataset(torch.utils.data.IterableDataset):
         for f, ranges in by_file.items():
             url = self.urls[f]
             if self.socket:
-                yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter, batch_rows)
+                yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter)
             else:
                 if url not in self._open_files:
                     self._open_files[url] = onecopy.open(url)
-                yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter, batch_rows)
+                yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
 
     def _read_group(self, group: list[tuple[int, int, int]]) -> pa.Table:
         batches: list[pa.RecordBatch] = []
@@ -398,8 +398,11 @@ class Dataset(torch.utils.data.IterableDataset):
 
     def _streamed_batches(self, group: list[tuple[int, int, int]], skip: int) -> Iterator[pa.RecordBatch]:
         """@group's rows after its first @skip, batch by batch as the scans deliver them, each
-        dropped by the time the next is asked for: daemon batches stay views of its slabs."""
-        for url, scan in self._group_scans(group, self.batch_rows or 0):
+        dropped by the time the next is asked for: daemon batches stay views of its slabs.
+        The scans keep the file's chunks as batches, which _cut slices: small batches would
+        cost a message, a lease and a Release each, and keep the daemon's decode-ahead (at
+        most daemon_client_max_batches_in_flight batches) short."""
+        for url, scan in self._group_scans(group):
             for batch in pa.RecordBatchReader.from_stream(scan):
                 if skip >= batch.num_rows:
                     skip -= batch.num_rows

@@ -171,7 +171,7 @@ def test_unshuffled_batches_are_views_of_the_slabs_and_shuffled_ones_one_copy(tm
         for b in oct.Dataset(files, shuffle=False, **kw):
             ids += b["id"].tolist()
             views.append(in_slab(b["id"]) and in_slab(b["tokens"]))
-        # Units of 500 rows scanned in batches of 100: every batch one daemon batch.
+        # Units of 500 rows, scanned whole and cut into batches of 100: each a slice of one.
         assert ids == list(range(5000)) and all(views), views
         ids, views = [], []
         for b in oct.Dataset(files, shuffle=True, seed=1, **kw):
