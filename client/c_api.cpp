@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "client/batch_gather.hpp"
 #include "client/inspect.hpp"
 #include "client/open_uri.hpp"
 #include "client/profiled_scan.hpp"
@@ -27,6 +28,10 @@
 
 struct onecopy_file {
   std::shared_ptr<oc::format::VortexFile> file;
+};
+
+struct onecopy_batches {
+  std::unique_ptr<oc::client::BatchSet> set;
 };
 
 struct onecopy_cursor {
@@ -150,6 +155,41 @@ OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, si
     return 0;
   });
 }
+
+OC_API int onecopy_batches_new(ArrowSchema* schema, ArrowArray* batches, size_t nbatches,
+                               onecopy_batches** out, char* err, size_t errlen) {
+  const std::span<ArrowArray> arrays(nbatches ? batches : nullptr, nbatches);
+  // Everything moved in is released on every path: adopt owns the arrays it has moved (leaving
+  // them released), and anything it has not reached (an allocation failed) is released here.
+  struct ReleaseRest {
+    ArrowSchema* schema;
+    std::span<ArrowArray> arrays;
+    ~ReleaseRest() {
+      if (schema->release) schema->release(schema);
+      for (ArrowArray& a : arrays) {
+        if (a.release) a.release(&a);
+      }
+    }
+  } rest{schema, arrays};
+  return guarded(err, errlen, [&] {
+    auto set = oc::client::BatchSet::adopt(*schema, arrays);
+    if (!set.ok()) return report(set.error(), err, errlen);
+    *out = new onecopy_batches{std::move(set).value()};
+    return 0;
+  });
+}
+
+OC_API uint64_t onecopy_batches_rows(const onecopy_batches* batches) { return batches->set->rows(); }
+
+OC_API int onecopy_batches_take(const onecopy_batches* batches, const uint64_t* rows, size_t nrows,
+                                ArrowArray* out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto r = batches->set->gather(std::span<const uint64_t>(nrows ? rows : nullptr, nrows), out);
+    return r.ok() ? 0 : report(r.error(), err, errlen);
+  });
+}
+
+OC_API void onecopy_batches_free(onecopy_batches* batches) { delete batches; }
 
 namespace {
 

@@ -73,6 +73,21 @@ int onecopy_take(const onecopy_file* file, const char* const* columns, size_t nc
                  const uint64_t* rows, size_t nrows, struct ArrowArrayStream* out, char* err,
                  size_t errlen);
 
+/* Record batches held for gathers of rows across them (client/batch_gather.hpp): a shuffle
+ * buffer's batches, from which each shuffled batch is one copy of the values it selects.
+ * onecopy_batches_new moves in `schema` and `nbatches` struct arrays of it (each is left
+ * released, on failure too) and fails with ONECOPY_E_UNSUPPORTED for dictionary, union, run-end
+ * and view layouts. onecopy_batches_take writes rows `rows[0..nrows)` (numbered across the
+ * batches in order; any order, repeats allowed; one past the end is ONECOPY_E_INVALID) as one
+ * new struct array to `out`, owning its buffers. Takes may run on several threads at once. */
+typedef struct onecopy_batches onecopy_batches;
+int onecopy_batches_new(struct ArrowSchema* schema, struct ArrowArray* batches,
+                        size_t nbatches, onecopy_batches** out, char* err, size_t errlen);
+uint64_t onecopy_batches_rows(const onecopy_batches* batches);
+int onecopy_batches_take(const onecopy_batches* batches, const uint64_t* rows, size_t nrows,
+                         struct ArrowArray* out, char* err, size_t errlen);
+void onecopy_batches_free(onecopy_batches* batches);
+
 /* The file's units of work for sharded reading (format/shard.hpp): row ranges cut at chunk
  * boundaries, none longer than `max_rows` (0: the shard_unit_rows knob). `*out` receives 2 * `*n`
  * values, (begin, end) pairs in row order; free it with onecopy_free_units. */

@@ -29,8 +29,8 @@ void release_schema(ArrowSchema* s) {
 // ---- array ---------------------------------------------------------------------------------------
 
 struct ArrayPrivate {
-  ColumnPtr column;  // keeps every buffer alive
-  std::vector<const void*> buffers;
+  std::vector<Buffer> buffers;  // keep the memory alive
+  std::vector<const void*> pointers;
   std::vector<ArrowArray> child_storage;
   std::vector<ArrowArray*> child_ptrs;
 };
@@ -43,6 +43,22 @@ void release_array(ArrowArray* a) {
   }
   delete p;
   a->release = nullptr;
+}
+
+// @p c's buffers and children, sharing its memory.
+ArrayParts parts_of(const Column& c) {
+  ArrayParts out;
+  out.length = static_cast<int64_t>(c.length);
+  out.offset = static_cast<int64_t>(c.offset);
+  if (c.dtype->storage().kind == TypeKind::null) {
+    out.null_count = out.length;
+  } else {
+    out.null_count = c.null_count;
+    out.buffers.push_back(c.validity);
+    out.buffers.insert(out.buffers.end(), c.buffers.begin(), c.buffers.end());
+  }
+  for (const auto& child : c.children) out.children.push_back(parts_of(*child));
+  return out;
 }
 
 // ---- stream --------------------------------------------------------------------------------------
@@ -127,34 +143,29 @@ Result<void> export_schema(const DType& t, const std::string& name, ArrowSchema*
 }
 
 Result<void> export_array(const ColumnPtr& c, ArrowArray* out) {
+  export_parts(parts_of(*c), out);
+  return {};
+}
+
+void export_parts(ArrayParts parts, ArrowArray* out) {
   auto p = std::make_unique<ArrayPrivate>();
-  p->column = c;
-  const DType& s = c->dtype->storage();
-  if (s.kind != TypeKind::null) {
-    p->buffers.push_back(c->validity.empty() ? nullptr : c->validity.data());
-    for (const auto& b : c->buffers) p->buffers.push_back(b.data());
-  }
-  p->child_storage.resize(c->children.size());
-  for (size_t i = 0; i < c->children.size(); ++i) {
-    auto r = export_array(c->children[i], &p->child_storage[i]);
-    if (!r.ok()) {
-      for (size_t j = 0; j < i; ++j) p->child_storage[j].release(&p->child_storage[j]);
-      p->child_storage.clear();
-      return r;
-    }
+  p->buffers = std::move(parts.buffers);
+  for (const Buffer& b : p->buffers) p->pointers.push_back(b.empty() ? nullptr : b.data());
+  p->child_storage.resize(parts.children.size());
+  for (size_t i = 0; i < parts.children.size(); ++i) {
+    export_parts(std::move(parts.children[i]), &p->child_storage[i]);
     p->child_ptrs.push_back(&p->child_storage[i]);
   }
   *out = ArrowArray{};
-  out->length = static_cast<int64_t>(c->length);
-  out->null_count = c->dtype->kind == TypeKind::null ? static_cast<int64_t>(c->length) : c->null_count;
-  out->offset = static_cast<int64_t>(c->offset);
-  out->n_buffers = static_cast<int64_t>(p->buffers.size());
+  out->length = parts.length;
+  out->null_count = parts.null_count;
+  out->offset = parts.offset;
+  out->n_buffers = static_cast<int64_t>(p->pointers.size());
   out->n_children = static_cast<int64_t>(p->child_ptrs.size());
-  out->buffers = p->buffers.empty() ? nullptr : p->buffers.data();
+  out->buffers = p->pointers.empty() ? nullptr : p->pointers.data();
   out->children = p->child_ptrs.empty() ? nullptr : p->child_ptrs.data();
   out->release = release_array;
   out->private_data = p.release();
-  return {};
 }
 
 void export_stream(std::unique_ptr<Scan> scan, ArrowArrayStream* out) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "config/error.hpp"
 #include "format/arrow_c_abi.h"
@@ -21,6 +22,17 @@ namespace oc::format {
 
 /// Fills @p out with @p c (zero-copy). The caller owns @p out afterwards.
 [[nodiscard]] Result<void> export_array(const ColumnPtr& c, ArrowArray* out);
+
+/// An array to export from buffers of its own: Arrow's buffers in order, the validity bitmap
+/// first (an empty `Buffer` exports as NULL) unless the type has none (null), and children.
+struct ArrayParts {
+  int64_t length = 0, null_count = 0, offset = 0;
+  std::vector<Buffer> buffers;
+  std::vector<ArrayParts> children;
+};
+
+/// Fills @p out with @p parts, whose buffers it keeps alive until the consumer releases it.
+void export_parts(ArrayParts parts, ArrowArray* out);
 
 /// Wraps @p scan as an Arrow stream of record batches (struct arrays). The stream owns the scan.
 void export_stream(std::unique_ptr<Scan> scan, ArrowArrayStream* out);

@@ -121,9 +121,6 @@ int64_t count_nulls(const uint8_t* bits, uint64_t offset, uint64_t len) {
   return static_cast<int64_t>(len - valid);
 }
 
-namespace {
-
-// Copies bits [src_off, src_off + len) of src to dst starting at dst_off.
 void copy_bits(const uint8_t* src, uint64_t src_off, uint8_t* dst, uint64_t dst_off, uint64_t len) {
   if ((src_off & 7) == 0 && (dst_off & 7) == 0) {
     std::memcpy(dst + dst_off / 8, src + src_off / 8, len / 8);
@@ -134,6 +131,8 @@ void copy_bits(const uint8_t* src, uint64_t src_off, uint8_t* dst, uint64_t dst_
   }
   for (uint64_t i = 0; i < len; ++i) bitmap_set(dst, dst_off + i, bitmap_get(src, src_off + i));
 }
+
+namespace {
 
 Result<std::shared_ptr<Column>> empty_like(const DTypePtr& t, uint64_t len) {
   auto c = std::make_shared<Column>();

@@ -81,6 +81,8 @@ inline void bitmap_set(uint8_t* bits, uint64_t i, bool v) noexcept {
 [[nodiscard]] inline bool bitmap_get(const uint8_t* bits, uint64_t i) noexcept {
   return (bits[i >> 3] >> (i & 7)) & 1;
 }
+/// Copies bits [src_off, src_off + len) of @p src to @p dst from bit @p dst_off on.
+void copy_bits(const uint8_t* src, uint64_t src_off, uint8_t* dst, uint64_t dst_off, uint64_t len);
 /// Counts zero bits in [offset, offset + len) of @p bits.
 [[nodiscard]] int64_t count_nulls(const uint8_t* bits, uint64_t offset, uint64_t len);
 

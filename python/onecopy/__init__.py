@@ -13,10 +13,10 @@
 zero-copy. The C++ library is reached through its C API (libonecopy.so) with ctypes.
 """
 
-from onecopy._native import (Client, OnecopyError, ScanCursor, VortexFile, expand, open, reload_settings,
+from onecopy._native import (Batches, Client, OnecopyError, ScanCursor, VortexFile, expand, open, reload_settings,
                              shard_units, version)
 from onecopy.expr import Expr, col, lit
 
-__all__ = ["Client", "Expr", "OnecopyError", "ScanCursor", "VortexFile", "col", "expand", "lit", "open",
+__all__ = ["Batches", "Client", "Expr", "OnecopyError", "ScanCursor", "VortexFile", "col", "expand", "lit", "open",
            "reload_settings", "shard_units", "version"]
 __version__ = version()

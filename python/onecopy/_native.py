@@ -33,9 +33,19 @@ class ArrowSchema(ctypes.Structure):
     pass
 
 
+class ArrowArray(ctypes.Structure):
+    """Storage for one exported array (pyarrow fills it; the library moves it in or out)."""
+    _fields_ = [(name, ctypes.c_int64) for name in ("length", "null_count", "offset", "n_buffers", "n_children")] + \
+        [(name, ctypes.c_void_p) for name in ("buffers", "children", "dictionary", "release", "private_data")]
+
+
 class ArrowArrayStream(ctypes.Structure):
     pass
 
+
+ArrowSchema._fields_ = [("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_char_p),
+                        ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64)] + \
+    [(name, ctypes.c_void_p) for name in ("children", "dictionary", "release", "private_data")]
 
 ArrowArrayStream._fields_ = [
     ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema))),
@@ -562,6 +572,60 @@ class Client:
                            start_rows=int(rows), unit_rows=int(unit_rows))
         return ScanCursor(self, path, (columns, filter, batch_rows, row_range), shard, resume,
                           reconnect_timeout)
+
+
+_lib.onecopy_batches_new.argtypes = [ctypes.POINTER(ArrowSchema), ctypes.POINTER(ArrowArray), ctypes.c_size_t,
+                                     ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_batches_rows.restype = ctypes.c_uint64
+_lib.onecopy_batches_rows.argtypes = [ctypes.c_void_p]
+_lib.onecopy_batches_take.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.POINTER(ArrowArray),
+                                      ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_batches_free.argtypes = [ctypes.c_void_p]
+
+
+class Batches:
+    """Record batches of one schema held by the library for gathers across them, as a shuffle
+    buffer's: take(rows) copies each selected value once, into one new batch, where
+    concatenating the batches and taking from the result copies every value twice
+    (client/batch_gather.hpp). Layouts: every Arrow type but dictionaries, unions, run-end and
+    view layouts (OnecopyError "unsupported")."""
+
+    def __init__(self, batches: Sequence, schema):
+        self.schema = schema  # a pyarrow.Schema
+        self._handle = None
+        arrays = (ArrowArray * max(len(batches), 1))()
+        c_schema = ArrowSchema()
+        schema._export_to_c(ctypes.addressof(c_schema))
+        for i, batch in enumerate(batches):  # zero-copy exports, moved into the library below
+            batch._export_to_c(ctypes.addressof(arrays[i]))
+        handle, err = ctypes.c_void_p(), ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_batches_new(ctypes.byref(c_schema), arrays, len(batches), ctypes.byref(handle), err,
+                                        _ERRLEN), err)
+        self._handle = handle
+
+    @property
+    def num_rows(self) -> int:
+        return int(_lib.onecopy_batches_rows(self._handle))
+
+    def take(self, rows):
+        """Rows @rows (numbered across the batches in order; any order, repeats allowed) as one
+        pyarrow.RecordBatch; a row past num_rows raises OnecopyError "invalid"."""
+        import numpy as np
+        import pyarrow as pa
+
+        idx = np.asarray(rows)
+        if idx.size and idx.dtype.kind == "i" and idx.min() < 0:
+            raise OnecopyError("invalid", f"row {idx.min()} is negative")
+        idx = np.ascontiguousarray(idx, dtype=np.uint64)
+        out, err = ArrowArray(), ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_batches_take(self._handle, idx.ctypes.data, len(idx), ctypes.byref(out), err, _ERRLEN),
+               err)
+        return pa.RecordBatch._import_from_c(ctypes.addressof(out), self.schema)
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            _lib.onecopy_batches_free(self._handle)
+            self._handle = None
 
 
 class _Cursor:
