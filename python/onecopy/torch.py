@@ -45,7 +45,7 @@ import torch.utils.data
 
 import onecopy
 from onecopy._loader_stats import ItemTimer, LoaderStats, merged_snapshots
-from onecopy._native import Client, shard_units
+from onecopy._native import Batches, Client, shard_units
 from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
 from onecopy.expr import Expr
 
@@ -383,7 +383,7 @@ class Dataset(torch.utils.data.IterableDataset):
                     self._open_files[url] = onecopy.open(url)
                 yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
 
-    def _read_group(self, group: list[tuple[int, int, int]]) -> pa.Table:
+    def _read_group(self, group: list[tuple[int, int, int]]) -> Batches:
         batches: list[pa.RecordBatch] = []
         schema = None
         for url, scan in self._group_scans(group):
@@ -393,8 +393,9 @@ class Dataset(torch.utils.data.IterableDataset):
             # copies them out of the slabs), so a whole group can be kept.
             batches.extend(reader)
             self._stats.add_scan(url, scan.stats())
-        # One contiguous chunk per column: a shuffled take across many chunks is many times slower.
-        return pa.Table.from_batches(batches, schema=schema).combine_chunks()
+        # Parts are gathered straight from the scans' batches, one copy of what each selects
+        # (pyarrow's take over chunks would concatenate them first: a second copy of everything).
+        return Batches(batches, schema)
 
     def _streamed_batches(self, group: list[tuple[int, int, int]], skip: int) -> Iterator[pa.RecordBatch]:
         """@group's rows after its first @skip, batch by batch as the scans deliver them, each
@@ -411,8 +412,8 @@ class Dataset(torch.utils.data.IterableDataset):
                 skip = 0
             self._stats.add_scan(url, scan.stats())
 
-    def _tables(self, groups: list, todo: list[int]) -> Iterator[tuple[int, pa.Table]]:
-        """(group, its table) for each of @todo, the next `prefetch_groups` read ahead on a
+    def _group_rows(self, groups: list, todo: list[int]) -> Iterator[tuple[int, Batches]]:
+        """(group, its rows) for each of @todo, the next `prefetch_groups` read ahead on a
         background thread while the loop uses the current one (the reads, in the daemon or in
         the C library, run without the GIL), so num_workers=0 needs no workers to keep up."""
         if not self.prefetch_groups:
@@ -531,7 +532,7 @@ class Dataset(torch.utils.data.IterableDataset):
                 if record:
                     self._progress.record(start.epoch, g, given, n)
                 continue
-            tensors = _batch_tensors(part.combine_chunks().to_batches()[0])
+            tensors = _batch_tensors(part if isinstance(part, pa.RecordBatch) else part.combine_chunks().to_batches()[0])
             if self.batch_rows:
                 item = tensors
                 if tag:
@@ -559,9 +560,9 @@ class Dataset(torch.utils.data.IterableDataset):
         """(group, part, rows given after it, rows in the group) for @todo's groups, each read
         whole and cut into parts of @step rows, permuted by (seed, epoch, group) with shuffle;
         (group, None, n, n) for a group with no rows left."""
-        for g, table in self._tables(groups, todo):
+        for g, rows in self._group_rows(groups, todo):
             timer.waited()
-            n = table.num_rows
+            n = rows.num_rows
             order = None
             if self.shuffle:
                 rng = np.random.Generator(np.random.PCG64([self.seed, start.epoch, g]))  # any world's
@@ -571,7 +572,7 @@ class Dataset(torch.utils.data.IterableDataset):
                 yield g, None, n, n
             while given < n:
                 end = min(n, given + step)
-                part = table.take(order[given:end]) if order is not None else table.slice(given, end - given)
+                part = rows.take(order[given:end] if order is not None else np.arange(given, end))
                 yield g, part, end, n
                 given = end
             timer.flush()
