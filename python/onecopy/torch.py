@@ -23,7 +23,10 @@ worker computes its own share):
 Progress is counted per group, so a resumed epoch reads only unfinished groups and skips the
 samples a group already gave, whatever the new worker count; resumed with another number of
 ranks from every rank's state_dict, the groups not finished are dealt again to the new ranks
-(step 3 over what is left), those begun going on where they stopped.
+(step 3 over what is left), those begun going on where they stopped. As every rank and worker
+reads its groups in the deal's order, a rank's finished groups are a run at the start of its
+deal and a few ahead of it: state_dict() keeps the run's length, those few and one offset per
+group in flight, a few integers whatever the dataset's size.
   5. with world_size > 1, every rank gives the same number of batches of exactly batch_rows
      rows (onecopy._steps: counted from the plan, or agreed through torch.distributed under a
      filter), by the `uneven` policy; in this process, or in onecopy.torch.DataLoader's when
@@ -34,9 +37,11 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import hashlib
+import itertools
 import multiprocessing
 import os
-from typing import Any, Iterator, Optional, Sequence, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Sequence, Union
 
 import numpy as np
 import pyarrow as pa
@@ -180,6 +185,23 @@ def _sample(tensors: dict, names: list[str], i: int) -> dict:
     return out
 
 
+def _files_digest(urls: Sequence[str]) -> str:
+    """sha256 (hex) of @urls in their order: what a state_dict keeps of the files it read."""
+    return hashlib.sha256("\0".join(urls).encode()).hexdigest()
+
+
+def _prefix_and_rest(members: set[int], order: Iterable[int]) -> tuple[int, list[int]]:
+    """(P, rest): the first P groups of @order are all in @members; rest, the other members,
+    sorted."""
+    prefix = list(itertools.takewhile(members.__contains__, order))
+    return len(prefix), sorted(members.difference(prefix))
+
+
+def _expanded(prefix: int, order: Sequence[int], rest: Iterable) -> set[int]:
+    """The set _prefix_and_rest encoded as (@prefix, @rest) over @order."""
+    return set(order[:int(prefix)]) | {int(g) for g in rest}
+
+
 class _Progress:
     """One rank's epoch: the deal it reads (groups done before it, `base`; offsets into groups
     others had started, `base_partial`; the world it was dealt to), the groups it finished and
@@ -209,35 +231,58 @@ class _Progress:
         """Samples of @group given before this iteration."""
         return max(self.partial.get(group, 0), self.base_partial.get(group, 0))
 
-    def to_dict(self) -> dict:
-        return {"epoch": self.epoch, "done": sorted(self.done), "partial": dict(sorted(self.partial.items())),
-                "steps": self.steps, "base": sorted(self.base), "base_partial": dict(sorted(self.base_partial.items()))}
+    def to_dict(self, deal: Sequence[int]) -> dict:
+        """This progress in a few integers, whatever the number of groups: the finished groups
+        as the length of the run of them that starts @deal (the groups this rank reads, in
+        order; only needed when some are done) and the others finished ahead of it; the base
+        as the run of groups 0, 1, ... in it and the others; one offset per group in flight."""
+        done_prefix, done_ahead = _prefix_and_rest(self.done, deal)
+        base_prefix, base_ahead = _prefix_and_rest(self.base, itertools.count())
+        return {"epoch": self.epoch, "steps": self.steps, "done_prefix": done_prefix, "done_ahead": done_ahead,
+                "partial": dict(sorted(self.partial.items())), "base_prefix": base_prefix,
+                "base_ahead": base_ahead, "base_partial": dict(sorted(self.base_partial.items()))}
+
+    @staticmethod
+    def from_dict(state: dict, deal_of: Callable[["_Progress", int], list[int]]) -> "_Progress":
+        """The progress of @state, a state_dict of version 3 (to_dict's) or 2 (its sets as
+        lists), dealt to its world. deal_of(progress, rank): the groups @rank reads under
+        @progress's deal, which a version 3 done_prefix counts in."""
+        if state["version"] == 2:
+            return _Progress(state["epoch"], state["done"], state["partial"], state.get("steps", 0),
+                             state.get("base", ()), state.get("base_partial"), state["world_size"])
+        base = _expanded(state["base_prefix"], range(int(state["base_prefix"])), state["base_ahead"])
+        progress = _Progress(state["epoch"], (), state["partial"], state["steps"], base, state["base_partial"],
+                             state["world_size"])
+        deal = deal_of(progress, int(state["rank"])) if state["done_prefix"] else []
+        progress.done = _expanded(state["done_prefix"], deal, state["done_ahead"])
+        return progress
 
     def copy(self) -> "_Progress":
         return _Progress(self.epoch, self.done, self.partial, self.steps, self.base, self.base_partial, self.world)
 
     @staticmethod
-    def merged(states: Sequence[dict], world: int) -> "_Progress":
+    def merged(states: Sequence[dict], world: int,
+               deal_of: Callable[["_Progress", int], list[int]]) -> "_Progress":
         """The deal for @world ranks of what every rank of an earlier deal left (their
-        state_dicts, one per rank): their finished groups join the base, their partial groups'
-        offsets carry over, and the steps count again from 0."""
+        state_dicts, one per rank, read by from_dict with @deal_of): their finished groups join
+        the base, their partial groups' offsets carry over, and the steps count again from 0."""
         first = states[0]
         ranks = sorted(int(st["rank"]) for st in states)
         if ranks != list(range(int(first["world_size"]))):
             raise ValueError(f"a resume with another world needs the state_dict of every rank of the one saved "
                              f"({first['world_size']} ranks), got ranks {ranks}")
-        for st in states:
-            if (st["epoch"], st.get("base", []), st.get("base_partial", {})) != \
-                    (first["epoch"], first.get("base", []), first.get("base_partial", {})):
+        saved = [_Progress.from_dict(st, deal_of) for st in states]
+        for p in saved:
+            if (p.epoch, p.base, p.base_partial) != (saved[0].epoch, saved[0].base, saved[0].base_partial):
                 raise ValueError("these state_dicts come from different epochs or deals")
-        base = set(int(g) for g in first.get("base", []))
-        partial = {int(g): int(n) for g, n in first.get("base_partial", {}).items()}
-        for st in states:
-            base.update(int(g) for g in st["done"])
-            for g, n in st["partial"].items():
-                partial[int(g)] = max(partial.get(int(g), 0), int(n))
+        base = set(saved[0].base)
+        partial = dict(saved[0].base_partial)
+        for p in saved:
+            base.update(p.done)
+            for g, n in p.partial.items():
+                partial[g] = max(partial.get(g, 0), n)
         partial = {g: n for g, n in partial.items() if g not in base}
-        return _Progress(int(first["epoch"]), base=base, base_partial=partial, world=world)
+        return _Progress(saved[0].epoch, base=base, base_partial=partial, world=world)
 
 
 class Dataset(torch.utils.data.IterableDataset):
@@ -344,6 +389,10 @@ class Dataset(torch.utils.data.IterableDataset):
         world-th."""
         world = progress.world or self.world_size
         return [g for g in range(n_groups) if g not in progress.base][rank::world]
+
+    def _epoch_deal(self, progress: "_Progress", rank: int) -> list[int]:
+        """_deal over every group of @progress's epoch."""
+        return self._deal(len(self.global_groups(progress.epoch)), progress, rank)
 
     def _current(self) -> "_Progress":
         return self._resume if self._resume is not None else self._progress
@@ -620,46 +669,65 @@ class Dataset(torch.utils.data.IterableDataset):
         self._progress, self._resume = start.copy(), None
 
     def state_dict(self) -> dict:
-        """Where this rank's epoch stands: finished groups and samples given by the others, plus
-        what the plan depends on. Exact when iterated in this process or through
+        """Where this rank's epoch stands, in a few integers whatever the dataset's size: "epoch",
+        "steps" (equal steps given), "done_prefix" (the first groups of this rank's deal, all
+        finished), "done_ahead" (the groups finished past them) and "partial" (samples given by
+        each group in flight); after a resume with another world, the same of the groups
+        finished before this deal ("base_prefix", "base_ahead", "base_partial"); and what the
+        plan depends on: the files ("files", "files_sha256"), filter, seed, shuffle, units,
+        rank and world. Exact when iterated in this process or through
         onecopy.torch.DataLoader; a plain torch DataLoader with workers cannot report what its
         workers gave, so that raises RuntimeError. Resume a job with the same ranks from each
         rank's own state_dict, or with another number of ranks from all of them (a list)."""
         if self._untracked_workers.value and not self._tracked:
             raise RuntimeError("this Dataset was iterated in torch DataLoader workers, whose progress it cannot "
                                "see; iterate it through onecopy.torch.DataLoader for exact state_dict()")
-        return {"version": 2, "urls": self.urls, "filter": self.filter, "columns": self.columns,
-                "seed": self.seed, "shuffle": self.shuffle, "rank": self.rank, "world_size": self.world_size,
-                "unit_rows": self.unit_rows, "shuffle_units": self.shuffle_units,
-                "batch_rows": self.batch_rows, "uneven": self.uneven, **self._progress.to_dict()}
+        progress = self._progress
+        deal = self._epoch_deal(progress, self.rank) if progress.done else []
+        return {"version": 3, "files": len(self.urls), "files_sha256": _files_digest(self.urls),
+                "filter": self.filter, "columns": self.columns, "seed": self.seed, "shuffle": self.shuffle,
+                "rank": self.rank, "world_size": self.world_size, "unit_rows": self.unit_rows,
+                "shuffle_units": self.shuffle_units, "batch_rows": self.batch_rows, "uneven": self.uneven,
+                **progress.to_dict(deal)}
+
+    def _check_plan(self, state: dict) -> None:
+        """Raises ValueError unless @state (a state_dict of version 2 or 3) was saved for this
+        Dataset's files and plan."""
+        if state.get("version") not in (2, 3):
+            raise ValueError(f"state_dict version {state.get('version')!r} is not 2 or 3: resume at an epoch boundary")
+        if state["version"] == 2:
+            files = (len(state["urls"]), _files_digest(state["urls"]))
+        else:
+            files = (int(state["files"]), state["files_sha256"])
+        if files != (len(self.urls), _files_digest(self.urls)):
+            raise ValueError(f"state_dict was saved for other files ({files[0]} files, sha256 {files[1][:16]}...) "
+                             f"than this Dataset reads ({len(self.urls)} files, sha256 "
+                             f"{_files_digest(self.urls)[:16]}...): resume over the same files, in the same order")
+        for key in ("filter", "seed", "shuffle", "unit_rows", "shuffle_units"):
+            if state.get(key) != getattr(self, key):
+                raise ValueError(f"state_dict was saved with {key}={state.get(key)!r}, this Dataset has "
+                                 f"{getattr(self, key)!r}; change filters and sharding at epoch boundaries")
 
     def load_state_dict(self, state: Union[dict, Sequence[dict]]) -> None:
         """Resumes at @state on the next iteration: the same remaining samples, none repeated or
         lost, with any number of DataLoader workers. @state is this rank's state_dict() from a job
         of the same ranks, or the list of every rank's (in any order) from a job of any number of
         ranks: their remaining groups are dealt again to this job's ranks. The plan's inputs must
-        match."""
+        match. State dicts of version 2 (onecopy's earlier format, with lists of groups) load too."""
         states = list(state) if isinstance(state, (list, tuple)) else [state]
         if not states:
             raise ValueError("load_state_dict needs a state_dict, or a list of them")
-        keys = ("urls", "filter", "seed", "shuffle", "unit_rows", "shuffle_units")
         for st in states:
-            if st.get("version") != 2:
-                raise ValueError(f"state_dict version {st.get('version')!r} is not 2: resume at an epoch boundary")
-            for key in keys:
-                if st.get(key) != getattr(self, key):
-                    raise ValueError(f"state_dict was saved with {key}={st.get(key)!r}, this Dataset has "
-                                     f"{getattr(self, key)!r}; change filters and sharding at epoch boundaries")
+            self._check_plan(st)
         one = states[0]
         if len(states) == 1 and (one["rank"], one["world_size"]) == (self.rank, self.world_size):
-            progress = _Progress(one["epoch"], one["done"], one["partial"], one.get("steps", 0), one.get("base", ()),
-                                 one.get("base_partial"), one["world_size"])
+            progress = _Progress.from_dict(one, self._epoch_deal)
         elif len(states) == 1 and one["world_size"] != 1:
             raise ValueError(f"this state_dict is rank {one['rank']} of {one['world_size']}'s and this Dataset is rank "
                              f"{self.rank} of {self.world_size}: resume with another world from every rank's "
                              "state_dict, as a list")
         else:
-            progress = _Progress.merged(states, self.world_size)
+            progress = _Progress.merged(states, self.world_size, self._epoch_deal)
         self.epoch = progress.epoch
         self._resume = progress
         self._progress = progress.copy()

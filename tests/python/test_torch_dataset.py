@@ -5,6 +5,7 @@ shuffles, exact resume with another worker count, mixing proportions, filter cha
 epochs, token packing and equality with pyarrow."""
 
 import collections
+import json
 import subprocess
 import sys
 import time
@@ -127,7 +128,7 @@ def test_resume_mid_epoch_with_another_worker_count(files, before, after, datase
         if i == 17:
             state = ds.state_dict()
             break
-    assert state["partial"] or state["done"]
+    assert state["partial"] or state["done_prefix"] or state["done_ahead"]
     resumed = dataset(paths, seed=11, rank=1, world_size=2, uneven=None)
     resumed.load_state_dict(state)
     rest = ids_of(oct.DataLoader(resumed, num_workers=after, batch_size=None))
@@ -135,7 +136,106 @@ def test_resume_mid_epoch_with_another_worker_count(files, before, after, datase
     assert sorted(got + rest) == sorted(full), "samples repeated or lost"
     # The state after the resumed epoch says every group is done.
     assert resumed.state_dict()["partial"] == {}
-    assert len(resumed.state_dict()["done"]) == len(resumed.groups())
+    after = resumed.state_dict()
+    assert (after["done_prefix"], after["done_ahead"]) == (len(resumed.groups()), [])
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_state_dict_is_a_few_integers_whatever_the_number_of_groups(files, dataset, workers):
+    # 200 groups of 50 rows, 4 batches each, checkpointed half-way: the finished groups are a
+    # count, and the lists hold only the groups each worker has finished ahead or begun.
+    paths, table = files
+    build = lambda: dataset(paths, seed=7, unit_rows=50, shuffle_units=1, batch_rows=16)  # noqa: E731
+    ds = build()
+    ds.set_epoch(1)
+    assert len(ds.groups()) == 200
+    got = []
+    for i, batch in enumerate(oct.DataLoader(ds, num_workers=workers, batch_size=None)):
+        got += batch["id"].tolist()
+        if i + 1 == len(ds) // 2:
+            break
+    state = json.loads(json.dumps(ds.state_dict()))  # plain JSON, as checkpoints keep it
+    assert state["version"] == 3 and state["files"] == len(paths) and "urls" not in state
+    assert all(len(v) <= workers + 1 for v in state.values() if isinstance(v, (list, dict))), state
+    assert 0 < state["done_prefix"] <= 100
+    resumed = build()
+    resumed.load_state_dict(state)
+    rest = ids_of(oct.DataLoader(resumed, num_workers=workers, batch_size=None))
+    assert sorted(got + rest) == sorted(table["id"].to_pylist()), "samples repeated or lost"
+
+
+def test_state_dict_keeps_groups_finished_out_of_order(files, dataset):
+    # Groups finished past the run that starts a rank's deal (by a worker ahead of the others),
+    # and a base that is no prefix of the groups (ranks stopped at different places), come back
+    # from the state as they were, and the resumed ranks read exactly what is left.
+    paths, table = files
+    build = lambda r, w: dataset(paths, rank=r, world_size=w, seed=3, uneven=None)  # noqa: E731
+    ranks = [build(r, 2) for r in range(2)]
+    for ds in ranks:
+        ds.set_epoch(2)
+    groups = ranks[0].global_groups(2)
+    rows = [sum(e - b for _, b, e in g) for g in groups]
+    first_id = np.cumsum((0,) + SIZES)  # of each file
+    ids = [{int(first_id[f]) + i for f, b, e in g for i in range(b, e)} for g in groups]
+    deal = list(range(len(groups)))[1::2]  # rank 1 of 2's
+    given = {0: rows[0], deal[0]: rows[deal[0]], deal[1]: rows[deal[1]], deal[3]: rows[deal[3]], deal[2]: 5}
+    for g, n in given.items():
+        ranks[g % 2].record(torch.tensor([0, 2, g, n, rows[g]]))
+    state = ranks[1].state_dict()
+    assert (state["done_prefix"], state["done_ahead"], state["partial"]) == (2, [deal[3]], {deal[2]: 5})
+    again = build(1, 2)
+    again.load_state_dict(state)
+    assert again.state_dict() == state
+    states = [ranks[0].state_dict(), state]
+    resumed = [build(r, 3) for r in range(3)]
+    for ds in resumed:
+        ds.load_state_dict(states)
+    merged = resumed[0].state_dict()
+    assert (merged["base_prefix"], merged["base_ahead"], merged["base_partial"]) == (2, [3, 7], {5: 5})
+    again = build(0, 3)
+    again.load_state_dict(merged)
+    assert again.state_dict() == merged
+    rest = [i for ds in resumed for i in ids_of(oct.DataLoader(ds, num_workers=0, batch_size=None))]
+    finished = set().union(*(ids[g] for g, n in given.items() if n == rows[g]))
+    assert len(rest) == len(set(rest)) == len(table) - len(finished) - 5
+    assert not finished & set(rest)
+
+
+def _version_2(ds):
+    """@ds's state_dict as onecopy wrote it before version 3: the groups as lists, the urls whole."""
+    p = ds._progress
+    return {"version": 2, "urls": ds.urls, "filter": ds.filter, "columns": ds.columns, "seed": ds.seed,
+            "shuffle": ds.shuffle, "rank": ds.rank, "world_size": ds.world_size, "unit_rows": ds.unit_rows,
+            "shuffle_units": ds.shuffle_units, "batch_rows": ds.batch_rows, "uneven": ds.uneven,
+            "epoch": p.epoch, "done": sorted(p.done), "partial": dict(sorted(p.partial.items())), "steps": p.steps,
+            "base": sorted(p.base), "base_partial": dict(sorted(p.base_partial.items()))}
+
+
+def test_a_version_2_state_dict_still_loads(files, dataset):
+    # Checkpoints of the earlier format resume the same rank, and every rank's another world.
+    paths, table = files
+    build = lambda r, w: dataset(paths, rank=r, world_size=w, seed=13, uneven=None)  # noqa: E731
+    heads, states = [], []
+    for r in range(2):
+        ds = build(r, 2)
+        ds.set_epoch(3)
+        heads.append([])
+        for i, batch in enumerate(oct.DataLoader(ds, num_workers=0, batch_size=None)):
+            heads[r] += batch["id"].tolist()
+            if i == 20:
+                break
+        states.append(json.loads(json.dumps(_version_2(ds))))
+    assert states[0]["done"]
+    same = build(0, 2)
+    same.load_state_dict(states[0])
+    rest = ids_of(oct.DataLoader(same, num_workers=2, batch_size=None))
+    assert sorted(heads[0] + rest) == sorted(ids_of(_epoch(build(0, 2), 3)))
+    one = build(0, 1)
+    one.load_state_dict(states)
+    rest = ids_of(oct.DataLoader(one, num_workers=0, batch_size=None))
+    assert sorted(heads[0] + heads[1] + rest) == sorted(table["id"].to_pylist())
+    with pytest.raises(ValueError, match="other files"):
+        dataset(paths[:2], seed=13, rank=0, world_size=2, uneven=None).load_state_dict(states[0])
 
 
 def test_resume_single_samples_without_workers(files, dataset):
@@ -263,7 +363,7 @@ def test_packed_tokens_resume_loses_nothing(files, dataset, workers):
         if i == 20:
             state = p.state_dict()
             break
-    assert state["done"] or state["partial"]
+    assert state["done_prefix"] or state["done_ahead"] or state["partial"]
     q = packed()
     q.load_state_dict(state)
     tail = [b["input_ids"].reshape(-1) for b in oct.DataLoader(q, num_workers=workers, batch_size=4)]
@@ -495,8 +595,6 @@ print(json.dumps(out))
 
 def _ddp(mode, tmp_path, uneven, workers, filt, kind, paths):
     """Runs _DDP_RANK on three ranks: each rank's [{steps, ids, sizes} per epoch]."""
-    import json
-
     init = tmp_path / "rendezvous"
     procs = [subprocess.Popen([sys.executable, "-c", _DDP_RANK, str(r), str(init), mode or "", uneven, str(workers),
                                filt, kind, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -571,8 +669,6 @@ print(json.dumps({"steps": steps, "ids": ids, "sizes": sorted(sizes)}))
 
 
 def _ddp_resume(mode, tmp_path, world, uneven, state, paths):
-    import json
-
     init = tmp_path / f"rendezvous-{world}"
     procs = [subprocess.Popen([sys.executable, "-c", _DDP_RESUME_RANK, str(r), str(world), str(init), mode or "",
                                uneven, str(state), *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
