@@ -590,15 +590,16 @@ for epoch in range(2):
     out.append({"steps": steps, "ids": ids, "sizes": sorted(sizes)})
 dist.barrier()
 print(json.dumps(out))
+dist.destroy_process_group()  # exiting with gloo's threads alive can abort (std::terminate)
 """
 
 
-def _ddp(mode, tmp_path, uneven, workers, filt, kind, paths):
-    """Runs _DDP_RANK on three ranks: each rank's [{steps, ids, sizes} per epoch]."""
-    init = tmp_path / "rendezvous"
-    procs = [subprocess.Popen([sys.executable, "-c", _DDP_RANK, str(r), str(init), mode or "", uneven, str(workers),
-                               filt, kind, *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for r in range(3)]
+def _ranks(script: str, world: int, args) -> list:
+    """Runs @script on @world ranks, args(rank) its arguments: each rank's last line of output,
+    as JSON. A hang, or a rank that fails, fails the test."""
+    procs = [subprocess.Popen([sys.executable, "-c", script, *args(r)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for r in range(world)]
     try:
         outs = [p.communicate(timeout=240) for p in procs]  # a hang fails here
     finally:
@@ -607,6 +608,12 @@ def _ddp(mode, tmp_path, uneven, workers, filt, kind, paths):
     for p, (_, err) in zip(procs, outs):
         assert p.returncode == 0, err[-3000:]
     return [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+
+
+def _ddp(mode, tmp_path, uneven, workers, filt, kind, paths):
+    """Runs _DDP_RANK on three ranks: each rank's [{steps, ids, sizes} per epoch]."""
+    init = tmp_path / "rendezvous"
+    return _ranks(_DDP_RANK, 3, lambda r: [str(r), str(init), mode or "", uneven, str(workers), filt, kind, *paths])
 
 
 @pytest.mark.parametrize("uneven,workers", [("repeat", 0), ("drop", 0), ("repeat", 2)])
@@ -665,22 +672,14 @@ if not resuming:
         os.rename(state + ".tmp", state)
 dist.barrier()
 print(json.dumps({"steps": steps, "ids": ids, "sizes": sorted(sizes)}))
+dist.destroy_process_group()
 """
 
 
 def _ddp_resume(mode, tmp_path, world, uneven, state, paths):
     init = tmp_path / f"rendezvous-{world}"
-    procs = [subprocess.Popen([sys.executable, "-c", _DDP_RESUME_RANK, str(r), str(world), str(init), mode or "",
-                               uneven, str(state), *paths], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for r in range(world)]
-    try:
-        outs = [p.communicate(timeout=240) for p in procs]  # a hang fails here
-    finally:
-        for p in procs:
-            p.kill()
-    for p, (_, err) in zip(procs, outs):
-        assert p.returncode == 0, err[-3000:]
-    return [json.loads(out.strip().splitlines()[-1]) for out, _ in outs]
+    return _ranks(_DDP_RESUME_RANK, world,
+                  lambda r: [str(r), str(world), str(init), mode or "", uneven, str(state), *paths])
 
 
 @pytest.mark.parametrize("uneven", ["repeat", "drop"])
