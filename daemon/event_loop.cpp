@@ -251,8 +251,9 @@ void EventLoop::on_session(Session& s, uint32_t events) {
 
 void EventLoop::flush(Session& s) {
   if (s.closed) return;
-  if (auto r = s.out.flush(s.fd.get()); !r.ok()) {
-    server_->close(s, r.error().describe());
+  auto r = s.out.flush(s.fd.get());
+  if (!r.ok() || !*r) {
+    server_->close(s, r.ok() ? "" : r.error().describe());  // "": it hung up
     return;
   }
   update_interest(s);

@@ -53,11 +53,14 @@ void Outbox::push(std::vector<uint8_t> frame, int fd, std::function<void()> on_s
   }
 }
 
-Result<void> Outbox::flush(int sock) {
+Result<bool> Outbox::flush(int sock) {
   while (!queue_.empty()) {
     Entry& e = queue_.front();
     const ssize_t n = send_packet(sock, e.packet, e.fd, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return {};
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    // A client that exits with replies on their way resets the connection: a hang-up, as on
+    // receive, not an error of the connection.
+    if (n < 0 && (errno == ECONNRESET || errno == EPIPE)) return false;
     if (n < 0) return Error(Errc::io, "send to a client", __FILE__, __LINE__, errno);
     // A SOCK_SEQPACKET send is all or nothing.
     bytes_ -= e.packet.size();
@@ -65,7 +68,7 @@ Result<void> Outbox::flush(int sock) {
     queue_.pop_front();
     if (done) done();
   }
-  return {};
+  return true;
 }
 
 }  // namespace oc::daemon

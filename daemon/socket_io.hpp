@@ -41,9 +41,10 @@ class Outbox {
   /// (not owned; it must stay open until sent) attached to its last packet, and @p on_sent run
   /// once that packet has gone.
   void push(std::vector<uint8_t> frame, int fd = -1, std::function<void()> on_sent = {});
-  /// Sends what the socket takes now. @return `io` when the socket is broken; a full socket
-  /// leaves the rest queued.
-  [[nodiscard]] Result<void> flush(int sock);
+  /// Sends what the socket takes now; a full socket leaves the rest queued. @return false when
+  /// the peer has hung up (the connection reset: nothing more can reach it), `io` when the
+  /// socket is broken otherwise.
+  [[nodiscard]] Result<bool> flush(int sock);
   [[nodiscard]] bool empty() const noexcept { return queue_.empty(); }
   /// Bytes queued.
   [[nodiscard]] uint64_t bytes() const noexcept { return bytes_; }
