@@ -197,8 +197,11 @@ class ChunkedReader final : public LayoutReader {
       if (!r.ok()) status = std::move(r.error()).with_context(fmt::format("chunk {}", i));
       else parts.push_back(std::move(r).value());
     });
-    // Scans move forward: chunks wholly before this read are done, so drop their decoded form.
-    for (size_t i = 0; i < chunks_.size() && starts_[i + 1] <= begin; ++i) chunks_[i]->release();
+    // Scans move forward: chunks wholly before this read are done, so drop their decoded form,
+    // from where the last read left off (a walk from chunk 0 on every read is quadratic in
+    // chunks). A read further back starts the walk again at its chunk.
+    if (begin < starts_[released_]) released_ = chunk_of(begin);
+    for (; released_ < chunks_.size() && starts_[released_ + 1] <= begin; ++released_) chunks_[released_]->release();
     OC_TRY(status);
     if (parts.empty()) return make_all_null(dtype_, 0);
     return concat(parts);
@@ -250,11 +253,14 @@ class ChunkedReader final : public LayoutReader {
   }
 
  private:
+  // The chunk holding row @p row (the last chunk for a row at or past the end; 0 with none).
+  size_t chunk_of(uint64_t row) const {
+    auto it = std::upper_bound(starts_.begin(), starts_.end(), row);
+    return static_cast<size_t>(std::max<ptrdiff_t>(0, it - starts_.begin() - 1));
+  }
   template <class F>
   void for_each_overlap(uint64_t begin, uint64_t end, F&& f) const {
-    auto it = std::upper_bound(starts_.begin(), starts_.end(), begin);
-    size_t i = static_cast<size_t>(std::max<ptrdiff_t>(0, it - starts_.begin() - 1));
-    for (; i < chunks_.size() && starts_[i] < end; ++i) {
+    for (size_t i = chunk_of(begin); i < chunks_.size() && starts_[i] < end; ++i) {
       const uint64_t b = std::max(begin, starts_[i]) - starts_[i];
       const uint64_t e = std::min(end, starts_[i + 1]) - starts_[i];
       if (e > b || (begin == end && chunks_.size() == 1)) f(i, b, e);
@@ -262,6 +268,7 @@ class ChunkedReader final : public LayoutReader {
   }
   std::vector<std::unique_ptr<LayoutReader>> chunks_;
   std::vector<uint64_t> starts_;
+  size_t released_ = 0;  // chunks before this one were released by a read past them
 };
 
 // ---- vortex.struct -------------------------------------------------------------------------------
