@@ -37,8 +37,9 @@ void Server::touch(Session& s) {
 }
 
 uint64_t Server::descriptors() const {
-  // Each local file is its descriptor and the io_uring ring its source reads with.
-  return sessions_.size() + 2 * format::open_local_sources() + Slab::open_fds() + extra_fds_;
+  // Each local file is a descriptor; the io_uring rings local reads use are one per thread.
+  return sessions_.size() + format::open_local_sources() + format::open_read_rings() + Slab::open_fds() +
+         extra_fds_;
 }
 
 bool Server::at_descriptor_budget(uint64_t extra) const {
@@ -294,7 +295,7 @@ Result<void> Server::handle_open(Session& s, const fbs::Open& o, Packet& packet)
   if (packet.fd.valid()) {
     // A local file the client opened with its own permissions: read through its descriptor,
     // never reopened by name. The descriptor budget counts it from here.
-    if (at_descriptor_budget(2)) {
+    if (at_descriptor_budget(1)) {
       refuse(s, request, OC_ERROR(Errc::io, "onecopyd holds {} descriptors for clients, its "
                                   "budget (RLIMIT_NOFILE less daemon_fd_reserve); try again "
                                   "later", descriptors()));

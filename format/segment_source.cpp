@@ -66,20 +66,54 @@ struct Piece {
 };
 
 std::atomic<uint64_t> g_local_sources{0};
+std::atomic<uint64_t> g_read_rings{0};
+
+#if OC_HAVE_IO_URING
+// The calling thread's ring for local reads, set up at its first read and shared by every file
+// it reads: concurrent reads of one file (scans side by side, splits decoded in parallel) never
+// wait on each other, and no file holds a ring of its own. nullptr where io_uring is refused
+// (seccomp profiles, old kernels): pread serves then.
+io_uring* thread_ring() {
+  struct Ring {
+    io_uring ring{};
+    pid_t pid = 0;  // the process that set it up; 0: none
+    bool refused = false;
+    ~Ring() {
+      if (pid == ::getpid()) {
+        io_uring_queue_exit(&ring);
+        --g_read_rings;
+      }
+    }
+  };
+  thread_local Ring t;
+  if (t.pid != 0 && t.pid != ::getpid()) {
+    // A forked child (a DataLoader worker, say) inherited this ring: its memory is shared with
+    // the parent's, so using it would race the parent. Drop the child's mapping, make another.
+    io_uring_queue_exit(&t.ring);
+    t.pid = 0;
+    t.refused = false;
+  }
+  if (t.pid == 0 && !t.refused) {
+    const int rc = io_uring_queue_init(defaults().io_queue_depth, &t.ring, 0);
+    if (rc == 0) {
+      t.pid = ::getpid();
+      ++g_read_rings;
+    } else {
+      t.refused = true;
+      log::get().debug("io_uring unavailable ({}); local reads on this thread fall back to pread", -rc);
+    }
+  }
+  return t.pid != 0 ? &t.ring : nullptr;
+}
+#endif
 
 class LocalFileSource final : public SegmentSource {
  public:
   LocalFileSource(int fd, uint64_t size, std::string path)
       : fd_(fd), size_(size), path_(std::move(path)) {
     ++g_local_sources;
-#if OC_HAVE_IO_URING
-    init_ring();
-#endif
   }
   ~LocalFileSource() override {
-#if OC_HAVE_IO_URING
-    if (have_ring_) io_uring_queue_exit(&ring_);
-#endif
     ::close(fd_);
     --g_local_sources;
   }
@@ -108,22 +142,15 @@ class LocalFileSource final : public SegmentSource {
                           std::min(kMaxPiece, m.range.length - at)});
       }
     }
-    std::lock_guard lock(mu_);
 #if OC_HAVE_IO_URING
-    if (have_ring_ && ring_pid_ != ::getpid()) {
-      // A forked child (a DataLoader worker, say) inherited this source: its ring's memory is
-      // shared with the parent's, so using it would race the parent. Drop the child's mapping
-      // and take a ring of its own.
-      io_uring_queue_exit(&ring_);
-      init_ring();
-    }
-    if (have_ring_) {
-      OC_TRY(read_ring(pieces));
+    if (io_uring* ring = thread_ring()) {
+      OC_TRY(read_ring(*ring, pieces));
     } else
 #endif
     {
       OC_TRY(read_pread(pieces));
     }
+    std::lock_guard lock(mu_);
     stats_.requests += ranges.size();
     stats_.reads += plan.size();
     std::vector<Buffer> out(ranges.size());
@@ -153,25 +180,13 @@ class LocalFileSource final : public SegmentSource {
   }
 
 #if OC_HAVE_IO_URING
-  void init_ring() {
-    have_ring_ = false;
-    const int rc = io_uring_queue_init(defaults().io_queue_depth, &ring_, 0);
-    if (rc == 0) {
-      have_ring_ = true;
-      ring_pid_ = ::getpid();
-    } else {
-      // Seccomp profiles and old kernels refuse io_uring; pread keeps the reader working.
-      log::get().debug("io_uring unavailable ({}); {} falls back to pread", -rc, path_);
-    }
-  }
-
   // Keeps up to the ring's depth in flight; short reads are resubmitted for the remainder.
-  Result<void> read_ring(std::vector<Piece>& pieces) {
+  Result<void> read_ring(io_uring& ring, std::vector<Piece>& pieces) {
     size_t next = 0, inflight = 0, done = 0;
-    const unsigned depth = ring_.sq.ring_entries;
+    const unsigned depth = ring.sq.ring_entries;
     while (done < pieces.size()) {
       while (next < pieces.size() && inflight < depth) {
-        io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
+        io_uring_sqe* sqe = io_uring_get_sqe(&ring);
         if (sqe == nullptr) break;
         Piece& p = pieces[next];
         io_uring_prep_read(sqe, fd_, p.dst, static_cast<unsigned>(p.length), p.offset);
@@ -179,13 +194,13 @@ class LocalFileSource final : public SegmentSource {
         ++next;
         ++inflight;
       }
-      int rc = io_uring_submit_and_wait(&ring_, 1);
+      int rc = io_uring_submit_and_wait(&ring, 1);
       if (rc < 0 && rc != -EINTR) return errno_error(rc, "io_uring_submit " + path_, __FILE__, __LINE__);
       io_uring_cqe* cqe = nullptr;
       unsigned head = 0, seen = 0;
       Result<void> status;
       std::vector<size_t> retry;
-      io_uring_for_each_cqe(&ring_, head, cqe) {
+      io_uring_for_each_cqe(&ring, head, cqe) {
         ++seen;
         --inflight;
         Piece& p = pieces[io_uring_cqe_get_data64(cqe)];
@@ -205,9 +220,9 @@ class LocalFileSource final : public SegmentSource {
           ++done;
         }
       }
-      io_uring_cq_advance(&ring_, seen);
+      io_uring_cq_advance(&ring, seen);
       if (!status.ok()) {
-        drain(inflight);
+        drain(ring, inflight);
         return status;
       }
       // Resubmit remainders synchronously: rare (signals, huge pages), so simplicity wins.
@@ -220,18 +235,15 @@ class LocalFileSource final : public SegmentSource {
     return {};
   }
 
-  void drain(size_t inflight) {
+  static void drain(io_uring& ring, size_t inflight) {
     while (inflight > 0) {
       io_uring_cqe* cqe = nullptr;
-      if (io_uring_wait_cqe(&ring_, &cqe) != 0) break;
-      io_uring_cqe_seen(&ring_, cqe);
+      if (io_uring_wait_cqe(&ring, &cqe) != 0) break;
+      io_uring_cqe_seen(&ring, cqe);
       --inflight;
     }
   }
 
-  io_uring ring_{};
-  pid_t ring_pid_ = 0;
-  bool have_ring_ = false;
 #endif
 
   int fd_;
@@ -334,6 +346,8 @@ Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name) {
 }
 
 uint64_t open_local_sources() noexcept { return g_local_sources.load(); }
+
+uint64_t open_read_rings() noexcept { return g_read_rings.load(); }
 
 std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name) {
   return std::make_shared<MemorySource>(std::move(bytes), std::move(name));

@@ -90,6 +90,10 @@ class SegmentSource {
 /// @return how many local-file sources (each holding one descriptor) exist in this process.
 [[nodiscard]] uint64_t open_local_sources() noexcept;
 
+/// @return how many io_uring rings (a descriptor each) local reads hold: one per thread that
+/// has read a local file, shared by every file it reads.
+[[nodiscard]] uint64_t open_read_rings() noexcept;
+
 /// Serves bytes held in memory (tests, fuzzing, small embedded files).
 [[nodiscard]] std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name = "memory");
 

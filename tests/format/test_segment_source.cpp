@@ -4,6 +4,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "format/segment_source.hpp"
 #include "tests/format/seed_files.hpp"
 
@@ -73,4 +77,39 @@ TEST_CASE("a forked child reads through an inherited source while the parent rea
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);
+}
+
+TEST_CASE("threads read one file side by side, each through a ring of its own that ends with it",
+          "[format][io]") {
+  // Scans of one file on several threads, or splits decoded in parallel, must not wait on one
+  // another: reads take the calling thread's ring, not a ring (and a lock) of the file's.
+  const auto bytes = test::read_seed("mixed.vortex");
+  auto src = format::open_local_file(test::seed_path("mixed.vortex"));
+  REQUIRE(src.ok());
+  const uint64_t rings_before = format::open_read_rings();
+  constexpr int kThreads = 6, kRounds = 300;
+  std::atomic<int> wrong{0};
+  std::atomic<uint64_t> most_rings{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const uint64_t at = (bytes.size() / kThreads) * t;
+      const std::vector<ByteRange> ranges{{at, std::min<uint64_t>(512, bytes.size() - at)}};
+      for (int round = 0; round < kRounds; ++round) {
+        auto got = (*src)->read(ranges);
+        if (!got.ok() || !std::equal((*got)[0].data(), (*got)[0].data() + ranges[0].length, bytes.begin() + at)) {
+          ++wrong;
+        }
+        const uint64_t rings = format::open_read_rings();
+        for (uint64_t seen = most_rings.load(); rings > seen && !most_rings.compare_exchange_weak(seen, rings);) {
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong == 0);
+  CHECK((*src)->stats().requests == kThreads * kRounds);
+  // At most one ring per thread, whatever the reads; each closed when its thread ended.
+  CHECK(most_rings.load() <= rings_before + kThreads);
+  CHECK(format::open_read_rings() == rings_before);
 }
