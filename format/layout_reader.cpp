@@ -5,6 +5,8 @@
 #include <optional>
 #include <thread>
 
+#include <unistd.h>
+
 #include "config/defaults.hpp"
 #include "format/array_tree.hpp"
 #include "format/decode.hpp"
@@ -12,39 +14,108 @@
 #include "format/expr_eval.hpp"
 #include "format/parallel.hpp"
 #include "format/proto/layouts.pb.h"
+#include "format/scan_profile.hpp"
 
 namespace oc::format {
 
-Result<void> SegmentCache::prefetch(std::span<const uint32_t> ids) {
-  std::vector<uint32_t> missing;
+SegmentCache::~SegmentCache() {
+  if (!fetcher_) return;
+  if (fetcher_pid_ != ::getpid()) {
+    (void)fetcher_.release();  // the parent's thread, and the lock it may hold, are not ours
+    return;
+  }
   {
     std::lock_guard lock(mu_);
-    for (uint32_t id : ids) {
-      if (!cached_.count(id) && std::find(missing.begin(), missing.end(), id) == missing.end()) {
-        missing.push_back(id);
-      }
+    stopping_ = true;
+    jobs_.clear();
+  }
+  changed_.notify_all();
+  fetcher_->join();
+}
+
+std::vector<uint32_t> SegmentCache::claim(std::span<const uint32_t> ids) {
+  std::vector<uint32_t> mine;
+  std::lock_guard lock(mu_);
+  for (uint32_t id : ids) {
+    if (!cached_.count(id) && on_the_way_.insert(id).second) mine.push_back(id);
+  }
+  return mine;
+}
+
+Result<void> SegmentCache::fetch_claimed(const std::vector<uint32_t>& ids) {
+  std::vector<ByteRange> ranges;
+  for (uint32_t id : ids) ranges.push_back(footer_.segments[id].range());
+  Result<std::vector<Buffer>> bufs = [&]() -> Result<std::vector<Buffer>> {
+    try {
+      return source_->read(ranges);
+    } catch (...) {  // a failed allocation: this fetch's error, on whichever thread it runs
+      return current_exception_error("segment fetch");
+    }
+  }();
+  {
+    std::lock_guard lock(mu_);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      on_the_way_.erase(ids[i]);
+      if (bufs.ok()) cached_.emplace(ids[i], std::move((*bufs)[i]));
     }
   }
-  if (missing.empty()) return {};
-  std::vector<ByteRange> ranges;
-  for (uint32_t id : missing) {
-    ranges.push_back(footer_.segments[id].range());
-    bytes_fetched_ += ranges.back().length;
-  }
-  segments_fetched_ += missing.size();
-  OC_ASSIGN_OR_RETURN(auto bufs, source_->read(ranges));
-  std::lock_guard lock(mu_);
-  for (size_t i = 0; i < missing.size(); ++i) cached_.emplace(missing[i], std::move(bufs[i]));
+  changed_.notify_all();
+  if (!bufs.ok()) return std::move(bufs).error();
+  segments_fetched_ += ids.size();
+  for (const auto& r : ranges) bytes_fetched_ += r.length;
   return {};
 }
 
+Result<void> SegmentCache::prefetch(std::span<const uint32_t> ids) {
+  const std::vector<uint32_t> mine = claim(ids);
+  if (mine.empty()) return {};
+  return fetch_claimed(mine);
+}
+
+void SegmentCache::fetch_behind(std::vector<uint32_t> ids) {
+  std::vector<uint32_t> mine = claim(ids);
+  if (mine.empty()) return;
+  std::unique_lock lock(mu_);
+  if (!fetcher_) {
+    try {
+      fetcher_ = std::make_unique<std::thread>([this] { fetch_loop(); });
+      fetcher_pid_ = ::getpid();
+    } catch (...) {
+      // No thread to fetch with: take() reads these segments when they are needed.
+      for (uint32_t id : mine) on_the_way_.erase(id);
+      return;
+    }
+  }
+  jobs_.push_back(std::move(mine));
+  lock.unlock();
+  changed_.notify_all();
+}
+
+void SegmentCache::fetch_loop() {
+  std::unique_lock lock(mu_);
+  for (;;) {
+    changed_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+    if (jobs_.empty()) return;  // stopping, nothing left that anyone waits for
+    std::vector<uint32_t> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    (void)fetch_claimed(job);  // a failure drops the claim: take() reads again and reports it
+    lock.lock();
+  }
+}
+
 Result<Buffer> SegmentCache::take(uint32_t id) {
+  const uint64_t start = monotonic_ns();
   {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    if (on_the_way_.count(id)) {
+      changed_.wait(lock, [&] { return !on_the_way_.count(id); });
+    }
     auto it = cached_.find(id);
     if (it != cached_.end()) {
       Buffer b = std::move(it->second);
       cached_.erase(it);
+      take_wait_ns_ += monotonic_ns() - start;
       return b;
     }
   }
@@ -55,8 +126,10 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
   }
   ++segments_fetched_;
   bytes_fetched_ += r.length;
-  OC_ASSIGN_OR_RETURN(auto bufs, source_->read(std::span(&r, 1)));
-  return bufs[0];
+  auto bufs = source_->read(std::span(&r, 1));
+  take_wait_ns_ += monotonic_ns() - start;
+  OC_TRY(bufs);
+  return (*bufs)[0];
 }
 
 Result<std::vector<uint8_t>> LayoutReader::evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) {

@@ -18,10 +18,16 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <thread>
+
+#include <sys/types.h>
 #include <vector>
 
 #include "config/error.hpp"
@@ -38,9 +44,22 @@ class SegmentCache {
  public:
   SegmentCache(std::shared_ptr<SegmentSource> source, const Footer& footer)
       : source_(std::move(source)), footer_(footer) {}
-  /// Fetches every listed segment not yet cached, as one coalesced batch.
+  /// Waits for a fetch still on its way (fetch_behind), so that nothing outlives the cache. In
+  /// a forked child (the fetch thread stayed in the parent) it only lets go of it: a cache, like
+  /// the scan that owns it, is used in the process that made it.
+  ~SegmentCache();
+  SegmentCache(const SegmentCache&) = delete;
+  SegmentCache& operator=(const SegmentCache&) = delete;
+
+  /// Fetches every listed segment neither cached nor on its way, as one coalesced batch, now.
   [[nodiscard]] Result<void> prefetch(std::span<const uint32_t> ids);
-  /// @return segment @p id, reading it now if it was not prefetched; the cache drops it.
+  /// Starts fetching @p ids (those neither cached nor on their way) on the cache's fetch thread
+  /// and returns at once, so that the caller decodes while they are read; take() of one of them
+  /// waits for it. Fetches run one after another in the order asked; one that fails is dropped,
+  /// and take() then reads its segments itself and reports the error.
+  void fetch_behind(std::vector<uint32_t> ids);
+  /// @return segment @p id, reading it now if it was neither prefetched nor on its way (then it
+  /// waits); the cache drops it.
   [[nodiscard]] Result<Buffer> take(uint32_t id);
   [[nodiscard]] const Footer& footer() const { return footer_; }
   [[nodiscard]] SegmentSource& source() { return *source_; }
@@ -48,13 +67,27 @@ class SegmentCache {
   /// cost nothing and are not counted).
   [[nodiscard]] uint64_t segments_fetched() const { return segments_fetched_; }
   [[nodiscard]] uint64_t bytes_fetched() const { return bytes_fetched_; }
+  /// Nanoseconds take() spent waiting for a segment on its way or reading one on demand.
+  [[nodiscard]] uint64_t take_wait_ns() const { return take_wait_ns_; }
 
  private:
+  void fetch_loop();
+  // Marks the listed segments neither cached nor on their way as on their way; @return them.
+  std::vector<uint32_t> claim(std::span<const uint32_t> ids);
+  // Reads @p ids (claimed) into the cache, or drops their claim on failure.
+  Result<void> fetch_claimed(const std::vector<uint32_t>& ids);
+
   std::shared_ptr<SegmentSource> source_;
   const Footer& footer_;
   std::mutex mu_;
+  std::condition_variable changed_;  // a fetch ended, or a job or stop arrived
   std::map<uint32_t, Buffer> cached_;
-  std::atomic<uint64_t> segments_fetched_{0}, bytes_fetched_{0};
+  std::set<uint32_t> on_the_way_;
+  std::deque<std::vector<uint32_t>> jobs_;  // claimed, for the fetch thread
+  bool stopping_ = false;
+  std::unique_ptr<std::thread> fetcher_;  // started by the first fetch_behind
+  pid_t fetcher_pid_ = 0;                 // the process it runs in
+  std::atomic<uint64_t> segments_fetched_{0}, bytes_fetched_{0}, take_wait_ns_{0};
 };
 
 /// Zone-map statistics of a zoned/stats layout: the decoded zones table and its geometry.

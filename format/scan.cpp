@@ -165,6 +165,7 @@ class FileScan final : public Scan {
   const DTypePtr& dtype() const override { return dtype_; }
   ScanStats stats() const override {
     ScanStats s = stats_;
+    s.fetch_ns += cache_.take_wait_ns();  // decoding waited for segments read behind it
     s.segments_read = cache_.segments_fetched();
     s.bytes_read = cache_.bytes_fetched();
     return s;
@@ -302,22 +303,39 @@ class FileScan final : public Scan {
 
   // Fetches the segments of the next few splits in one coalesced batch: all columns without a
   // filter, the filter's columns with one (the rest wait for the filter's verdict).
+  // Keeps the segments of the next scan_readahead_splits splits in the cache, and of as many
+  // after them on their way: the window the scan decodes from was fetched while it decoded the
+  // one before (the first window, or one the scan caught up with, is fetched now). Only the
+  // first phase's columns are read ahead; a filtered split's others wait for its survivors.
   Result<void> prefetch_ahead() {
-    if (next_ < prefetched_) return {};
-    std::vector<uint32_t> ids;
-    const size_t upto = std::min(splits_.size(), next_ + defaults().scan_readahead_splits);
+    const size_t window = defaults().scan_readahead_splits;
+    if (next_ >= requested_) {
+      const size_t upto = std::min(splits_.size(), next_ + window);
+      std::vector<uint32_t> ids = first_phase_segments(next_, upto);
+      StageTimer t(stats_.fetch_ns);
+      OC_TRY(cache_.prefetch(ids));
+      requested_ = upto;
+    }
+    while (requested_ < splits_.size() && requested_ < next_ + 2 * window) {
+      const size_t upto = std::min(splits_.size(), requested_ + window);
+      cache_.fetch_behind(first_phase_segments(requested_, upto));
+      requested_ = upto;
+    }
+    return {};
+  }
+
+  // The segments the first phase reads for splits [@p from, @p to), sorted, each once.
+  std::vector<uint32_t> first_phase_segments(size_t from, size_t to) {
     std::vector<LayoutReader*> first;
     for (auto& p : pushdowns_) first.push_back(p.reader.get());
     if (filter_.reader) first.push_back(filter_.reader.get());
     if (first.empty()) first.push_back(rest_.reader.get());
-    for (size_t i = next_; i < upto; ++i) {
+    std::vector<uint32_t> ids;
+    for (size_t i = from; i < to; ++i) {
       for (LayoutReader* r : first) r->collect_segments(splits_[i].first, splits_[i].second, ids);
     }
     sort_unique(ids);
-    StageTimer t(stats_.fetch_ns);
-    OC_TRY(cache_.prefetch(ids));
-    prefetched_ = upto;
-    return {};
+    return ids;
   }
 
   // Evaluates the filter on rows [b, e) into @p mask: pushdowns first, then, if a row is still
@@ -388,7 +406,7 @@ class FileScan final : public Scan {
   DTypePtr dtype_;
   uint64_t begin_ = 0, end_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> splits_;
-  size_t next_ = 0, prefetched_ = 0;
+  size_t next_ = 0, requested_ = 0;
   ScanStats stats_;
 };
 
