@@ -54,9 +54,12 @@ Result<void> SegmentCache::fetch_claimed(const std::vector<uint32_t>& ids) {
   }();
   {
     std::lock_guard lock(mu_);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      on_the_way_.erase(ids[i]);
-      if (bufs.ok()) cached_.emplace(ids[i], std::move((*bufs)[i]));
+    for (uint32_t id : ids) on_the_way_.erase(id);
+    if (bufs.ok()) {
+      try {
+        for (size_t i = 0; i < ids.size(); ++i) cached_.emplace(ids[i], std::move((*bufs)[i]));
+      } catch (...) {  // no memory for the map: take() reads what is not cached, nothing throws here
+      }
     }
   }
   changed_.notify_all();

@@ -301,12 +301,11 @@ class FileScan final : public Scan {
     return out;
   }
 
-  // Fetches the segments of the next few splits in one coalesced batch: all columns without a
-  // filter, the filter's columns with one (the rest wait for the filter's verdict).
   // Keeps the segments of the next scan_readahead_splits splits in the cache, and of as many
-  // after them on their way: the window the scan decodes from was fetched while it decoded the
-  // one before (the first window, or one the scan caught up with, is fetched now). Only the
-  // first phase's columns are read ahead; a filtered split's others wait for its survivors.
+  // after them on their way, each window in one coalesced batch: the window the scan decodes
+  // from was fetched while it decoded the one before (the first window, or one the scan caught
+  // up with, is fetched now). Only the first phase's columns are read ahead (all columns
+  // without a filter); a filtered split's others wait for its survivors.
   Result<void> prefetch_ahead() {
     const size_t window = defaults().scan_readahead_splits;
     if (next_ >= requested_) {
