@@ -18,10 +18,38 @@
 
 namespace oc::format::encodings {
 
+namespace {
+
+// Sign-extends @p len little-endian values of type S into Arrow's i128 (two words) or i256 (four
+// words). The common case of a decimal column, so it runs without a call per value.
+template <class S>
+void widen(const uint8_t* src, uint64_t len, uint8_t* dst, size_t out_width) {
+  const size_t words = out_width / sizeof(int64_t);
+  for (uint64_t i = 0; i < len; ++i, src += sizeof(S), dst += out_width) {
+    S v;
+    std::memcpy(&v, src, sizeof(S));
+    const int64_t low = v;
+    const int64_t high = low >> 63;
+    std::memcpy(dst, &low, sizeof(low));
+    for (size_t w = 1; w < words; ++w) std::memcpy(dst + w * sizeof(int64_t), &high, sizeof(high));
+  }
+}
+
+}  // namespace
+
 Result<Buffer> resize_decimal_values(const uint8_t* src, size_t src_width, uint64_t len,
                                      size_t out_width) {
   Buffer out = Buffer::allocate_array_for_overwrite(len, out_width);
   uint8_t* dst = out.mutable_data();
+  if (out_width == 16 || out_width == 32) {
+    switch (src_width) {
+      case 1: widen<int8_t>(src, len, dst, out_width); return out;
+      case 2: widen<int16_t>(src, len, dst, out_width); return out;
+      case 4: widen<int32_t>(src, len, dst, out_width); return out;
+      case 8: widen<int64_t>(src, len, dst, out_width); return out;
+      default: break;
+    }
+  }
   const size_t keep = src_width < out_width ? src_width : out_width;
   for (uint64_t i = 0; i < len; ++i, src += src_width, dst += out_width) {
     const uint8_t fill = (src[src_width - 1] & 0x80) ? 0xff : 0x00;
