@@ -213,12 +213,45 @@ ColumnPtr with_validity(const ColumnPtr& c, Buffer validity, const DTypePtr& t) 
   return out;
 }
 
+namespace {
+
+// Copies the values at @p idx (utf8/binary: @p off offsets into @p in, @p in_size bytes) to
+// @p d back to back, writing the start of each at o[i] and the end at o[n]; rows whose bit in
+// @p valid (when given) is clear get no bytes. @p d has kShortValue bytes of scratch past the
+// values: a short value is copied as one fixed-size block (no call per row), the bytes past it
+// overwritten by the next value or left in the scratch.
+constexpr int32_t kShortValue = 32;
+// Sources up to this size are copied into a padded buffer first: a dictionary's values, cheap to
+// copy next to the rows gathered from them, and short enough that many values end near the end.
+constexpr size_t kPadSourceBelow = 64 << 10;
+template <bool kHasValidity>
+void gather_strings(const int32_t* off, const uint8_t* in, size_t in_size,
+                    std::span<const uint64_t> idx, const uint8_t* valid, int32_t* o, uint8_t* d) {
+  // Values starting at or before this one can be read as a whole block within the buffer.
+  const int64_t block_from_limit = static_cast<int64_t>(in_size) - kShortValue;
+  int32_t pos = 0;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    o[i] = pos;
+    if (kHasValidity && !bitmap_get(valid, i)) continue;
+    const int32_t a = off[idx[i]], b = off[idx[i] + 1];
+    if (b - a <= kShortValue && a <= block_from_limit) {
+      std::memcpy(d + pos, in + a, kShortValue);
+    } else {
+      std::memcpy(d + pos, in + a, static_cast<size_t>(b - a));
+    }
+    pos += b - a;
+  }
+  o[idx.size()] = pos;
+}
+
+}  // namespace
+
 Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const uint8_t* index_valid) {
   const uint64_t n = idx.size();
+  const uint64_t length = c->length;
   for (uint64_t i = 0; i < n; ++i) {
     if (index_valid && !bitmap_get(index_valid, i)) continue;
-    OC_EXPECT(idx[i] < c->length, invalid, "take index {} out of bounds for length {}", idx[i],
-              c->length);
+    OC_EXPECT(idx[i] < length, invalid, "take index {} out of bounds for length {}", idx[i], length);
   }
   OC_ASSIGN_OR_RETURN(auto out, empty_like(c->dtype, n));
   const bool any_null = index_valid != nullptr || !c->validity.empty();
@@ -269,28 +302,29 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
     case TypeKind::utf8:
     case TypeKind::binary: {
       const int32_t* off = c->offsets();
+      const uint8_t* valid = out->validity.empty() ? nullptr : out->validity.data();
       uint64_t total = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
-          total += static_cast<uint64_t>(off[src(i) + 1] - off[src(i)]);
-        }
+        if (!valid || bitmap_get(valid, i)) total += static_cast<uint64_t>(off[idx[i] + 1] - off[idx[i]]);
       }
       OC_EXPECT(total <= INT32_MAX, invalid, "take result of {} bytes exceeds 2 GiB", total);
       Buffer offs = Buffer::allocate_for_overwrite((n + 1) * 4);
-      Buffer data = Buffer::allocate_for_overwrite(total);
-      int32_t* o = offs.mutable_as<int32_t>();
-      uint8_t* d = data.mutable_data();
-      const uint8_t* in = c->buffers[1].data();
-      int32_t pos = 0;
-      for (uint64_t i = 0; i < n; ++i) {
-        o[i] = pos;
-        if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
-          const int32_t a = off[src(i)], b = off[src(i) + 1];
-          std::memcpy(d + pos, in + a, static_cast<size_t>(b - a));
-          pos += b - a;
-        }
+      Buffer data = Buffer::allocate_for_overwrite(total + kShortValue).slice(0, total);
+      // A small source is padded first, so that all its values are copied as blocks.
+      Buffer in = c->buffers[1];
+      if (in.size() <= kPadSourceBelow) {
+        Buffer padded = Buffer::allocate(in.size() + kShortValue);
+        std::memcpy(padded.mutable_data(), in.data(), in.size());
+        in = std::move(padded);
       }
-      o[n] = pos;
+      // An invalid index is a null row (its bit is clear in out->validity): read no value there.
+      if (!valid) {
+        gather_strings<false>(off, in.data(), in.size(), idx, nullptr, offs.mutable_as<int32_t>(),
+                              data.mutable_data());
+      } else {
+        gather_strings<true>(off, in.data(), in.size(), idx, valid, offs.mutable_as<int32_t>(),
+                             data.mutable_data());
+      }
       out->buffers.push_back(std::move(offs));
       out->buffers.push_back(std::move(data));
       break;
