@@ -37,7 +37,7 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& met
 
   const DTypePtr encoded_type = DType::make_primitive(kIntPType, t->nullable);
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], encoded_type, len));
-  Buffer values = Buffer::allocate_array(len, sizeof(Float));
+  Buffer values = Buffer::allocate_array_for_overwrite(len, sizeof(Float));
   Float* out = values.mutable_as<Float>();
   const Int* in = encoded->values<Int>();
   const Float f10 = alp::Powers<Float>::kF10[f];

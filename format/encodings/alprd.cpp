@@ -52,7 +52,7 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
   OC_ASSIGN_OR_RETURN(ColumnPtr left, ctx.decode(node.children[0], left_type, len));
   OC_ASSIGN_OR_RETURN(ColumnPtr right,
                       ctx.decode(node.children[1], DType::make_primitive(kRightPType, false), len));
-  Buffer values = Buffer::allocate_array(len, sizeof(Bits));
+  Buffer values = Buffer::allocate_array_for_overwrite(len, sizeof(Bits));
   Bits* out = values.mutable_as<Bits>();
   const uint16_t* codes = left->values<uint16_t>();
   const Bits* rights = right->values<Bits>();

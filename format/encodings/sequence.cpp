@@ -60,7 +60,7 @@ Result<ColumnPtr> decode_sequence(const ArrayView& node, const DTypePtr& t, uint
   const DType& storage = t->storage();
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc(len, width, "vortex.sequence"));
-  Buffer values = Buffer::allocate_array(len, width);
+  Buffer values = Buffer::allocate_array_for_overwrite(len, width);
   switch (width) {
     case 1: fill_sequence<uint8_t>(values.mutable_data(), len, base, multiplier); break;
     case 2: fill_sequence<uint16_t>(values.mutable_data(), len, base, multiplier); break;
@@ -78,7 +78,7 @@ Result<ColumnPtr> take_sequence(const ArrayView& node, const DTypePtr& t, uint64
                                 std::span<const uint64_t> rows, DecodeContext&) {
   OC_ASSIGN_OR_RETURN(Sequence seq, parse_sequence(node, t));
   const size_t width = ptype_width(t->storage().ptype);
-  Buffer values = Buffer::allocate_array(rows.size(), width);
+  Buffer values = Buffer::allocate_array_for_overwrite(rows.size(), width);
   switch (width) {
     case 1: fill_rows<uint8_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
     case 2: fill_rows<uint16_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;

@@ -75,8 +75,10 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
   OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(saturating_add(n, 1), sizeof(int32_t))), "varbinview values"));
 
   // Pass 2: gather.
-  Buffer offsets = Buffer::allocate_array(n + 1, sizeof(int32_t));
-  Buffer bytes = Buffer::allocate(total);
+  // Every offset and byte is written. kMaxInlined bytes of scratch past the end let an inlined
+  // value be copied as one fixed-size block, whatever its size.
+  Buffer offsets = Buffer::allocate_array_for_overwrite(n + 1, sizeof(int32_t));
+  Buffer bytes = Buffer::allocate_for_overwrite(total + kMaxInlined).slice(0, total);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint8_t* out = bytes.mutable_data();
   int32_t pos = 0;
@@ -85,11 +87,12 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
     if (!is_valid(i)) continue;
     const uint8_t* view = views.data() + row_of(i) * kViewSize;
     const uint32_t size = load_le<uint32_t>(view);
-    const uint8_t* src = view + 4;
-    if (size > kMaxInlined) {
-      src = node.buffers[load_le<uint32_t>(view + 8)].data() + load_le<uint32_t>(view + 12);
+    if (size <= kMaxInlined) {
+      std::memcpy(out + pos, view + 4, kMaxInlined);
+    } else {
+      const uint8_t* src = node.buffers[load_le<uint32_t>(view + 8)].data() + load_le<uint32_t>(view + 12);
+      std::memcpy(out + pos, src, size);
     }
-    if (size != 0) std::memcpy(out + pos, src, size);
     pos += static_cast<int32_t>(size);
   }
   out_offsets[n] = pos;

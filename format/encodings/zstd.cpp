@@ -51,7 +51,7 @@ Result<Buffer> inflate_frames(const ArrayView& node, const pb::ZstdMetadata& met
               "zstd frame sizes overflow");
   }
   OC_TRY(ctx.check_alloc(total, "zstd frames"));
-  Buffer out = Buffer::allocate(total);
+  Buffer out = Buffer::allocate_for_overwrite(total);  // every frame fills its part, or fails
   if (total == 0) return out;
 
   std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx(ZSTD_createDCtx());
@@ -106,8 +106,9 @@ Result<std::vector<Buffer>> split_strings(const Buffer& stream, uint64_t len, ui
   OC_EXPECT(value_bytes <= INT32_MAX, unsupported,
             "zstd string column of {} bytes exceeds Arrow's 2 GiB i32 offsets", value_bytes);
   OC_TRY(ctx.check_alloc(saturating_add(value_bytes, saturating_mul(saturating_add(len, 1), sizeof(int32_t))), "zstd strings"));
-  Buffer offsets = Buffer::allocate_array(len + 1, sizeof(int32_t));
-  Buffer bytes = Buffer::allocate(value_bytes);
+  // Every offset is written, and every byte once the stream checks out (the last check).
+  Buffer offsets = Buffer::allocate_array_for_overwrite(len + 1, sizeof(int32_t));
+  Buffer bytes = Buffer::allocate_for_overwrite(value_bytes);
   int32_t* out_offsets = offsets.mutable_as<int32_t>();
   uint64_t in = 0;
   uint64_t pos = 0;
