@@ -76,8 +76,20 @@ struct DecodeResult {
                                              size_t num_codes, uint8_t* out, size_t out_capacity,
                                              size_t out_writable = 0) noexcept {
   if (out_writable < out_capacity) out_writable = out_capacity;
-  size_t w = 0;
-  for (size_t i = 0; i < num_codes; ++i) {
+  size_t w = 0, i = 0;
+  // Where a whole word for every code fits in what may be written (the usual case: the rest of
+  // the output lies past this row), symbols are stored without a check per code until the
+  // first escape or unknown code, and the capacity is checked once after. Output that overflows
+  // it is decoded again by the checked loop, so the result is the same either way.
+  if (out_writable >= sizeof(uint64_t) &&
+      num_codes <= (out_writable - sizeof(uint64_t)) / sizeof(uint64_t)) {
+    for (; i < num_codes && codes[i] < num_symbols; ++i) {
+      std::memcpy(out + w, &symbols[codes[i]], sizeof(uint64_t));  // little-endian hosts only
+      w += symbol_lengths[codes[i]];
+    }
+    if (w > out_capacity) w = i = 0;
+  }
+  for (; i < num_codes; ++i) {
     const uint8_t code = codes[i];
     if (code == kEscapeCode) {
       if (++i == num_codes) return {DecodeStatus::dangling_escape, w};

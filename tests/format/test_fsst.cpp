@@ -107,6 +107,26 @@ TEST_CASE("fsst::decompress emits symbols and escaped literals", "[format][fsst]
                        long_codes.size(), reinterpret_cast<uint8_t*>(out.data()), 12);
   CHECK(r.status == fsst::DecodeStatus::output_overflow);
   CHECK(r.written == 10);
+
+  // With room to store whole words past the capacity (the unchecked path), the same outcomes.
+  std::string roomy(64, '\0');
+  auto* o = reinterpret_cast<uint8_t*>(roomy.data());
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), long_codes.data(),
+                       long_codes.size(), o, 12, roomy.size());
+  CHECK(r.status == fsst::DecodeStatus::output_overflow);
+  CHECK(r.written == 10);
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), long_codes.data(),
+                       long_codes.size(), o, 20, roomy.size());
+  CHECK(r.status == fsst::DecodeStatus::ok);
+  CHECK(roomy.substr(0, r.written) == "hellohellohellohello");
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), codes.data(),
+                       codes.size(), o, 16, roomy.size());
+  REQUIRE(r.status == fsst::DecodeStatus::ok);
+  CHECK(roomy.substr(0, r.written) == "hello abx\xff");
+  r = fsst::decompress(kSymbols.data(), kLengths.data(), kSymbols.size(), unknown.data(),
+                       unknown.size(), o, 16, roomy.size());
+  CHECK(r.status == fsst::DecodeStatus::unknown_code);
+  CHECK(r.written == 2);
 }
 
 TEST_CASE("vortex.fsst decodes hand-built rows", "[format][fsst]") {
