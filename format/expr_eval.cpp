@@ -140,8 +140,11 @@ std::partial_ordering cmp_temporal(int64_t v, TimeUnit unit, int64_t us) {
 
 template <class T, class Fn>
 void for_values(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& fn) {
+  // Raw pointers: through the vectors, every byte stored would make the compiler reload them.
   const T* v = at.leaf->values<T>() + at.base;
-  for (uint64_t r = 0; r < n; ++r) out[r] = at.valid[r] ? (fn(v[r]) ? kTrue : kFalse) : kNull;
+  const uint8_t* valid = at.valid.data();
+  uint8_t* o = out.data();
+  for (uint64_t r = 0; r < n; ++r) o[r] = valid[r] ? (fn(v[r]) ? kTrue : kFalse) : kNull;
 }
 
 template <class Fn>
@@ -218,7 +221,9 @@ class Evaluator {
         OC_ASSIGN_OR_RETURN(out, eval(node.children[0]));
         for (size_t c = 1; c < node.children.size(); ++c) {
           OC_ASSIGN_OR_RETURN(auto v, eval(node.children[c]));
-          for (uint64_t r = 0; r < n_; ++r) out[r] = table[out[r] * 3 + v[r]];
+          uint8_t* o = out.data();
+          const uint8_t* w = v.data();
+          for (uint64_t r = 0; r < n_; ++r) o[r] = table[o[r] * 3 + w[r]];
         }
         break;
       }
@@ -332,10 +337,13 @@ Result<Mask> evaluate(const BoundExpr& e, const Column& batch) {
   OC_ASSIGN_OR_RETURN(auto truth, evaluate_truth(e, batch));
   Mask m;
   m.keep.resize(truth.size());
+  uint8_t* keep = m.keep.data();
+  uint64_t count = 0;
   for (size_t r = 0; r < truth.size(); ++r) {
-    m.keep[r] = truth[r] == Truth::true_;
-    m.count += m.keep[r];
+    keep[r] = truth[r] == Truth::true_;
+    count += keep[r];
   }
+  m.count = count;
   return m;
 }
 

@@ -346,24 +346,31 @@ class FileScan final : public Scan {
     for (auto& p : pushdowns_) {
       OC_ASSIGN_OR_RETURN(auto truth, p.reader->evaluate(p.pred, b, e));
       OC_EXPECT(truth.size() == e - b, corrupt, "filter on '{}' gave {} rows for {}", p.field, truth.size(), e - b);
-      and_into(mask, [&](uint64_t r) { return truth[r] == static_cast<uint8_t>(Truth::true_); });
+      const uint8_t* t = truth.data();
+      and_into(mask, [t](uint64_t r) { return t[r] == static_cast<uint8_t>(Truth::true_); });
       if (mask.count == 0) return ColumnPtr();
     }
     if (!filter_.reader) return ColumnPtr();
     OC_ASSIGN_OR_RETURN(ColumnPtr col, filter_.reader->read(b, e));
     OC_ASSIGN_OR_RETURN(ColumnPtr batch, filter_.to_batch(std::move(col)));
     OC_ASSIGN_OR_RETURN(Mask m, evaluate(bound_, *batch));
-    and_into(mask, [&](uint64_t r) { return m.keep[r] != 0; });
+    const uint8_t* kept = m.keep.data();
+    and_into(mask, [kept](uint64_t r) { return kept[r] != 0; });
     return batch;
   }
 
   template <class Keep>
   static void and_into(Mask& mask, Keep&& keep) {
-    mask.count = 0;
-    for (uint64_t r = 0; r < mask.keep.size(); ++r) {
-      mask.keep[r] = mask.keep[r] && keep(r);
-      mask.count += mask.keep[r];
+    // Raw pointers and a local count: through the vector, each byte stored would make the
+    // compiler reload them.
+    uint8_t* k = mask.keep.data();
+    const uint64_t n = mask.keep.size();
+    uint64_t count = 0;
+    for (uint64_t r = 0; r < n; ++r) {
+      k[r] = static_cast<uint8_t>(k[r] & static_cast<uint8_t>(keep(r)));
+      count += k[r];
     }
+    mask.count = count;
   }
 
   // The output batch: each projected column from whichever reader read it, filtered by the mask
