@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/expr_eval.hpp"
 
+#include <algorithm>
 #include <array>
 #include <compare>
 #include <cstring>
+#include <limits>
 #include <string_view>
 
 #include "config/checked_size.hpp"
@@ -144,7 +146,13 @@ void for_values(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& f
   const T* v = at.leaf->values<T>() + at.base;
   const uint8_t* valid = at.valid.data();
   uint8_t* o = out.data();
-  for (uint64_t r = 0; r < n; ++r) o[r] = valid[r] ? (fn(v[r]) ? kTrue : kFalse) : kNull;
+  // valid ? hit : NULL, as arithmetic so that the loop has no branch and vectorises.
+  static_assert(kFalse == 0 && kTrue == 1 && kNull == 2);
+  for (uint64_t r = 0; r < n; ++r) {
+    const uint8_t is_valid = valid[r] != 0;
+    const uint8_t hit = fn(v[r]) ? 1 : 0;
+    o[r] = static_cast<uint8_t>(2 - is_valid * (2 - hit));
+  }
 }
 
 template <class Fn>
@@ -175,13 +183,49 @@ void for_numeric(const Located& at, uint64_t n, std::vector<uint8_t>& out, Fn&& 
   }
 }
 
+// `v op t` on every row of an integer column of a type T narrower than 64 bits, compared in T:
+// the loop then vectorises (the baseline x86-64 target has no 64-bit vector compare). A
+// threshold outside T's range gives every valid row the same answer.
+template <class T>
+void compare_narrow(const Located& at, uint64_t n, std::vector<uint8_t>& out, CmpOp op, int64_t t) {
+  static_assert(sizeof(T) < sizeof(int64_t));
+  constexpr int64_t lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  auto all = [&](bool b) { for_values<T>(at, n, out, [b](T) { return b; }); };
+  const T c = static_cast<T>(std::clamp(t, lo, hi));
+  switch (op) {
+    case CmpOp::lt: return t > hi ? all(true) : t <= lo ? all(false) : for_values<T>(at, n, out, [c](T v) { return v < c; });
+    case CmpOp::le: return t >= hi ? all(true) : t < lo ? all(false) : for_values<T>(at, n, out, [c](T v) { return v <= c; });
+    case CmpOp::gt: return t >= hi ? all(false) : t < lo ? all(true) : for_values<T>(at, n, out, [c](T v) { return v > c; });
+    case CmpOp::ge: return t > hi ? all(false) : t <= lo ? all(true) : for_values<T>(at, n, out, [c](T v) { return v >= c; });
+    case CmpOp::eq: return t < lo || t > hi ? all(false) : for_values<T>(at, n, out, [c](T v) { return v == c; });
+    case CmpOp::ne: return t < lo || t > hi ? all(true) : for_values<T>(at, n, out, [c](T v) { return v != c; });
+  }
+}
+
+// `compare_narrow` where the column's type is narrower than 64 bits. @return false otherwise.
+bool compare_narrow(const Located& at, uint64_t n, std::vector<uint8_t>& out, CmpOp op, int64_t t) {
+  switch (at.leaf->dtype->storage().ptype) {
+    case PType::u8: compare_narrow<uint8_t>(at, n, out, op, t); return true;
+    case PType::u16: compare_narrow<uint16_t>(at, n, out, op, t); return true;
+    case PType::u32: compare_narrow<uint32_t>(at, n, out, op, t); return true;
+    case PType::i8: compare_narrow<int8_t>(at, n, out, op, t); return true;
+    case PType::i16: compare_narrow<int16_t>(at, n, out, op, t); return true;
+    case PType::i32: compare_narrow<int32_t>(at, n, out, op, t); return true;
+    default: return false;
+  }
+}
+
 class Evaluator {
  public:
   Evaluator(const Column& batch, std::vector<Located> cols)
       : n_(batch.length), cols_(std::move(cols)) {}
 
   Result<std::vector<uint8_t>> eval(const BoundNode& node) {
-    std::vector<uint8_t> out(n_, kNull);
+    // Leaves fill a vector of their own; NOT, AND and OR work in their first child's.
+    std::vector<uint8_t> out;
+    const bool leaf = node.kind == BoundNode::Kind::is_null || node.kind == BoundNode::Kind::column_bool ||
+                      node.kind == BoundNode::Kind::compare || node.kind == BoundNode::Kind::starts_with;
+    if (leaf) out.assign(n_, kNull);
     switch (node.kind) {
       case BoundNode::Kind::constant:
         out.assign(n_, static_cast<uint8_t>(node.constant));
@@ -212,18 +256,23 @@ class Evaluator {
       }
       case BoundNode::Kind::and_:
       case BoundNode::Kind::or_: {
-        // Kleene: the dominant value (FALSE for AND, TRUE for OR) wins over NULL. A table
-        // indexed by both truths keeps the row loop free of branches.
+        // Kleene logic is min (AND) and max (OR) over the order FALSE < NULL < TRUE. A Truth
+        // byte (FALSE 0, TRUE 1, NULL 2) maps to its rank in that order by swapping its two low
+        // bits (0 -> 0, 1 -> 2, 2 -> 1), a map that is its own inverse: branch-free and
+        // vectorisable, where a table indexed by both truths is a gather per row.
+        static_assert(kFalse == 0 && kTrue == 1 && kNull == 2);
         const bool is_and = node.kind == BoundNode::Kind::and_;
-        static constexpr uint8_t kAnd[9] = {kFalse, kFalse, kFalse, kFalse, kTrue, kNull, kFalse, kNull, kNull};
-        static constexpr uint8_t kOr[9] = {kFalse, kTrue, kNull, kTrue, kTrue, kTrue, kNull, kTrue, kNull};
-        const uint8_t* table = is_and ? kAnd : kOr;
+        auto rank = [](uint8_t t) { return static_cast<uint8_t>(((t & 1) << 1) | (t >> 1)); };
         OC_ASSIGN_OR_RETURN(out, eval(node.children[0]));
         for (size_t c = 1; c < node.children.size(); ++c) {
           OC_ASSIGN_OR_RETURN(auto v, eval(node.children[c]));
           uint8_t* o = out.data();
           const uint8_t* w = v.data();
-          for (uint64_t r = 0; r < n_; ++r) o[r] = table[o[r] * 3 + w[r]];
+          if (is_and) {
+            for (uint64_t r = 0; r < n_; ++r) o[r] = rank(std::min(rank(o[r]), rank(w[r])));
+          } else {
+            for (uint64_t r = 0; r < n_; ++r) o[r] = rank(std::max(rank(o[r]), rank(w[r])));
+          }
         }
         break;
       }
@@ -284,6 +333,22 @@ class Evaluator {
     const int64_t q = floor_div(us, k);
     const bool exact = us - q * k == 0;
     const int64_t up = exact ? q : q + 1;  // the least integer >= x
+    // The relation as one comparison with a threshold, in the column's own type where it is
+    // narrower than 64 bits (dates are i32 days).
+    const bool narrow = [&] {
+      switch (op) {
+        case CmpOp::lt: return compare_narrow(at, n_, out, CmpOp::lt, up);
+        case CmpOp::le: return compare_narrow(at, n_, out, CmpOp::le, q);
+        case CmpOp::gt: return compare_narrow(at, n_, out, CmpOp::gt, q);
+        case CmpOp::ge: return compare_narrow(at, n_, out, CmpOp::ge, up);
+        // An instant between two units equals no value: compared against a threshold no
+        // value reaches (below every T), eq is false and ne true for every valid row.
+        case CmpOp::eq: return compare_narrow(at, n_, out, CmpOp::eq, exact ? q : std::numeric_limits<int64_t>::min());
+        case CmpOp::ne: return compare_narrow(at, n_, out, CmpOp::ne, exact ? q : std::numeric_limits<int64_t>::min());
+      }
+      return false;
+    }();
+    if (narrow) return;
     auto as_i64 = [](auto v) { return static_cast<int64_t>(v); };
     switch (op) {
       case CmpOp::lt: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) < up; }); break;
@@ -350,12 +415,26 @@ Result<Mask> evaluate(const BoundExpr& e, const Column& batch) {
 Result<ColumnPtr> filter_rows(const ColumnPtr& c, const Mask& mask) {
   OC_EXPECT(mask.keep.size() == c->length, invalid, "mask of {} rows for a column of {}",
             mask.keep.size(), c->length);
-  std::vector<uint64_t> rows;
-  rows.reserve(mask.count);
-  for (uint64_t r = 0; r < mask.keep.size(); ++r) {
-    if (mask.keep[r]) rows.push_back(r);
+  return take(c, kept_rows(mask));
+}
+
+std::vector<uint64_t> kept_rows(const Mask& mask, uint64_t base) {
+  // Without a branch per row: every row's index is written at the next free slot, which only a
+  // kept row advances past (one slot more than the kept rows, dropped at the end). The count is
+  // recomputed from the bytes rather than trusted from mask.count.
+  const uint8_t* keep = mask.keep.data();
+  const uint64_t n = mask.keep.size();
+  uint64_t kept = 0;
+  for (uint64_t r = 0; r < n; ++r) kept += keep[r] != 0;
+  std::vector<uint64_t> rows(kept + 1);
+  uint64_t* out = rows.data();
+  uint64_t at = 0;
+  for (uint64_t r = 0; r < n; ++r) {
+    out[at] = base + r;
+    at += keep[r] != 0;
   }
-  return take(c, rows);
+  rows.pop_back();
+  return rows;
 }
 
 }  // namespace oc::format

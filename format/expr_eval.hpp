@@ -42,6 +42,9 @@ struct Mask {
 /// Evaluates @p e over @p batch; the mask keeps the rows where it is TRUE.
 [[nodiscard]] Result<Mask> evaluate(const BoundExpr& e, const Column& batch);
 
+/// The indices of the rows @p mask keeps, in order, each plus @p base.
+[[nodiscard]] std::vector<uint64_t> kept_rows(const Mask& mask, uint64_t base = 0);
+
 /// The rows of @p c that @p mask keeps, in order (a `take` of the kept indices).
 /// @return `Errc::invalid` when the mask's length is not the column's.
 [[nodiscard]] Result<ColumnPtr> filter_rows(const ColumnPtr& c, const Mask& mask);

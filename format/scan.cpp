@@ -142,12 +142,7 @@ class FileScan final : public Scan {
         ColumnPtr col;
         if (filtering() && mask.count * kTakeBelow < e - b) {
           // Few survivors: decode just their rows where the encodings allow.
-          std::vector<uint64_t> rows;
-          rows.reserve(mask.count);
-          for (uint64_t r = 0; r < mask.keep.size(); ++r) {
-            if (mask.keep[r]) rows.push_back(b + r);
-          }
-          OC_ASSIGN_OR_RETURN(col, rest_.reader->take(rows));
+          OC_ASSIGN_OR_RETURN(col, rest_.reader->take(kept_rows(mask, b)));
           rest_filtered = true;
         } else {
           OC_ASSIGN_OR_RETURN(col, rest_.reader->read(b, e));

@@ -481,6 +481,19 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
         std::vector<Truth>{T, T, T, T});
   CHECK(truth("ms IN (TIMESTAMP '2024-01-31 00:00:00.5', DATE '1970-01-01')", batch) ==
         std::vector<Truth>{F, T, F, F});
+  // Dates compare in their own i32: the extremes of i32, an instant between two days (equal to
+  // none), instants before and after every day a date can hold.
+  auto edges = strukt({"d"}, {prim<int32_t>(PType::i32, {INT32_MIN, -1, 0, 19753, INT32_MAX, 0},
+                                            {true, true, true, true, true, false}, date)});
+  CHECK(truth("d = TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{F, F, F, F, F, N});
+  CHECK(truth("d <> TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{T, T, T, T, T, N});
+  CHECK(truth("d < TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{T, T, T, T, F, N});
+  CHECK(truth("d >= TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{F, F, F, F, T, N});
+  CHECK(truth("d <= DATE '1969-12-31'", edges) == std::vector<Truth>{T, T, F, F, F, N});
+  CHECK(truth("d > DATE '1970-01-01'", edges) == std::vector<Truth>{F, F, F, T, T, N});
+  CHECK(truth("d < TIMESTAMP '9999-12-31 23:59:59'", edges) == std::vector<Truth>{T, T, T, T, F, N});
+  CHECK(truth("d > TIMESTAMP '0001-01-01 00:00:00'", edges) == std::vector<Truth>{F, T, T, T, T, N});
+
   // A batch carrying only the storage type still compares as the bound timestamp.
   auto schema = strukt({"s"}, {prim<int64_t>(PType::i64, {0}, {}, ts_s)});
   auto e = parse_expr("s = DATE '2024-01-31'");
