@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "config/error.hpp"
@@ -25,6 +26,41 @@ namespace oc::format::encodings {
   return p;
 }
 
+namespace detail {
+
+// unsigned_rows for one stored type T: a loop per type, not a switch per row. Signed values are
+// widened first and checked in a second pass, so the widening loop has no exit and vectorises.
+template <class T>
+Result<void> widen_rows(const Column& c, const uint8_t* base, std::vector<uint64_t>& out,
+                        std::string_view what) {
+  uint64_t* o = out.data();
+  const uint64_t n = c.length;
+  if (c.validity.empty()) {
+    for (uint64_t i = 0; i < n; ++i) {
+      const T v = load_le<T>(base + i * sizeof(T));
+      o[i] = static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
+    }
+  } else {
+    for (uint64_t i = 0; i < n; ++i) {
+      const T v = load_le<T>(base + i * sizeof(T));
+      o[i] = c.is_valid(i) ? static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v)) : 0;
+    }
+  }
+  if constexpr (std::is_signed_v<T>) {
+    uint64_t any_negative = 0;
+    for (uint64_t i = 0; i < n; ++i) any_negative |= o[i] >> 63;
+    if (any_negative) {
+      for (uint64_t i = 0; i < n; ++i) {
+        OC_EXPECT(o[i] >> 63 == 0, corrupt, "{} holds negative value {} at row {}", what,
+                  static_cast<int64_t>(o[i]), i);
+      }
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+
 /// Reads every logical row of the primitive integer column @p c as u64.
 /// Null rows read as 0 and are not checked; a negative valid value is `Errc::corrupt`.
 /// @param what names the column in error messages ("varbin offsets").
@@ -35,41 +71,19 @@ namespace oc::format::encodings {
   OC_EXPECT(t.kind == TypeKind::primitive && !ptype_is_float(t.ptype), corrupt,
             "{} must be integers, got {}", what, c.dtype->to_string());
   std::vector<uint64_t> out(c.length);
-  const size_t width = ptype_width(t.ptype);
-  const uint8_t* base = c.buffers[0].data() + c.offset * width;
-  for (uint64_t i = 0; i < c.length; ++i) {
-    if (!c.is_valid(i)) continue;
-    const uint8_t* p = base + i * width;
-    int64_t v = 0;
-    switch (t.ptype) {
-      case PType::u8:
-        out[i] = *p;
-        continue;
-      case PType::u16:
-        out[i] = load_le<uint16_t>(p);
-        continue;
-      case PType::u32:
-        out[i] = load_le<uint32_t>(p);
-        continue;
-      case PType::u64:
-        out[i] = load_le<uint64_t>(p);
-        continue;
-      case PType::i8:
-        v = static_cast<int8_t>(*p);
-        break;
-      case PType::i16:
-        v = load_le<int16_t>(p);
-        break;
-      case PType::i32:
-        v = load_le<int32_t>(p);
-        break;
-      default:
-        v = load_le<int64_t>(p);
-        break;
-    }
-    OC_EXPECT(v >= 0, corrupt, "{} holds negative value {} at row {}", what, v, i);
-    out[i] = static_cast<uint64_t>(v);
+  const uint8_t* base = c.buffers[0].data() + c.offset * ptype_width(t.ptype);
+  Result<void> r;
+  switch (t.ptype) {
+    case PType::u8: r = detail::widen_rows<uint8_t>(c, base, out, what); break;
+    case PType::u16: r = detail::widen_rows<uint16_t>(c, base, out, what); break;
+    case PType::u32: r = detail::widen_rows<uint32_t>(c, base, out, what); break;
+    case PType::u64: r = detail::widen_rows<uint64_t>(c, base, out, what); break;
+    case PType::i8: r = detail::widen_rows<int8_t>(c, base, out, what); break;
+    case PType::i16: r = detail::widen_rows<int16_t>(c, base, out, what); break;
+    case PType::i32: r = detail::widen_rows<int32_t>(c, base, out, what); break;
+    default: r = detail::widen_rows<int64_t>(c, base, out, what); break;
   }
+  OC_TRY(r);
   return out;
 }
 
