@@ -492,10 +492,18 @@ class DictReader final : public LayoutReader {
       }
     }
     // Codes come from the file: an out-of-range one is corruption, not a caller's bad index.
-    for (uint64_t i = 0; i < codes.length; ++i) {
-      OC_EXPECT(idx[i] < values_col_->length || !codes.is_valid(i), corrupt,
-                "dict code {} at row {} is past the {} dictionary values", idx[i], row_of(i),
-                values_col_->length);
+    // Without nulls, the largest code tells (one pass that vectorises); the row is looked for
+    // only when one is out of range.
+    const uint64_t values = values_col_->length;
+    uint64_t largest = 0;
+    if (codes.null_count == 0) {
+      for (uint64_t code : idx) largest = std::max(largest, code);
+    }
+    if (codes.null_count != 0 || (!idx.empty() && largest >= values)) {
+      for (uint64_t i = 0; i < codes.length; ++i) {
+        OC_EXPECT(idx[i] < values || !codes.is_valid(i), corrupt,
+                  "dict code {} at row {} is past the {} dictionary values", idx[i], row_of(i), values);
+      }
     }
     OC_ASSIGN_OR_RETURN(ColumnPtr out, format::take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
     if (out->dtype != dtype_) {
