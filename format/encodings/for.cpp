@@ -45,7 +45,10 @@ Result<ColumnPtr> with_reference(const ColumnPtr& encoded, const DTypePtr& t, ui
   const uint64_t len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc(saturating_add(encoded->offset, len), width, "fastlanes.for"));
-  Buffer values = Buffer::allocate_array(encoded->offset + len, width);
+  // Rows [offset, offset + len) are all written; only the slots before the offset are cleared
+  // (they are exported with the buffer, and must not carry old heap bytes).
+  Buffer values = Buffer::allocate_array_for_overwrite(encoded->offset + len, width);
+  std::memset(values.mutable_data(), 0, encoded->offset * width);
   const uint8_t* in = encoded->buffers[0].data();
   switch (width) {
     case 1: add_reference<uint8_t>(in, values.mutable_data(), encoded->offset, len, reference); break;

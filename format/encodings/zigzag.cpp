@@ -5,6 +5,8 @@
 //   children:  0 = encoded, the unsigned ptype of the same width and the array's nullability;
 //              it carries the validity. Decoding: value = (u >> 1) ^ -(u & 1).
 // Slices and takes pass their rows to the child and decode just those.
+#include <cstring>
+
 #include "format/decode.hpp"
 #include "format/encodings/registry.hpp"
 
@@ -41,7 +43,10 @@ Result<ColumnPtr> unzigzag_column(const ColumnPtr& encoded, const DTypePtr& t, D
   const uint64_t len = encoded->length;
   const size_t width = ptype_width(storage.ptype);
   OC_TRY(ctx.check_alloc(saturating_add(encoded->offset, len), width, "vortex.zigzag"));
-  Buffer values = Buffer::allocate_array(encoded->offset + len, width);
+  // Rows [offset, offset + len) are all written; only the slots before the offset are cleared
+  // (they are exported with the buffer, and must not carry old heap bytes).
+  Buffer values = Buffer::allocate_array_for_overwrite(encoded->offset + len, width);
+  std::memset(values.mutable_data(), 0, encoded->offset * width);
   const uint8_t* in = encoded->buffers[0].data();
   switch (width) {
     case 1: unzigzag<uint8_t>(in, values.mutable_data(), encoded->offset, len); break;
