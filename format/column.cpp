@@ -318,9 +318,10 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
       OC_EXPECT(total <= INT32_MAX, invalid, "take result of {} bytes exceeds 2 GiB", total);
       Buffer offs = Buffer::allocate_for_overwrite((n + 1) * 4);
       Buffer data = Buffer::allocate_for_overwrite(total + kShortValue).slice(0, total);
-      // A small source is padded first, so that all its values are copied as blocks.
+      // A small source that the output outgrows (a dictionary's values) is padded first, so that
+      // all its values are copied as blocks.
       Buffer in = c->buffers[1];
-      if (in.size() <= kPadSourceBelow) {
+      if (in.size() <= kPadSourceBelow && in.size() < total) {
         Buffer padded = Buffer::allocate(in.size() + kShortValue);
         std::memcpy(padded.mutable_data(), in.data(), in.size());
         in = std::move(padded);
