@@ -494,6 +494,22 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
   CHECK(truth("d < TIMESTAMP '9999-12-31 23:59:59'", edges) == std::vector<Truth>{T, T, T, T, F, N});
   CHECK(truth("d > TIMESTAMP '0001-01-01 00:00:00'", edges) == std::vector<Truth>{F, T, T, T, T, N});
 
+  // A column in seconds stored as i32 against instants past both ends of i32 seconds (years
+  // 1901 and 2038): every valid row gets the same answer, nulls stay null.
+  auto secs32 = make_temporal("vortex.timestamp", TimeUnit::s, PType::i32, true);
+  auto narrow = strukt({"t"}, {prim<int32_t>(PType::i32, {INT32_MIN, 0, INT32_MAX, 0},
+                                             {true, true, true, false}, secs32)});
+  CHECK(truth("t < TIMESTAMP '2100-01-01 00:00:00'", narrow) == std::vector<Truth>{T, T, T, N});
+  CHECK(truth("t <= TIMESTAMP '2100-01-01 00:00:00'", narrow) == std::vector<Truth>{T, T, T, N});
+  CHECK(truth("t > TIMESTAMP '2100-01-01 00:00:00'", narrow) == std::vector<Truth>{F, F, F, N});
+  CHECK(truth("t >= TIMESTAMP '2100-01-01 00:00:00'", narrow) == std::vector<Truth>{F, F, F, N});
+  CHECK(truth("t = TIMESTAMP '2100-01-01 00:00:00'", narrow) == std::vector<Truth>{F, F, F, N});
+  CHECK(truth("t <> TIMESTAMP '2100-01-01 00:00:00'", narrow) == std::vector<Truth>{T, T, T, N});
+  CHECK(truth("t < TIMESTAMP '1800-01-01 00:00:00'", narrow) == std::vector<Truth>{F, F, F, N});
+  CHECK(truth("t >= TIMESTAMP '1800-01-01 00:00:00'", narrow) == std::vector<Truth>{T, T, T, N});
+  CHECK(truth("t > TIMESTAMP '1800-01-01 00:00:00'", narrow) == std::vector<Truth>{T, T, T, N});
+  CHECK(truth("t <= TIMESTAMP '1800-01-01 00:00:00'", narrow) == std::vector<Truth>{F, F, F, N});
+
   // A batch carrying only the storage type still compares as the bound timestamp.
   auto schema = strukt({"s"}, {prim<int64_t>(PType::i64, {0}, {}, ts_s)});
   auto e = parse_expr("s = DATE '2024-01-31'");
