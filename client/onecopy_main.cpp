@@ -298,6 +298,8 @@ int run_status(const std::vector<std::string>& args) {
             << " worker threads)\n"
             << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
             << s.bytes_copied << " bytes copied into slabs)\n"
+            << "copied after decode: " << s.bytes_copied_after_decode << " bytes ("
+            << s.bytes_in_place << " bytes sent where they were decoded)\n"
             << "errors:            " << s.errors << "\n"
             << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes ("
             << s.slabs_sent << " slabs sent)\n";

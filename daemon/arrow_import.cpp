@@ -165,7 +165,7 @@ void Lease::release_now() {
   // A daemon that went away reclaimed the lease already; a forked child never sends.
   (void)conn->send(fbb);
   conn->held_batches -= 1;
-  conn->held_bytes -= bytes;
+  conn->held_bytes -= held;
 }
 
 Lease::~Lease() { release_now(); }

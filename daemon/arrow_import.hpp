@@ -39,6 +39,7 @@ struct Lease {
   uint64_t lease = 0;
   std::shared_ptr<MappedSlab> slab;  ///< null for a batch of no bytes, or once copied out
   uint64_t begin = 0, bytes = 0;     ///< the batch's range of the slab
+  uint64_t held = 0;  ///< what the daemon counts against this client's limits (Batch.pinned)
 
   /// Copies the range to memory of this process and sends Release now, so that a batch the
   /// consumer keeps holds none of the daemon's limits. Call before `build_batch`.

@@ -143,8 +143,10 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     lease->lease = b->lease();
     lease->begin = b->slab_offset();
     lease->bytes = b->slab_bytes();
+    // A batch decoded in place spans bytes of others; it holds only its own (pinned).
+    lease->held = b->pinned() != 0 ? b->pinned() : lease->bytes;
     p.conn->held_batches += 1;
-    p.conn->held_bytes += lease->bytes;
+    p.conn->held_bytes += lease->held;
     if (b->slab() != 0) {
       auto it = p.conn->slabs.find(b->slab());
       OC_EXPECT(it != p.conn->slabs.end(), protocol, "Batch in slab {}, which never came",

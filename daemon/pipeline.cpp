@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The batch pipeline: each session's front scan is decoded on the decode pool, one batch at a
-// time, up to daemon_client_max_batches_in_flight ahead of what was sent; each batch is placed
-// in a range of one of the session's slabs here, on the loop thread, copied there on a worker,
-// and sent. Slabs come out of one pool (daemon_pool_bytes), of which one user may hold
+// time, up to daemon_client_max_batches_in_flight ahead of what was sent. Decoders allocate in
+// the session's slabs (daemon/slab_arena.hpp), so a batch is mostly sent from where it was
+// decoded; the buffers it keeps from elsewhere are copied into its slab by the decode job. A
+// batch that cannot settle in place (no slab had room) is placed in a range of a slab here,
+// on the loop thread, copied there on a worker, and sent. Slabs come out of one pool (daemon_pool_bytes), of which one user may hold
 // daemon_uid_max_pool_bytes: a batch that finds no room waits for a Release, for at most
 // daemon_pool_wait_ms, and never takes the pool past its limit.
 #include "config/log.hpp"
@@ -14,6 +16,8 @@ namespace {
 
 struct Decoded {
   std::optional<BatchLayout> layout;  // none: the scan's end
+  std::optional<InPlace> in_place;    // where it was settled, if it could be
+  uint64_t settle_ns = 0;
   format::UnitPosition position;
   format::ScanStats stats;  // the reader's, after this batch
 };
@@ -33,11 +37,13 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
       scan->ready_bytes + s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight) {
     return;
   }
+  make_room_to_decode(s, *scan);
   scan->busy = true;
   run_job<Decoded>(
       decode_, s,
-      [scan, fetched = fetched_]() -> Result<Decoded> {
+      [scan, fetched = fetched_, arena = s.arena]() -> Result<Decoded> {
         // A failed allocation in the decoder surfaces here as this scan's error (run_job).
+        format::ArenaScope in_slabs(arena.get());
         const uint64_t before = scan->scan->stats().bytes_read;
         auto next = scan->scan->next();
         *fetched += scan->scan->stats().bytes_read - before;
@@ -45,7 +51,12 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
         Decoded d;
         d.position = position_after(*scan->scan);
         d.stats = scan->scan->stats();
-        if (*next) d.layout = lay_out(std::move(**next));
+        if (*next) {
+          d.layout = lay_out(std::move(**next));
+          const uint64_t start = format::monotonic_ns();
+          d.in_place = settle_in_place(*d.layout, *arena);
+          d.settle_ns = format::monotonic_ns() - start;
+        }
         return d;
       },
       [this, scan](Session* s, Result<Decoded> d) {
@@ -59,10 +70,52 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
                                                               : std::optional(d.error())});
           return;
         }
+        scan->last_batch_bytes = d->layout->pinned;
+        if (d->in_place) {
+          Placed p;
+          p.slab = std::move(d->in_place->slab);
+          p.offset = d->in_place->offset;
+          p.layout = std::move(*d->layout);
+          p.in_place = true;
+          p.hold = std::move(d->in_place->hold);
+          p.copied = d->in_place->copied;
+          p.copied_after_decode = d->in_place->copied_after_decode;
+          p.in_place_bytes = d->in_place->in_place;
+          p.copy_ns = d->settle_ns;
+          p.position = d->position;
+          count_copies(*scan, p);
+          scan->ready_bytes += p.layout.pinned;
+          scan->ready.push_back(Produced{std::move(p), std::nullopt});
+          return;
+        }
         scan->unplaced = std::move(d->layout);
         scan->unplaced_position = d->position;
         place(*s, scan);
       });
+}
+
+// Decoders allocate in the session's slabs: before a decode, the session gets a slab when it
+// has none, or when the last decodes found no room in them (took from the heap), little is
+// free, and the scan's batches are small enough to settle in a slab at all; within the pool's
+// limits, like any slab.
+void Server::make_room_to_decode(Session& s, const ActiveScan& scan) {
+  const bool none = s.arena->free_bytes() == 0;
+  const bool wanting = s.arena->heap_bytes() > s.arena_heap_seen &&
+                       s.arena->free_bytes() < cfg_.daemon_slab_bytes / 2 &&
+                       scan.last_batch_bytes <= cfg_.daemon_slab_bytes / 2;
+  if (!none && !wanting) return;
+  s.arena_heap_seen = s.arena->heap_bytes();
+  auto made = make_slab(s, cfg_.daemon_slab_bytes, /*dedicated=*/false);
+  if (!made.ok()) {  // the copying path meets the same limit and reports it
+    log::get().debug("no slab to decode into for client pid {}: {}", s.peer.pid,
+                     made.error().message());
+  }
+}
+
+void Server::count_copies(ActiveScan& scan, const Placed& p) {
+  bytes_copied_ += p.copied;  // counted whether or not it is ever sent
+  bytes_copied_after_decode_ += p.copied_after_decode;
+  scan.profile.copy_ns += p.copy_ns;
 }
 
 Result<std::shared_ptr<Slab>> Server::make_slab(Session& s, uint64_t bytes, bool dedicated) {
@@ -86,6 +139,7 @@ Result<std::shared_ptr<Slab>> Server::make_slab(Session& s, uint64_t bytes, bool
                  slab->hugepages() ? "hugepages" : "normal pages (no hugepages to spare)");
   logged_pages_ = true;
   s.slabs[slab->id()] = slab;
+  if (!dedicated) s.arena->add(slab);
   return slab;
 }
 
@@ -99,6 +153,7 @@ void Server::forget_slab(Session& s, uint64_t id) {
     if (u->second == 0) pool_by_uid_.erase(u);
   }
   --slabs_;
+  s.arena->remove(id);
   s.slabs.erase(it);  // a copy job still writing keeps the memory until it is done
   pool_freed();
 }
@@ -136,7 +191,7 @@ void Server::place(Session& s, const ScanPtr& scan) {
   if (need > 0) {
     for (const auto& [id, slab] : s.slabs) {
       if (slab->dedicated()) continue;
-      if (auto at = slab->ranges.allocate(need)) {
+      if (auto at = slab->allocate(need)) {
         p.slab = slab;
         p.offset = *at;
         break;
@@ -155,7 +210,7 @@ void Server::place(Session& s, const ScanPtr& scan) {
         return;
       }
       p.slab = std::move(*made);
-      p.offset = *p.slab->ranges.allocate(need);
+      p.offset = *p.slab->allocate(need);
     }
   }
   if (scan->waiting_since != Clock::time_point{}) {
@@ -177,14 +232,16 @@ void Server::place(Session& s, const ScanPtr& scan) {
       [job]() -> Result<bool> {
         // Writes only inside the range the loop gave this job; the slab outlives it (shared).
         const uint64_t start = format::monotonic_ns();
+        for (const auto& [at, b] : job->layout.copies) {
+          if (SlabArena::decoded_here(*b)) job->copied_after_decode += b->size();
+        }
         job->copied = copy_batch(job->layout, job->slab->base() + job->offset);
         job->copy_ns = format::monotonic_ns() - start;
         return true;
       },
       [this, scan, job](Session* s, Result<bool> copied) {
         scan->busy = false;
-        bytes_copied_ += job->copied;  // counted whether or not it is ever sent
-        scan->profile.copy_ns += job->copy_ns;
+        count_copies(*scan, *job);
         if (!s) return;                // the slab went with the session
         mark(*s);
         if (scan->dropped || !copied.ok()) {
@@ -195,15 +252,15 @@ void Server::place(Session& s, const ScanPtr& scan) {
           }
           return;
         }
-        scan->ready_bytes += job->layout.bytes;
+        scan->ready_bytes += job->layout.pinned;
         scan->ready.push_back(Produced{std::move(*job), std::nullopt});
       });
 }
 
 // Frees a range; a dedicated slab goes with its one batch.
 void Server::give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t offset) {
-  slab->ranges.free(offset);
-  if (slab->dedicated() && slab->ranges.empty()) forget_slab(s, slab->id());
+  (void)slab->free(offset);
+  if (slab->dedicated() && slab->empty()) forget_slab(s, slab->id());
 }
 
 // Drops a scan and the ranges of its batches not yet sent; a job still running on it gives its
@@ -212,7 +269,7 @@ void Server::drop_scan(Session& s, const ScanPtr& scan) {
   scan->dropped = true;
   remember_scan(s, *scan, "cancelled");
   for (const Produced& p : scan->ready) {
-    if (p.batch && p.batch->slab) give_back(s, p.batch->slab, p.batch->offset);
+    if (p.batch && p.batch->slab && !p.batch->in_place) give_back(s, p.batch->slab, p.batch->offset);
   }
   scan->ready.clear();
   scan->ready_bytes = 0;
@@ -223,7 +280,7 @@ void Server::drop_scan(Session& s, const ScanPtr& scan) {
 
 // Queues the Batch message for a placed batch, after its slab's descriptor if this is the
 // slab's first batch; the descriptor is closed once it has been sent.
-void Server::send_batch(Session& s, ActiveScan& scan, const Placed& b) {
+void Server::send_batch(Session& s, ActiveScan& scan, Placed& b) {
   if (b.slab && !b.slab->sent) {
     flatbuffers::FlatBufferBuilder fbb;
     auto added = fbs::CreateSlabAdded(fbb, b.slab->id(), b.slab->bytes(), b.slab->dedicated());
@@ -244,22 +301,24 @@ void Server::send_batch(Session& s, ActiveScan& scan, const Placed& b) {
         fbs::CreateArrayNodeDirect(fbb, a.length, a.null_count, a.offset, &bufs, a.n_children));
   }
   const uint64_t lease = next_id_++;
-  const uint64_t bytes = b.layout.bytes;
-  auto msg = fbs::CreateBatchDirect(fbb, scan.id, lease, b.layout.rows, bytes, &arrays,
+  const uint64_t pinned = b.layout.pinned;
+  auto msg = fbs::CreateBatchDirect(fbb, scan.id, lease, b.layout.rows, b.layout.bytes, &arrays,
                                     b.position.unit, b.position.rows, b.slab ? b.slab->id() : 0,
-                                    b.offset);
+                                    b.offset, pinned);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
   send(s, fbb);
-  s.leases[lease] = Session::Lease{b.slab, b.offset, bytes};
-  s.bytes_in_flight += bytes;
-  bytes_delivered_ += b.copied;
+  s.leases[lease] = Session::Lease{b.slab, b.offset, pinned, b.in_place, std::move(b.hold)};
+  s.bytes_in_flight += pinned;
+  const uint64_t delivered = b.copied + b.in_place_bytes;
+  bytes_delivered_ += delivered;
+  bytes_in_place_ += b.in_place_bytes;
   batches_delivered_ += 1;
   delivered_rate_.add(
       std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
-      b.copied);
+      delivered);
   scan.profile.rows += b.layout.rows;
   scan.profile.batches += 1;
-  scan.bytes += bytes;
+  scan.bytes += delivered;
 }
 
 void Server::serve(Session& s) {
@@ -280,7 +339,7 @@ void Server::serve(Session& s) {
           scan->blocked_since = {};
         }
         send_batch(s, *scan, *p.batch);
-        scan->ready_bytes -= p.batch->layout.bytes;
+        scan->ready_bytes -= p.batch->layout.pinned;
         scan->ready.pop_front();
         continue;
       }

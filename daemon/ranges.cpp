@@ -11,7 +11,7 @@ RangeAllocator::RangeAllocator(uint64_t capacity) : capacity_(capacity & ~(kRang
 
 std::optional<uint64_t> RangeAllocator::allocate(uint64_t bytes) {
   if (bytes > capacity_) return std::nullopt;  // also keeps the rounding below from overflowing
-  const uint64_t len = bytes == 0 ? kRangeAlign : (bytes + kRangeAlign - 1) & ~(kRangeAlign - 1);
+  const uint64_t len = bytes == 0 ? kRangeAlign : range_aligned(bytes);
   // First fit: the lowest-addressed hole that is large enough. Slabs hold a handful of batches,
   // so the linear walk is short, and low-first placement keeps the tail free for large batches.
   for (auto it = free_.begin(); it != free_.end(); ++it) {

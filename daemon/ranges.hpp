@@ -16,6 +16,11 @@ namespace oc::daemon {
 /// Range alignment: Arrow's recommended buffer alignment, and a cache line.
 inline constexpr uint64_t kRangeAlign = 64;
 
+/// @p bytes rounded up to kRangeAlign; the caller keeps @p bytes below 2^64 - 64.
+[[nodiscard]] constexpr uint64_t range_aligned(uint64_t bytes) noexcept {
+  return (bytes + kRangeAlign - 1) & ~(kRangeAlign - 1);
+}
+
 class RangeAllocator {
  public:
   /// Manages [0, @p capacity); @p capacity is rounded down to kRangeAlign.

@@ -370,7 +370,7 @@ Result<void> Server::handle_release(Session& s, uint64_t lease) {
   auto it = s.leases.find(lease);
   OC_EXPECT(it != s.leases.end(), protocol, "Release of unknown lease {}", lease);
   s.bytes_in_flight -= it->second.bytes;
-  if (it->second.slab) give_back(s, it->second.slab, it->second.offset);
+  if (it->second.slab && !it->second.in_place) give_back(s, it->second.slab, it->second.offset);
   s.leases.erase(it);
   mark(s);  // room for the next batch
   return {};
@@ -502,6 +502,8 @@ Status Server::status(const Peer* viewer) const {
       delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) / 1e9;
   st.requests_in_flight = io_.pending() + decode_.pending();
   st.bytes_copied = bytes_copied_;
+  st.bytes_copied_after_decode = bytes_copied_after_decode_;
+  st.bytes_in_place = bytes_in_place_;
   st.copies_per_byte = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
                                               static_cast<double>(bytes_delivered_)
                                         : 0.0;

@@ -134,7 +134,9 @@ class Server {
   void give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t offset);
   void drop_scan(Session& s, const ScanPtr& scan);
   void fail_scan(Session& s, const ScanPtr& scan, Error e);
-  void send_batch(Session& s, ActiveScan& scan, const Placed& b);
+  void send_batch(Session& s, ActiveScan& scan, Placed& b);
+  void make_room_to_decode(Session& s, const ActiveScan& scan);
+  void count_copies(ActiveScan& scan, const Placed& p);
   Result<std::shared_ptr<Slab>> make_slab(Session& s, uint64_t bytes, bool dedicated);
   void forget_slab(Session& s, uint64_t id);
   void pool_freed();
@@ -156,6 +158,7 @@ class Server {
   uint64_t slabs_ = 0;
   uint64_t next_id_ = 1, next_serial_ = 1;
   uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
+  uint64_t bytes_copied_after_decode_ = 0, bytes_in_place_ = 0;
   uint64_t slabs_sent_ = 0, refused_connections_ = 0, refused_requests_ = 0;
   uint64_t fd_budget_ = UINT64_MAX, extra_fds_ = 0;
   std::shared_ptr<std::atomic<uint64_t>> fetched_ = std::make_shared<std::atomic<uint64_t>>(0);

@@ -22,6 +22,7 @@
 #include "config/fd.hpp"
 #include "daemon/access.hpp"
 #include "daemon/slab.hpp"
+#include "daemon/slab_arena.hpp"
 #include "daemon/epoll.hpp"
 #include "daemon/socket_io.hpp"
 #include "daemon/wire.hpp"
@@ -33,12 +34,17 @@ namespace oc::daemon {
 
 using Clock = std::chrono::steady_clock;
 
-/// A batch copied into its range of one of the client's slabs (no slab: a batch of no bytes).
+/// A batch in its range of one of the client's slabs (no slab: a batch of no bytes): copied
+/// there, or decoded there and settled in place (daemon/slab_arena.hpp).
 struct Placed {
   std::shared_ptr<Slab> slab;
   uint64_t offset = 0;
   BatchLayout layout;
-  uint64_t copied = 0;
+  bool in_place = false;  ///< the range is not the loop's to give back: `hold` keeps it
+  std::vector<std::shared_ptr<const void>> hold;
+  uint64_t copied = 0;               ///< bytes copied into the slab
+  uint64_t copied_after_decode = 0;  ///< of those, decoder output that lay elsewhere
+  uint64_t in_place_bytes = 0;       ///< bytes sent from where they were decoded
   uint64_t copy_ns = 0;  ///< the copy into the slab took this long
   format::UnitPosition position;  ///< a sharded scan's, just after this batch
 };
@@ -64,6 +70,7 @@ struct ActiveScan {
   bool finished = false;  ///< its end or error is in `ready`
   bool dropped = false;   ///< cancelled: a copy job that finishes gives its range back
   uint64_t bytes = 0;     ///< Arrow buffer bytes sent
+  uint64_t last_batch_bytes = 0;  ///< the latest decoded batch's (`BatchLayout::pinned`)
   /// Its stages so far (format/scan_profile.hpp): the reader's as of its latest batch, the
   /// rest timed by the loop.
   format::ScanProfile profile;
@@ -98,9 +105,14 @@ struct Session {
 
   /// This connection's slabs, by id; only ever this client's batches are placed in them.
   std::map<uint64_t, std::shared_ptr<Slab>> slabs;
+  /// Its non-dedicated slabs, which its scans decode into.
+  std::shared_ptr<SlabArena> arena = std::make_shared<SlabArena>();
+  uint64_t arena_heap_seen = 0;  ///< `arena->heap_bytes()` when a slab was last added for room
   struct Lease {
     std::shared_ptr<Slab> slab;  ///< null for a batch of no bytes
     uint64_t offset = 0, bytes = 0;
+    bool in_place = false;  ///< its ranges go back as `hold` goes, not by `give_back`
+    std::vector<std::shared_ptr<const void>> hold;
   };
   std::map<uint64_t, Lease> leases;
   uint64_t bytes_in_flight = 0;

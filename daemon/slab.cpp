@@ -58,7 +58,7 @@ Result<Mapped> make_memfd(uint64_t bytes, unsigned flags) {
 BatchLayout lay_out(format::ColumnPtr batch) {
   BatchLayout out;
   auto place = [&](const format::Buffer& b) {
-    out.bytes = round_up(out.bytes, kRangeAlign);
+    out.bytes = range_aligned(out.bytes);
     const uint64_t at = out.bytes;
     out.bytes += b.size();
     if (!b.empty()) out.copies.emplace_back(at, &b);
@@ -70,7 +70,11 @@ BatchLayout lay_out(format::ColumnPtr batch) {
       // An absent validity bitmap is {0, 0, present=false}.
       const uint64_t v = col.validity.empty() ? 0 : place(col.validity);
       a.buffers.emplace_back(v, col.validity.size(), !col.validity.empty());
-      for (const auto& b : col.buffers) a.buffers.emplace_back(place(b), b.size(), true);
+      out.sources.push_back(col.validity.empty() ? nullptr : &col.validity);
+      for (const auto& b : col.buffers) {
+        a.buffers.emplace_back(place(b), b.size(), true);
+        out.sources.push_back(&b);
+      }
     }
     const bool is_null = col.dtype->kind == format::TypeKind::null;
     a.length = static_cast<int64_t>(col.length);
@@ -81,6 +85,7 @@ BatchLayout lay_out(format::ColumnPtr batch) {
     for (const auto& child : col.children) self(self, *child);
   };
   walk(walk, *batch);
+  out.pinned = range_aligned(out.bytes);
   out.rows = batch->length;
   out.batch = std::move(batch);
   return out;
@@ -93,6 +98,7 @@ uint64_t copy_batch(BatchLayout& layout, uint8_t* dst) {
     copied += b->size();
   }
   layout.copies.clear();  // they point into the batch
+  layout.sources.clear();
   layout.batch.reset();
   return copied;
 }
@@ -110,7 +116,7 @@ Result<std::shared_ptr<Slab>> Slab::create(uint64_t id, uint64_t bytes, bool ded
 }
 
 Slab::Slab(uint64_t id, int fd, uint64_t bytes, uint8_t* base, bool hugepages, bool dedicated)
-    : ranges(bytes),
+    : ranges_(bytes),
       id_(id),
       fd_(fd),
       bytes_(bytes),
@@ -130,6 +136,21 @@ void Slab::close_fd() noexcept {
   ::close(fd_);
   fd_ = -1;
   --g_open_fds;
+}
+
+std::optional<uint64_t> Slab::allocate(uint64_t bytes) {
+  std::lock_guard lock(mu_);
+  return ranges_.allocate(bytes);
+}
+
+bool Slab::free(uint64_t offset) {
+  std::lock_guard lock(mu_);
+  return ranges_.free(offset);
+}
+
+uint64_t Slab::used() const {
+  std::lock_guard lock(mu_);
+  return ranges_.used();
 }
 
 uint64_t Slab::footprint(uint64_t bytes) noexcept { return round_up(bytes, kHugePage); }

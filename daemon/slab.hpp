@@ -11,6 +11,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -29,17 +31,23 @@ struct SlabArray {
   uint32_t n_children = 0;
 };
 
-/// A decoded batch laid out for one range: each buffer 64-byte aligned from the range's start.
+/// A decoded batch laid out for one range: each buffer 64-byte aligned from the range's start
+/// (or, settled in place, where it lies; daemon/slab_arena.hpp).
 struct BatchLayout {
   uint64_t bytes = 0;  ///< the range it needs
+  /// The bytes it keeps from other batches: its buffers', each rounded up to 64 (what the
+  /// per-client limits count; the range of a batch settled in place may span others' bytes).
+  uint64_t pinned = 0;
   uint64_t rows = 0;
   std::vector<SlabArray> arrays;
+  /// The buffer behind each of the arrays' `buffers`, in order (null: an absent validity).
+  std::vector<const format::Buffer*> sources;
   /// The decoded batch, kept alive until `copy_batch`, and where each non-empty buffer goes.
   format::ColumnPtr batch;
   std::vector<std::pair<uint64_t, const format::Buffer*>> copies;
 };
 
-/// Lays @p batch out; cheap (no copy).
+/// Lays @p batch out to be copied into one range; cheap (no copy).
 [[nodiscard]] BatchLayout lay_out(format::ColumnPtr batch);
 
 /// Copies @p layout's buffers to @p dst (its range, at least `layout.bytes` long), then drops
@@ -50,8 +58,10 @@ uint64_t copy_batch(BatchLayout& layout, uint8_t* dst);
 /// One slab: a memfd mapped read-write here, sealed with F_SEAL_SHRINK, F_SEAL_GROW,
 /// F_SEAL_FUTURE_WRITE and F_SEAL_SEAL.
 /// @note The seals let a client map it read-only only, and keep it from truncating or punching
-///       holes, so the daemon's mapping can never fault (SIGBUS). `ranges` belongs to the loop
-///       thread; a worker only writes inside a range the loop gave it.
+///       holes, so the daemon's mapping can never fault (SIGBUS). Its ranges are handed out and
+///       taken back from any thread (the loop places copied batches, decoders allocate in it
+///       through the session's `SlabArena`); a range is written only by whoever allocated it,
+///       and only before it is handed to the client.
 class Slab {
  public:
   /// Creates a slab of at least @p bytes: hugepages (MFD_HUGETLB, @p bytes rounded up to 2 MiB)
@@ -79,12 +89,20 @@ class Slab {
   [[nodiscard]] bool hugepages() const noexcept { return hugepages_; }
   [[nodiscard]] bool dedicated() const noexcept { return dedicated_; }
 
-  RangeAllocator ranges;
+  /// `RangeAllocator::allocate` of this slab's ranges, thread-safe.
+  [[nodiscard]] std::optional<uint64_t> allocate(uint64_t bytes);
+  /// `RangeAllocator::free`, thread-safe.
+  bool free(uint64_t offset);
+  [[nodiscard]] uint64_t used() const;
+  [[nodiscard]] bool empty() const { return used() == 0; }
+
   bool sent = false;  ///< its descriptor went to the client (`SlabAdded`)
 
  private:
   Slab(uint64_t id, int fd, uint64_t bytes, uint8_t* base, bool hugepages, bool dedicated);
 
+  mutable std::mutex mu_;
+  RangeAllocator ranges_;
   uint64_t id_;
   int fd_;
   uint64_t bytes_;

@@ -37,6 +37,13 @@ constexpr std::array kFields{
           "Error replies, refused connections and disconnects.", &Status::errors},
     Field{"bytes_copied", "copied_bytes_total", "counter", "Bytes copied into slabs, sent or not.",
           &Status::bytes_copied},
+    Field{"bytes_copied_after_decode", "copied_after_decode_bytes_total", "counter",
+          "Of the bytes copied into slabs, those decoders had written elsewhere (no room in "
+          "the client's slabs); the rest are fetched bytes, copied once.",
+          &Status::bytes_copied_after_decode},
+    Field{"bytes_in_place", "in_place_bytes_total", "counter",
+          "Bytes delivered from where they were decoded, in the client's slab.",
+          &Status::bytes_in_place},
     Field{"copies_per_byte", "copies_per_byte", "gauge",
           "Bytes copied into slabs per byte delivered.", &Status::copies_per_byte},
     Field{"pool_bytes", "pool_bytes", "gauge", "Bytes of the slabs of every client.",
@@ -97,7 +104,8 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
       s.gbps_10s, s.requests_in_flight, s.bytes_copied, s.copies_per_byte, s.worker_threads,
       s.slabs_sent, s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes,
       s.bytes_fetched, s.s3_requests, s.s3_retries, s.s3_failures, s.slabs, s.descriptors,
-      s.descriptor_budget, s.connections_refused, s.requests_refused, &scans);
+      s.descriptor_budget, s.connections_refused, s.requests_refused, &scans,
+      s.bytes_copied_after_decode, s.bytes_in_place);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
 }
 
@@ -117,6 +125,8 @@ Status status_from_reply(const fbs::StatusReply& r) {
   s.requests_in_flight = r.requests_in_flight();
   s.bytes_copied = r.bytes_copied();
   s.copies_per_byte = r.copies_per_byte();
+  s.bytes_copied_after_decode = r.bytes_copied_after_decode();
+  s.bytes_in_place = r.bytes_in_place();
   s.worker_threads = r.worker_threads();
   s.slabs_sent = r.slabs_sent();
   s.gpu_devices = r.gpu_devices();

@@ -42,6 +42,8 @@ struct Status {
   double gbps_10s = 0;
   uint64_t requests_in_flight = 0;
   uint64_t bytes_copied = 0;
+  uint64_t bytes_copied_after_decode = 0;  ///< of bytes_copied, decoder output (not fetched bytes)
+  uint64_t bytes_in_place = 0;             ///< delivered from where they were decoded
   double copies_per_byte = 0;
   uint32_t worker_threads = 0;
   uint64_t slabs_sent = 0;

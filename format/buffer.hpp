@@ -11,6 +11,35 @@
 
 namespace oc::format {
 
+class Buffer;
+
+/// Where `Buffer::allocate` and its siblings take memory from on a thread inside an
+/// `ArenaScope` (onecopyd decodes a client's batches straight into that client's slabs).
+/// Implementations are thread-safe: `parallel_for` carries the scope to the threads it uses.
+class BufferArena {
+ public:
+  virtual ~BufferArena() = default;
+  /// @return @p bytes (a non-zero multiple of 64), 64-byte aligned, in a buffer whose owner
+  ///         gives them back; its contents are unspecified. Throws `std::bad_alloc` only.
+  [[nodiscard]] virtual Buffer allocate(size_t bytes) = 0;
+};
+
+/// Makes @p arena (nullptr: the heap) the source of this thread's buffer allocations until the
+/// scope ends; scopes nest.
+class ArenaScope {
+ public:
+  explicit ArenaScope(BufferArena* arena) noexcept;
+  ~ArenaScope();
+  ArenaScope(const ArenaScope&) = delete;
+  ArenaScope& operator=(const ArenaScope&) = delete;
+
+ private:
+  BufferArena* outer_;
+};
+
+/// The arena of the innermost `ArenaScope` on this thread, or nullptr.
+[[nodiscard]] BufferArena* current_arena() noexcept;
+
 /// A view of bytes kept alive by a shared owner (a segment read, a decoder's output, ...).
 /// Freshly allocated buffers are 64-byte aligned and may be written through `mutable_data()`
 /// until they are shared.
@@ -18,7 +47,8 @@ class Buffer {
  public:
   Buffer() = default;
 
-  /// Allocates @p size bytes, 64-byte aligned, zero-filled. Throws `std::bad_alloc` when the
+  /// Allocates @p size bytes, 64-byte aligned, zero-filled, from the thread's `BufferArena` if
+  /// it has one, else from the heap. Throws `std::bad_alloc` when the
   /// memory is not there (or @p size is too large to round up); decoders run under
   /// `DecodeContext`, which turns that into `Errc::out_of_memory` for the one decode.
   [[nodiscard]] static Buffer allocate(size_t size);

@@ -46,6 +46,9 @@ Result<void> SegmentCache::fetch_claimed(const std::vector<uint32_t>& ids) {
   std::vector<ByteRange> ranges;
   for (uint32_t id : ids) ranges.push_back(footer_.segments[id].range());
   Result<std::vector<Buffer>> bufs = [&]() -> Result<std::vector<Buffer>> {
+    // Fetched bytes live on the heap, never in a decode arena: they are the file's bytes, and
+    // what of them a batch keeps is copied once into its slab (the one copy of a batch).
+    ArenaScope heap(nullptr);
     try {
       return source_->read(ranges);
     } catch (...) {  // a failed allocation: this fetch's error, on whichever thread it runs
@@ -123,6 +126,7 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
     }
   }
   const ByteRange r = footer_.segments[id].range();
+  ArenaScope heap(nullptr);  // fetched bytes: see fetch_claimed
   // Segments inside the tail read at open time cost no further I/O.
   if (r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end()) {
     return Buffer::copy_of(footer_.tail.span().subspan(r.offset - footer_.tail_range.offset, r.length));

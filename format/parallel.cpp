@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "config/defaults.hpp"
+#include "format/buffer.hpp"
 
 namespace oc::format {
 namespace {
@@ -23,6 +24,7 @@ namespace {
 struct Job {
   const std::function<Result<void>(size_t)>* item = nullptr;
   size_t n = 0;
+  BufferArena* arena = nullptr;  // the caller's: its items allocate where the caller would
   std::atomic<size_t> next{0};
   std::mutex mu;
   std::condition_variable idle;
@@ -47,7 +49,10 @@ struct Job {
       if (closed) return;
       ++active;
     }
-    run_items();
+    {
+      ArenaScope scope(arena);  // alive: the caller waits for every active helper
+      run_items();
+    }
     std::lock_guard lock(mu);
     if (--active == 0) idle.notify_all();
   }
@@ -133,6 +138,7 @@ Result<void> parallel_for(size_t n, uint64_t rows, const std::function<Result<vo
   auto job = std::make_shared<Job>();
   job->item = &item;
   job->n = n;
+  job->arena = current_arena();
   if (rows >= kParallelFromRows && n > 1) {
     Pool& pool = process_pool();
     pool.offer(job, std::min(n - 1, pool.threads()));

@@ -78,7 +78,9 @@ def main() -> None:
     if ds.socket:
         s = onecopy.Client(ds.socket).status()
         print(f"onecopyd: {s['batches_delivered']:,} batches, {s['bytes_delivered'] / 1e6:.1f} MB delivered, "
-              f"copies per delivered byte {s['copies_per_byte']:.2f}, errors {s['errors']}")
+              f"{s['bytes_in_place'] / 1e6:.1f} MB of it decoded in place, "
+              f"copies per delivered byte {s['copies_per_byte']:.2f} "
+              f"({s['bytes_copied_after_decode'] / 1e6:.1f} MB after decode), errors {s['errors']}")
 
 
 if __name__ == "__main__":

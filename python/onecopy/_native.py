@@ -453,7 +453,8 @@ class Client:
 
     def status(self) -> dict:
         """version, uptime_ms, clients, active_scans, batches_in_flight, bytes_delivered,
-        batches_delivered, gbps_10s, requests_in_flight, errors, bytes_copied, copies_per_byte,
+        batches_delivered, gbps_10s, requests_in_flight, errors, bytes_copied,
+        bytes_copied_after_decode, bytes_in_place, copies_per_byte,
         pool_bytes, pool_limit_bytes, worker_threads, slabs_sent, gpu_devices,
         gpu_memory_used_bytes, gpu_memory_total_bytes (daemon/protocol.fbs StatusReply)."""
         out = ctypes.c_void_p()

@@ -18,7 +18,13 @@ TEST_CASE("slab: the daemon writes, a client can only read", "[daemon][slab]") {
   const auto& slab = *made;
   CHECK(slab->id() == 7);
   CHECK(slab->bytes() >= (3u << 20));
-  CHECK(slab->ranges.capacity() == slab->bytes());
+  // Its ranges cover it all: one range of the whole slab fits, and none past it.
+  const auto whole = slab->allocate(slab->bytes());
+  REQUIRE(whole.has_value());
+  CHECK(*whole == 0);
+  CHECK_FALSE(slab->allocate(1).has_value());
+  CHECK(slab->free(0));
+  CHECK(slab->empty());
   std::memcpy(slab->base() + 4096, "onecopy", 8);
 
   // What a client that received the fd can do: map it read-only, and see the bytes.

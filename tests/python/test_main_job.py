@@ -31,7 +31,13 @@ def test_run_sh_trains_through_the_daemon(tmp_path):
     assert f"epoch 1: {high:,} samples" in out
     m = re.search(r"trained on ([\d,]+) samples", out)
     assert m and int(m.group(1).replace(",", "")) == 6000 + high
-    assert re.search(r"onecopyd: [\d,]+ batches, [\d.]+ MB delivered, copies per delivered byte 1.00, errors 0", out)
+    m = re.search(r"onecopyd: [\d,]+ batches, ([\d.]+) MB delivered, ([\d.]+) MB of it decoded in place, "
+                  r"copies per delivered byte ([\d.]+) \(([\d.]+) MB after decode\), errors 0", out)
+    assert m, out[-2000:]
+    # The sample's columns are compressed: decoded where the trainer maps them, nothing copied
+    # after decode (the rest, if any, fetched bytes copied once).
+    delivered, in_place, per_byte, after = (float(g) for g in m.groups())
+    assert delivered > 0 and in_place > 0 and after == 0 and per_byte < 1
     # The daemon is gone and its socket with it.
     sock = re.search(r"socket (\S+onecopyd.sock)", out).group(1)
     assert not os.path.exists(sock)
