@@ -4,9 +4,10 @@
 // the session's slabs (daemon/slab_arena.hpp), so a batch is mostly sent from where it was
 // decoded; the buffers it keeps from elsewhere are copied into its slab by the decode job. A
 // batch that cannot settle in place (no slab had room) is placed in a range of a slab here,
-// on the loop thread, copied there on a worker, and sent. Slabs come out of one pool (daemon_pool_bytes), of which one user may hold
-// daemon_uid_max_pool_bytes: a batch that finds no room waits for a Release, for at most
-// daemon_pool_wait_ms, and never takes the pool past its limit.
+// on the loop thread, copied there on a worker, and sent. Slabs come out of one pool
+// (daemon_pool_bytes), of which one user may hold daemon_uid_max_pool_bytes: a batch that finds
+// no room waits for a Release, for at most daemon_pool_wait_ms, and never takes the pool past
+// its limit.
 #include "config/log.hpp"
 #include "daemon/scan_request.hpp"
 #include "daemon/server.hpp"
@@ -99,9 +100,10 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
 // free, and the scan's batches are small enough to settle in a slab at all; within the pool's
 // limits, like any slab.
 void Server::make_room_to_decode(Session& s, const ActiveScan& scan) {
-  const bool none = s.arena->free_bytes() == 0;
+  const uint64_t free = s.arena->free_bytes();
+  const bool none = free == 0;
   const bool wanting = s.arena->heap_bytes() > s.arena_heap_seen &&
-                       s.arena->free_bytes() < cfg_.daemon_slab_bytes / 2 &&
+                       free < cfg_.daemon_slab_bytes / 2 &&
                        scan.last_batch_bytes <= cfg_.daemon_slab_bytes / 2;
   if (!none && !wanting) return;
   s.arena_heap_seen = s.arena->heap_bytes();
