@@ -7,8 +7,9 @@
 //                     --filter keeps rows where the SQL WHERE predicate EXPR is TRUE;
 //                     --explain runs the scan, prints no rows and reports what it read and
 //                     pruned and where the time went, one "key: value" per line
-//   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl]
-//                     the given rows (0-based, any order, repeats allowed), as scan prints them
+//   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl] [--explain]
+//                     the given rows (0-based, any order, repeats allowed), as scan prints them;
+//                     --explain prints no rows but what the take read from the file
 //   onecopy ls s3://bucket[/prefix] [--recursive]
 //   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
 //   onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]
@@ -55,7 +56,7 @@ int usage(const std::string& why) {
                "  onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N]\n"
                "                    [--rows BEGIN:END] [--batch-rows N] [--format csv|jsonl]\n"
                "                    [--explain]\n"
-               "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl]\n"
+               "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl] [--explain]\n"
                "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
                "  onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]\n"
@@ -207,8 +208,13 @@ int run_take(const std::vector<std::string>& args) {
   }
   std::vector<std::string> columns;
   RowPrinter out{oc::client::RowFormat::csv};
+  bool explain = false;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string& a = args[i];
+    if (a == "--explain") {
+      explain = true;
+      continue;
+    }
     if (i + 1 >= args.size()) return usage("option " + a + " needs a value");
     const std::string& v = args[++i];
     if (a == "--columns") {
@@ -221,9 +227,19 @@ int run_take(const std::vector<std::string>& args) {
   }
   auto file = oc::client::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
+  const oc::format::SourceStats before = (*file)->source().stats();
   auto batch = (*file)->take(rows, columns);
   if (!batch.ok()) return fail(batch.error());
-  out.write(**batch);
+  if (explain) {
+    // Reads of the take alone: opening the file (its footer) is not counted.
+    const oc::format::SourceStats after = (*file)->source().stats();
+    std::cout << "rows delivered: " << (*batch)->length << "\n"
+              << "reads: " << after.reads - before.reads << "\n"
+              << "bytes read: " << after.bytes_read - before.bytes_read << "\n"
+              << "file size: " << (*file)->source().size() << "\n";
+  } else {
+    out.write(**batch);
+  }
   std::cout.flush();
   return std::cout.good() ? 0 : kExitError;
 }

@@ -132,6 +132,14 @@ constexpr std::array kKnobs{
     Knob{"max_segment_bytes", "ONECOPY_MAX_SEGMENT_BYTES", "4GiB",
          "Largest segment a file may declare; larger ones are rejected as corrupt.",
          OC_NUMBER_KNOB(max_segment_bytes, KiB, TiB, true)},
+    Knob{"take_partial_segment_bytes", "ONECOPY_TAKE_PARTIAL_SEGMENT_BYTES", "64KiB",
+         "A take reads segments of at least this many bytes in part: their array tree, then only "
+         "the byte ranges its rows need, in rounds of coalesced reads; 0 reads every segment whole.",
+         OC_NUMBER_KNOB(take_partial_segment_bytes, 0, TiB, true)},
+    Knob{"take_partial_tail_bytes", "ONECOPY_TAKE_PARTIAL_TAIL_BYTES", "4KiB",
+         "Bytes a take reads first from the end of a segment it reads in part, to find the "
+         "array tree there (a larger tree costs one more round).",
+         OC_NUMBER_KNOB(take_partial_tail_bytes, 64, 64 * MiB, true)},
     Knob{"footer_max_bytes", "ONECOPY_FOOTER_MAX_BYTES", "64MiB",
          "Largest tail of a file its footer (dtype, layout, statistics, segment map) may occupy; "
          "a footer reaching further is corrupt, found after at most two reads.",

@@ -32,6 +32,8 @@ struct Defaults {
   uint64_t object_coalesce_distance;
   uint64_t object_coalesce_max;
   uint64_t max_segment_bytes;
+  uint64_t take_partial_segment_bytes;
+  uint64_t take_partial_tail_bytes;
   uint64_t footer_max_bytes;
   uint64_t max_decoded_bytes;
   uint32_t max_array_depth;

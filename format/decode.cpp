@@ -7,6 +7,7 @@
 #include <shared_mutex>
 
 #include "config/defaults.hpp"
+#include "format/partial_segment.hpp"
 
 namespace oc::format {
 namespace {
@@ -85,8 +86,16 @@ Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& d
   const std::optional<RowWindow> window = window_;
   if (window && !e.window_aware) window_.reset();
   ++depth_;
+  const bool whole = whole_;
   // A failed allocation (or any exception a decoder lets through) fails this decode alone.
-  auto r = catch_all(node.encoding, [&] { return e.fn(node, dtype, len, *this); });
+  auto r = catch_all(node.encoding, [&] {
+    if (partial_ != nullptr && !whole_) {
+      need_subtree(node);  // decoders name the bytes they read only for takes
+      whole_ = true;
+    }
+    return e.fn(node, dtype, len, *this);
+  });
+  whole_ = whole;
   --depth_;
   window_ = window;
   if (!r.ok()) {
@@ -144,6 +153,21 @@ Result<ColumnPtr> DecodeContext::decode_take(const ArrayView& node, const DTypeP
   OC_EXPECT((*r)->length == rows.size(), corrupt, "{} took {} rows, expected {}", node.encoding,
             (*r)->length, rows.size());
   return r;
+}
+
+void DecodeContext::need(const Buffer& buffer, uint64_t offset, uint64_t length) {
+  if (partial_ == nullptr || whole_ || offset >= buffer.size()) return;
+  const auto base = reinterpret_cast<uintptr_t>(partial_->data());
+  const auto at = reinterpret_cast<uintptr_t>(buffer.data());
+  const uint64_t len = partial_->range().length;
+  if (at < base || buffer.size() > len || at - base > len - buffer.size()) return;  // not the segment's
+  (void)partial_->need(at - base + offset,
+                       std::min<uint64_t>(length, buffer.size() - offset));
+}
+
+void DecodeContext::need_subtree(const ArrayView& node) {
+  for (const Buffer& b : node.buffers) need(b);
+  for (const ArrayView& c : node.children) need_subtree(c);
 }
 
 Result<void> DecodeContext::check_alloc(uint64_t bytes, std::string_view what) const {

@@ -46,6 +46,7 @@ struct ArrayView {
 };
 
 class DecodeContext;
+class PartialSegment;
 
 /// Decodes @p node of type @p dtype and @p len rows into a Column.
 using DecodeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
@@ -53,7 +54,9 @@ using DecodeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dt
 
 /// Decodes rows @p rows (sorted, unique, each < @p len) of @p node, of @p len rows, into a
 /// Column of rows.size() rows. Children are decoded through `DecodeContext::decode_take` (or
-/// `decode` for children in another row space, such as dictionary values or patches).
+/// `decode` for children in another row space, such as dictionary values or patches). Before it
+/// reads bytes of one of the node's own buffers it names them with `DecodeContext::need`, so that
+/// a take reading its segment in part fetches just those (children see to their own).
 using TakeFn = Result<ColumnPtr> (*)(const ArrayView& node, const DTypePtr& dtype, uint64_t len,
                                      std::span<const uint64_t> rows, DecodeContext& ctx);
 
@@ -93,6 +96,18 @@ class DecodeContext {
   [[nodiscard]] Result<ColumnPtr> decode_take(const ArrayView& node, const DTypePtr& dtype,
                                               uint64_t len, std::span<const uint64_t> rows);
 
+  /// Makes this a decode of a segment read in part (format/partial_segment.hpp): bytes named by
+  /// `need` that have not been read are recorded for the next round. A full or slice decode
+  /// (`decode`) needs every buffer of its subtree; a take needs what its `TakeFn` names.
+  void read_in_part(PartialSegment* segment) noexcept { partial_ = segment; }
+  /// Says that bytes [offset, offset + length) of @p buffer, a buffer of the node being decoded,
+  /// are about to be read. Reading a segment in part, missing bytes are recorded as pending and
+  /// read as zeros in this round (the round's result is then discarded); otherwise, and for
+  /// buffers that are not slices of the segment, a no-op. The range is clipped to the buffer.
+  void need(const Buffer& buffer, uint64_t offset, uint64_t length);
+  /// `need` of all of @p buffer.
+  void need(const Buffer& buffer) { need(buffer, 0, buffer.size()); }
+
   /// The window a window-aware decoder must honour, if any.
   [[nodiscard]] const std::optional<RowWindow>& window() const noexcept { return window_; }
 
@@ -114,8 +129,13 @@ class DecodeContext {
   }
 
  private:
+  // `need` of every buffer of @p node and its descendants.
+  void need_subtree(const ArrayView& node);
+
   uint32_t depth_ = 0;
   std::optional<RowWindow> window_;
+  PartialSegment* partial_ = nullptr;
+  bool whole_ = false;  // inside a decode whose whole subtree was needed already
   uint32_t max_depth_;
   uint64_t max_bytes_;
 };

@@ -50,7 +50,8 @@ Result<void> SegmentCache::fetch_claimed(const std::vector<uint32_t>& ids) {
     // what of them a batch keeps is copied once into its slab (the one copy of a batch).
     ArenaScope heap(nullptr);
     try {
-      return source_->read(ranges);
+      // A take reading segments in part reads the small ones whole without the gaps between them.
+      return partial_min_bytes_ == 0 ? source_->read(ranges) : source_->read_coalesced(ranges, partial_coalescing());
     } catch (...) {  // a failed allocation: this fetch's error, on whichever thread it runs
       return current_exception_error("segment fetch");
     }
@@ -139,6 +140,67 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
   return (*bufs)[0];
 }
 
+bool SegmentCache::reads_in_part(uint32_t id) const {
+  const ByteRange r = footer_.segments[id].range();
+  const bool in_tail = r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end();
+  return partial_min_bytes_ != 0 && r.length >= partial_min_bytes_ && !in_tail;
+}
+
+CoalesceOptions SegmentCache::partial_coalescing() const {
+  // A gap smaller than a segment that is read whole is not worth a read of its own either;
+  // merged reads stay within the local-file limit, the smaller of the two.
+  CoalesceOptions opts = CoalesceOptions::local_file();
+  opts.max_gap = partial_min_bytes_;
+  return opts;
+}
+
+Result<std::shared_ptr<PartialSegment>> SegmentCache::partial(uint32_t id) {
+  std::lock_guard lock(mu_);
+  auto it = partials_.find(id);
+  if (it != partials_.end()) return it->second;
+  OC_ASSIGN_OR_RETURN(auto p, PartialSegment::reserve(footer_.segments[id].range()));
+  partials_.emplace(id, p);
+  return p;
+}
+
+bool SegmentCache::has_pending() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, p] : partials_) {
+    if (p->has_pending()) return true;
+  }
+  return false;
+}
+
+Result<void> SegmentCache::fetch_pending() {
+  std::vector<ByteRange> ranges;
+  std::vector<PartialSegment*> owners;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, p] : partials_) {
+      for (const ByteRange& r : p->take_pending()) {
+        ranges.push_back(r);
+        owners.push_back(p.get());
+      }
+    }
+  }
+  if (ranges.empty()) return {};
+  ArenaScope heap(nullptr);  // fetched bytes: see fetch_claimed
+  const uint64_t start = monotonic_ns();
+  auto bufs = source_->read_coalesced(ranges, partial_coalescing());
+  take_wait_ns_ += monotonic_ns() - start;
+  OC_TRY(bufs);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    owners[i]->fill(ranges[i].offset, (*bufs)[i].span());
+    bytes_fetched_ += ranges[i].length;
+  }
+  return {};
+}
+
+void SegmentCache::need_partials_whole() {
+  std::lock_guard lock(mu_);
+  for (const auto& [id, p] : partials_) (void)p->need(0, p->range().length);
+}
+
 Result<std::vector<uint8_t>> LayoutReader::evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) {
   OC_ASSIGN_OR_RETURN(ColumnPtr col, read(begin, end));
   Column batch;
@@ -200,6 +262,7 @@ class FlatReader final : public LayoutReader {
       for (size_t i = 0; i < rows.size(); ++i) local[i] = rows[i] - decoded_from_;
       return format::take(decoded_, local);
     }
+    if (!tree_ && cache_.reads_in_part(layout_->segments[0])) return take_in_part(rows);
     // Only the taken rows are decoded, so the result is not kept for later reads.
     OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
     DecodeContext ctx;
@@ -226,9 +289,41 @@ class FlatReader final : public LayoutReader {
     decoded_.reset();
     tree_.reset();
     segment_ = Buffer();
+    partial_tree_.reset();
+    partial_.reset();
   }
 
  private:
+  // One round of a take that reads the segment in part (format/partial_segment.hpp): the array
+  // tree at its end first, then the bytes the rows need. While bytes are pending the round's
+  // result is an error that the next round replaces.
+  Result<ColumnPtr> take_in_part(std::span<const uint64_t> rows) {
+    const uint32_t id = layout_->segments[0];
+    const auto not_yet = [id] { return OC_ERROR(Errc::io, "segment {}: bytes still to be read", id); };
+    if (!partial_) {
+      OC_ASSIGN_OR_RETURN(partial_, cache_.partial(id));
+    }
+    if (!partial_tree_) {
+      // Layout in format/array_tree.hpp: [buffers][pad][ArrayTree FlatBuffer][u32 LE fb_len].
+      const uint64_t n = partial_->range().length;
+      OC_EXPECT(n >= 4, corrupt, "segment {}: flat segment of {} bytes has no array footer", id, n);
+      const uint64_t tail = std::min(n, defaults().take_partial_tail_bytes);
+      if (!partial_->need(n - tail, tail)) return not_yet();
+      const uint32_t fb_len = load_le<uint32_t>(partial_->data() + n - 4);
+      // A length past the segment is reported by the parse below.
+      if (fb_len <= n - 4 && !partial_->need(n - 4 - fb_len, fb_len)) return not_yet();
+      auto tree = parse_array_tree(partial_->bytes(), cache_.footer().array_specs);
+      if (!tree.ok()) return std::move(tree.error()).with_context(fmt::format("segment {}", id));
+      partial_tree_ = std::move(tree).value();
+    }
+    DecodeContext ctx;
+    ctx.read_in_part(partial_.get());
+    auto col = ctx.decode_take(*partial_tree_, dtype_, row_count(), rows);
+    if (partial_->has_pending()) return not_yet();
+    if (!col.ok()) return std::move(col.error()).with_context(fmt::format("segment {}", id));
+    return col;
+  }
+
   bool covers(uint64_t begin, uint64_t end) const {
     return decoded_ && begin >= decoded_from_ && end <= decoded_from_ + decoded_->length;
   }
@@ -246,6 +341,8 @@ class FlatReader final : public LayoutReader {
   std::vector<RowWindow> wanted_;
   Buffer segment_;
   std::optional<ArrayView> tree_;
+  std::shared_ptr<PartialSegment> partial_;  // a take's segment read in part, and its tree
+  std::optional<ArrayView> partial_tree_;
   ColumnPtr decoded_;
   uint64_t decoded_from_ = 0;  // row of this chunk at which decoded_ starts
 };
@@ -304,15 +401,21 @@ class ChunkedReader final : public LayoutReader {
     // Rows ascend: each chunk's rows are one run of them, rebased to the chunk.
     std::vector<ColumnPtr> parts;
     std::vector<uint64_t> local;
+    std::optional<Error> failed;  // the first chunk that failed, once the others had their turn
     for (size_t at = 0; at < rows.size();) {
       const auto i = static_cast<size_t>(std::upper_bound(starts_.begin(), starts_.end(), rows[at]) -
                                          starts_.begin() - 1);
       local.clear();
       for (; at < rows.size() && rows[at] < starts_[i + 1]; ++at) local.push_back(rows[at] - starts_[i]);
       auto r = chunks_[i]->take(local);
-      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("chunk {}", i));
+      if (!r.ok()) {
+        failed = std::move(r.error()).with_context(fmt::format("chunk {}", i));
+        if (!cache_.has_pending()) return std::move(*failed);
+        continue;
+      }
       parts.push_back(std::move(r).value());
     }
+    if (failed) return std::move(*failed);
     return concat(parts);
   }
   void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {
@@ -401,13 +504,19 @@ class StructReader final : public LayoutReader {
     auto c = std::make_shared<Column>();
     c->dtype = dtype_;
     c->length = rows.size();
+    std::optional<Error> failed;  // the first field that failed, once the others had their turn
     for (size_t i = 0; i < fields_.size(); ++i) {
       auto r = fields_[i]->take(rows);
-      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      if (!r.ok()) {
+        failed = std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+        if (!cache_.has_pending()) return std::move(*failed);
+        continue;
+      }
       c->children.push_back(std::move(r).value());
     }
-    if (!validity_) return ColumnPtr(std::move(c));
+    if (!validity_) return failed ? Result<ColumnPtr>(std::move(*failed)) : ColumnPtr(std::move(c));
     OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->take(rows));
+    if (failed) return std::move(*failed);
     return with_validity(c, valid_bits(*v), dtype_);
   }
   void collect_zone_readers(uint64_t base, std::vector<ZoneMapRef>& out) override {

@@ -35,6 +35,7 @@
 #include "format/decode.hpp"
 #include "format/expr_bind.hpp"
 #include "format/footer.hpp"
+#include "format/partial_segment.hpp"
 #include "format/segment_source.hpp"
 
 namespace oc::format {
@@ -70,16 +71,35 @@ class SegmentCache {
   /// Nanoseconds take() spent waiting for a segment on its way or reading one on demand.
   [[nodiscard]] uint64_t take_wait_ns() const { return take_wait_ns_; }
 
+  // ---- takes that read segments in part (format/partial_segment.hpp), for VortexFile::take ----
+
+  /// Makes the readers' take() read segments of at least @p min_bytes in part, in rounds that
+  /// the caller drives with has_pending() and fetch_pending(); 0 (the default) reads them whole.
+  void read_takes_in_part(uint64_t min_bytes) noexcept { partial_min_bytes_ = min_bytes; }
+  /// Whether a take reads segment @p id in part (never one inside the footer's tail read).
+  [[nodiscard]] bool reads_in_part(uint32_t id) const;
+  /// Segment @p id reserved for reading in part, the same object on every call.
+  [[nodiscard]] Result<std::shared_ptr<PartialSegment>> partial(uint32_t id);
+  /// Whether a take of this round needed bytes that no partial segment holds yet.
+  [[nodiscard]] bool has_pending() const;
+  /// Reads every pending range of every partial segment as one batch.
+  [[nodiscard]] Result<void> fetch_pending();
+  /// Marks all of every partial segment as needed: the last round of a take that needed more
+  /// rounds than a file may ask for.
+  void need_partials_whole();
+
  private:
   void fetch_loop();
   // Marks the listed segments neither cached nor on their way as on their way; @return them.
   std::vector<uint32_t> claim(std::span<const uint32_t> ids);
+  // How reads of a take that reads segments in part are merged.
+  CoalesceOptions partial_coalescing() const;
   // Reads @p ids (claimed) into the cache, or drops their claim on failure.
   Result<void> fetch_claimed(const std::vector<uint32_t>& ids);
 
   std::shared_ptr<SegmentSource> source_;
   const Footer& footer_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable changed_;  // a fetch ended, or a job or stop arrived
   std::map<uint32_t, Buffer> cached_;
   std::set<uint32_t> on_the_way_;
@@ -88,6 +108,8 @@ class SegmentCache {
   std::unique_ptr<std::thread> fetcher_;  // started by the first fetch_behind
   pid_t fetcher_pid_ = 0;                 // the process it runs in
   std::atomic<uint64_t> segments_fetched_{0}, bytes_fetched_{0}, take_wait_ns_{0};
+  uint64_t partial_min_bytes_ = 0;
+  std::map<uint32_t, std::shared_ptr<PartialSegment>> partials_;  // under mu_
 };
 
 /// Zone-map statistics of a zoned/stats layout: the decoded zones table and its geometry.
@@ -128,7 +150,10 @@ class LayoutReader {
                                                               uint64_t end);
   /// Decodes rows @p rows (sorted, unique, each < row_count()) into a column of rows.size()
   /// rows. Reads only the chunks that hold them; the base version decodes the window from the
-  /// first to the last row and gathers, readers that can do better override it.
+  /// first to the last row and gathers, readers that can do better override it. In a round of
+  /// a take that reads segments in part (`SegmentCache::read_takes_in_part`), a reader whose
+  /// child failed while bytes are pending still takes its other children, so that one round
+  /// asks for the bytes of all of them.
   [[nodiscard]] virtual Result<ColumnPtr> take(std::span<const uint64_t> rows);
   /// Drops decoded data held for reuse; the next read decodes again.
   virtual void release() {}

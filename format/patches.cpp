@@ -7,6 +7,7 @@
 // Array position of patch k = indices[k] - offset; every position must lie in [0, array_len).
 #include "format/patches.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "format/proto/patches.pb.h"
@@ -125,6 +126,20 @@ Result<ColumnPtr> apply_patches(const ColumnPtr& base, const DecodedPatches& pat
   const ColumnPtr parts[] = {base, std::move(retyped)};
   OC_ASSIGN_OR_RETURN(ColumnPtr both, concat(parts));
   return take(both, gather);
+}
+
+Result<DecodedPatches> patches_at(const DecodedPatches& all, std::span<const uint64_t> rows) {
+  DecodedPatches out;
+  std::vector<uint64_t> keep;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto it = std::lower_bound(all.positions.begin(), all.positions.end(), rows[i]);
+    if (it != all.positions.end() && *it == rows[i]) {
+      out.positions.push_back(i);
+      keep.push_back(static_cast<uint64_t>(it - all.positions.begin()));
+    }
+  }
+  OC_ASSIGN_OR_RETURN(out.values, take(all.values, keep));
+  return out;
 }
 
 }  // namespace oc::format

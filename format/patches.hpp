@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "config/error.hpp"
@@ -44,6 +45,10 @@ struct DecodedPatches {
                                                     const DTypePtr& values_dtype,
                                                     uint64_t array_len, DecodeContext& ctx,
                                                     size_t& children_used);
+
+/// The patches at rows @p rows (sorted, unique) of @p all, their positions renumbered as
+/// indices into @p rows: what a take of those rows patches.
+[[nodiscard]] Result<DecodedPatches> patches_at(const DecodedPatches& all, std::span<const uint64_t> rows);
 
 /// Writes @p patches over a copy of @p base (same dtype, offset 0 in the result). Fixed-width,
 /// bool and string columns are supported; validity of patch values is carried over.

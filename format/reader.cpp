@@ -48,13 +48,26 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
   std::sort(unique.begin(), unique.end());
   unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
   SegmentCache cache(source_, footer_);
+  cache.read_takes_in_part(defaults().take_partial_segment_bytes);
   OC_ASSIGN_OR_RETURN(auto table, open_table_reader(*this, columns, cache));
   std::vector<uint32_t> ids;
   for (uint64_t r : unique) table.reader->collect_segments(r, r + 1, ids);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // Small segments are read whole, all at once; large ones in part, in rounds
+  // (format/partial_segment.hpp): each round runs the take, then reads in one batch the bytes
+  // it found missing. A dependency chain (tree, then views, then the strings they point to) is
+  // no longer than the encoding tree is deep, so a file wanting more rounds gets whole segments.
+  std::erase_if(ids, [&](uint32_t id) { return cache.reads_in_part(id); });
   OC_TRY(cache.prefetch(ids));
-  OC_ASSIGN_OR_RETURN(ColumnPtr got, table.reader->take(unique));
+  const uint32_t max_rounds = 2 * defaults().max_array_depth + 2;
+  Result<ColumnPtr> taken = table.reader->take(unique);
+  for (uint32_t round = 1; cache.has_pending(); ++round) {
+    if (round == max_rounds) cache.need_partials_whole();
+    OC_TRY(cache.fetch_pending());
+    taken = table.reader->take(unique);
+  }
+  OC_ASSIGN_OR_RETURN(ColumnPtr got, std::move(taken));
   OC_ASSIGN_OR_RETURN(got, table.to_batch(std::move(got)));
   if (unique.size() == rows.size() && std::equal(unique.begin(), unique.end(), rows.begin())) return got;
   std::vector<uint64_t> where(rows.size());

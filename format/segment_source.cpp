@@ -126,12 +126,17 @@ class LocalFileSource final : public SegmentSource {
   }
 
   Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) override {
+    return read_coalesced(ranges, CoalesceOptions::local_file());
+  }
+
+  Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
+                                             const CoalesceOptions& opts) override {
     for (const auto& r : ranges) {
       OC_EXPECT(r.offset <= size_ && r.length <= size_ - r.offset, corrupt,
                 "{}: range [{}, +{}) is past the end of the {} byte file", path_, r.offset,
                 r.length, size_);
     }
-    const auto plan = coalesce(ranges, CoalesceOptions::local_file());
+    const auto plan = coalesce(ranges, opts);
     std::vector<Buffer> merged;
     std::vector<Piece> pieces;
     merged.reserve(plan.size());

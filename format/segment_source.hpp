@@ -64,6 +64,14 @@ class SegmentSource {
   /// Reads every range in @p ranges; result i holds exactly ranges[i].length bytes.
   /// Ranges past the end are `Errc::corrupt` (a file that points outside itself).
   [[nodiscard]] virtual Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) = 0;
+  /// `read`, merging ranges by @p opts instead of the source's own options: a take reading
+  /// segments in part merges only ranges whose gap is not worth a read of its own. Sources
+  /// that coalesce nothing (memory, test doubles) keep the default, which is `read`.
+  [[nodiscard]] virtual Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
+                                                                   const CoalesceOptions& opts) {
+    (void)opts;
+    return read(ranges);
+  }
   /// @return a name for messages (path or URL).
   [[nodiscard]] virtual const std::string& name() const = 0;
   [[nodiscard]] virtual SourceStats stats() const = 0;

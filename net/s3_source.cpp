@@ -23,12 +23,17 @@ class ObjectSource final : public format::SegmentSource {
   }
 
   Result<std::vector<format::Buffer>> read(std::span<const format::ByteRange> ranges) override {
+    return read_coalesced(ranges, format::CoalesceOptions::object_store());
+  }
+
+  Result<std::vector<format::Buffer>> read_coalesced(std::span<const format::ByteRange> ranges,
+                                                     const format::CoalesceOptions& opts) override {
     for (const auto& r : ranges) {
       OC_EXPECT(r.offset <= info_.size && r.length <= info_.size - r.offset, corrupt,
                 "{}: range [{}, +{}) is past the end of the {} byte object", name_, r.offset,
                 r.length, info_.size);
     }
-    const auto plan = format::coalesce(ranges, format::CoalesceOptions::object_store());
+    const auto plan = format::coalesce(ranges, opts);
     std::vector<Lease> leases;
     std::vector<RangeFetch> fetches;
     leases.reserve(plan.size());

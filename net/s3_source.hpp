@@ -4,7 +4,7 @@
 ///
 /// Opening costs one HEAD (size and ETag); every later read is pinned to that ETag. A batch of
 /// segment ranges is coalesced with the object-store options (`object_coalesce_distance`,
-/// `object_coalesce_max`), each merged read lands in a lease of the pinned pool, and the segments
+/// `object_coalesce_max`; or those a caller passes to `read_coalesced`), each merged read lands in a lease of the pinned pool, and the segments
 /// handed to the decoder are slices of those leases: the bytes are never copied again.
 #pragma once
 

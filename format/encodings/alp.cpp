@@ -10,6 +10,7 @@
 //              1.. patches (format/patches.hpp) when metadata.patches is set: indices, values
 //                 (the array's own dtype), optional chunk offsets. Patched rows take the patch
 //                 value; the encoded integer at those rows is a placeholder.
+// A take decodes only its rows of the encoded child, and the patches that fall on them.
 #include "format/encodings/alp.hpp"
 
 #include "format/decode.hpp"
@@ -22,9 +23,11 @@
 namespace oc::format::encodings {
 namespace {
 
+// Decodes the node's rows @p rows (all @p len of them when null) of @p t, of @p len rows.
 template <class Float>
 Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& meta,
-                               const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+                               const DTypePtr& t, uint64_t len, const std::span<const uint64_t>* rows,
+                               DecodeContext& ctx) {
   using Int = typename alp::EncodedInt<Float>::type;
   constexpr PType kIntPType = sizeof(Float) == 4 ? PType::i32 : PType::i64;
   const uint32_t e = meta.exp_e(), f = meta.exp_f();
@@ -33,20 +36,22 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& met
             t->to_string());
   const size_t patch_children = meta.has_patches() ? 2 : 0;
   OC_TRY(expect_shape(node, 0, 1 + patch_children, 1 + patch_children + 1));
-  OC_TRY(ctx.check_alloc(len, sizeof(Float), "ALP values"));
+  const uint64_t n = rows ? rows->size() : len;
+  OC_TRY(ctx.check_alloc(n, sizeof(Float), "ALP values"));
 
   const DTypePtr encoded_type = DType::make_primitive(kIntPType, t->nullable);
-  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], encoded_type, len));
-  Buffer values = Buffer::allocate_array_for_overwrite(len, sizeof(Float));
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, rows ? ctx.decode_take(node.children[0], encoded_type, len, *rows)
+                                              : ctx.decode(node.children[0], encoded_type, len));
+  Buffer values = Buffer::allocate_array_for_overwrite(n, sizeof(Float));
   Float* out = values.mutable_as<Float>();
   const Int* in = encoded->values<Int>();
   const Float f10 = alp::Powers<Float>::kF10[f];
   const Float if10 = alp::Powers<Float>::kIF10[e];
-  for (uint64_t i = 0; i < len; ++i) out[i] = alp::decode_value<Float>(in[i], f10, if10);
+  for (uint64_t i = 0; i < n; ++i) out[i] = alp::decode_value<Float>(in[i], f10, if10);
 
   auto decoded = std::make_shared<Column>();
   decoded->dtype = t;
-  decoded->length = len;
+  decoded->length = n;
   decoded->buffers.push_back(std::move(values));
   decoded->validity = validity_from_bit0(*encoded);
   decoded->null_count = encoded->null_count;
@@ -57,22 +62,38 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& met
                       decode_patches(node, 1, meta.patches(), t, len, ctx, used));
   OC_EXPECT(node.children.size() == 1 + used, corrupt, "vortex.alp has {} children, expected {}",
             node.children.size(), 1 + used);
+  if (rows) {
+    OC_ASSIGN_OR_RETURN(patches, patches_at(patches, *rows));
+  }
   return apply_patches(decoded, patches);
 }
 
-Result<ColumnPtr> decode_alp(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                             DecodeContext& ctx) {
+Result<ColumnPtr> decode_or_take(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                 const std::span<const uint64_t>* rows, DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::ALPMetadata>(node.metadata, "vortex.alp"));
   OC_EXPECT(t->kind == TypeKind::primitive, corrupt, "vortex.alp for {}", t->to_string());
   switch (t->ptype) {
-    case PType::f32: return decode_typed<float>(node, meta, t, len, ctx);
-    case PType::f64: return decode_typed<double>(node, meta, t, len, ctx);
+    case PType::f32: return decode_typed<float>(node, meta, t, len, rows, ctx);
+    case PType::f64: return decode_typed<double>(node, meta, t, len, rows, ctx);
     default: return OC_ERROR(Errc::corrupt, "vortex.alp for {}", t->to_string());
   }
 }
 
+Result<ColumnPtr> decode_alp(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                             DecodeContext& ctx) {
+  return decode_or_take(node, t, len, nullptr, ctx);
+}
+
+Result<ColumnPtr> take_alp(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                           std::span<const uint64_t> rows, DecodeContext& ctx) {
+  return decode_or_take(node, t, len, &rows, ctx);
+}
+
 }  // namespace
 
-void register_alp() { register_encoding("vortex.alp", decode_alp); }
+void register_alp() {
+  register_encoding("vortex.alp", decode_alp);
+  register_take("vortex.alp", take_alp);
+}
 
 }  // namespace oc::format::encodings

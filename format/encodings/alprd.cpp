@@ -14,6 +14,7 @@
 //                 the dictionary (their code is a placeholder).
 //   Row i has the float bits (left_i << right_bit_width) | right_i, where left_i is
 //   dict[code_i] or the row's patch value.
+// A take decodes only its rows of both parts, and the patches that fall on them.
 #include <algorithm>
 
 #include "format/decode.hpp"
@@ -26,9 +27,11 @@
 namespace oc::format::encodings {
 namespace {
 
+// Decodes the node's rows @p rows (all @p len of them when null) of @p t, of @p len rows.
 template <class Bits>
 Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& meta,
-                               const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+                               const DTypePtr& t, uint64_t len, const std::span<const uint64_t>* rows,
+                               DecodeContext& ctx) {
   constexpr PType kRightPType = sizeof(Bits) == 4 ? PType::u32 : PType::u64;
   constexpr uint32_t kBits = sizeof(Bits) * 8;
   const uint32_t shift = meta.right_bit_width();
@@ -46,18 +49,21 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
             ptype_name(left_ptype));
   const size_t patch_children = meta.has_patches() ? 2 : 0;
   OC_TRY(expect_shape(node, 0, 2 + patch_children, 2 + patch_children + 1));
-  OC_TRY(ctx.check_alloc(len, sizeof(Bits), "ALP-RD values"));
+  const uint64_t n = rows ? rows->size() : len;
+  OC_TRY(ctx.check_alloc(n, sizeof(Bits), "ALP-RD values"));
 
   const DTypePtr left_type = DType::make_primitive(PType::u16, t->nullable);
-  OC_ASSIGN_OR_RETURN(ColumnPtr left, ctx.decode(node.children[0], left_type, len));
-  OC_ASSIGN_OR_RETURN(ColumnPtr right,
-                      ctx.decode(node.children[1], DType::make_primitive(kRightPType, false), len));
-  Buffer values = Buffer::allocate_array_for_overwrite(len, sizeof(Bits));
+  const DTypePtr right_type = DType::make_primitive(kRightPType, false);
+  OC_ASSIGN_OR_RETURN(ColumnPtr left, rows ? ctx.decode_take(node.children[0], left_type, len, *rows)
+                                           : ctx.decode(node.children[0], left_type, len));
+  OC_ASSIGN_OR_RETURN(ColumnPtr right, rows ? ctx.decode_take(node.children[1], right_type, len, *rows)
+                                            : ctx.decode(node.children[1], right_type, len));
+  Buffer values = Buffer::allocate_array_for_overwrite(n, sizeof(Bits));
   Bits* out = values.mutable_as<Bits>();
   const uint16_t* codes = left->values<uint16_t>();
   const Bits* rights = right->values<Bits>();
   std::vector<uint64_t> unmapped;  // rows whose code lies outside the dictionary
-  for (uint64_t i = 0; i < len; ++i) {
+  for (uint64_t i = 0; i < n; ++i) {
     Bits left_bits = 0;
     if (codes[i] < shifted_dict.size()) {
       left_bits = shifted_dict[codes[i]];
@@ -75,6 +81,9 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
                                        len, ctx, used));
     OC_EXPECT(node.children.size() == 2 + used, corrupt,
               "vortex.alprd has {} children, expected {}", node.children.size(), 2 + used);
+    if (rows) {
+      OC_ASSIGN_OR_RETURN(patches, patches_at(patches, *rows));
+    }
     const uint16_t* lefts = patches.values->values<uint16_t>();
     for (size_t k = 0; k < patches.positions.size(); ++k) {
       const uint64_t row = patches.positions[k];
@@ -91,26 +100,39 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
 
   auto c = std::make_shared<Column>();
   c->dtype = t;
-  c->length = len;
+  c->length = n;
   c->buffers.push_back(std::move(values));
   c->validity = validity_from_bit0(*left);
   c->null_count = left->null_count;
   return ColumnPtr(std::move(c));
 }
 
-Result<ColumnPtr> decode_alprd(const ArrayView& node, const DTypePtr& t, uint64_t len,
-                               DecodeContext& ctx) {
+Result<ColumnPtr> decode_or_take(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                 const std::span<const uint64_t>* rows, DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::ALPRDMetadata>(node.metadata, "vortex.alprd"));
   OC_EXPECT(t->kind == TypeKind::primitive, corrupt, "vortex.alprd for {}", t->to_string());
   switch (t->ptype) {
-    case PType::f32: return decode_typed<uint32_t>(node, meta, t, len, ctx);
-    case PType::f64: return decode_typed<uint64_t>(node, meta, t, len, ctx);
+    case PType::f32: return decode_typed<uint32_t>(node, meta, t, len, rows, ctx);
+    case PType::f64: return decode_typed<uint64_t>(node, meta, t, len, rows, ctx);
     default: return OC_ERROR(Errc::corrupt, "vortex.alprd for {}", t->to_string());
   }
 }
 
+Result<ColumnPtr> decode_alprd(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                               DecodeContext& ctx) {
+  return decode_or_take(node, t, len, nullptr, ctx);
+}
+
+Result<ColumnPtr> take_alprd(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                             std::span<const uint64_t> rows, DecodeContext& ctx) {
+  return decode_or_take(node, t, len, &rows, ctx);
+}
+
 }  // namespace
 
-void register_alprd() { register_encoding("vortex.alprd", decode_alprd); }
+void register_alprd() {
+  register_encoding("vortex.alprd", decode_alprd);
+  register_take("vortex.alprd", take_alprd);
+}
 
 }  // namespace oc::format::encodings

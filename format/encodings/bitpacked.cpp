@@ -9,7 +9,8 @@
 //   children:  [patch indices, patch values, (patch chunk offsets)] when `patches` is set
 //              (format/patches.hpp; values have the array's dtype), then an optional validity.
 //              Patches hold the values too wide for W; they replace the unpacked rows.
-// A slice unpacks only the blocks that hold its rows; a take extracts only its rows' bits.
+// A slice unpacks only the blocks that hold its rows; a take reads only its rows' blocks and
+// extracts only its rows' bits.
 #include "format/encodings/bitpacked.hpp"
 
 #include <algorithm>
@@ -79,21 +80,6 @@ Buffer unpack_rows(const Buffer& packed, unsigned width, uint64_t offset,
     dst[i] = unpack_one<T>(in + position / kFastLanesBlock * words_per_block, width,
                            static_cast<unsigned>(position % kFastLanesBlock));
   }
-  return out;
-}
-
-// Keeps the patches at rows @p rows (sorted), renumbered as positions in @p rows.
-Result<DecodedPatches> patches_at(const DecodedPatches& all, std::span<const uint64_t> rows) {
-  DecodedPatches out;
-  std::vector<uint64_t> keep;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    auto it = std::lower_bound(all.positions.begin(), all.positions.end(), rows[i]);
-    if (it != all.positions.end() && *it == rows[i]) {
-      out.positions.push_back(i);
-      keep.push_back(static_cast<uint64_t>(it - all.positions.begin()));
-    }
-  }
-  OC_ASSIGN_OR_RETURN(out.values, take(all.values, keep));
   return out;
 }
 
@@ -175,6 +161,14 @@ Result<ColumnPtr> take_bitpacked(const ArrayView& node, const DTypePtr& t, uint6
   c->dtype = t;
   c->length = rows.size();
   const Buffer& packed = node.buffers[0];
+  // A row's bits lie in its FastLanes block: the blocks of the taken rows are all it reads.
+  const uint64_t block_bytes = packed_block_bytes(width);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const uint64_t block = (meta.offset() + rows[i]) / kFastLanesBlock;
+    if (i == 0 || block != (meta.offset() + rows[i - 1]) / kFastLanesBlock) {
+      ctx.need(packed, block * block_bytes, block_bytes);
+    }
+  }
   switch (ptype_width(storage.ptype)) {
     case 1: c->buffers.push_back(unpack_rows<uint8_t>(packed, width, meta.offset(), rows)); break;
     case 2: c->buffers.push_back(unpack_rows<uint16_t>(packed, width, meta.offset(), rows)); break;

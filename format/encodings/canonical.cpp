@@ -10,7 +10,8 @@
 // - vortex.struct:    no buffers; children = [validity if the struct dtype is nullable and the
 //                     array is not all-valid] then one child per field, each of the struct's length.
 //
-// Takes of bool and primitive gather straight from the buffer; struct takes each field.
+// Takes of bool and primitive gather straight from the buffer, reading only the taken rows'
+// bytes; struct takes each field.
 #include "format/decode.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/canonical.pb.h"
@@ -62,6 +63,7 @@ Result<ColumnPtr> decode_bool(const ArrayView& node, const DTypePtr& t, uint64_t
 Result<ColumnPtr> take_bool(const ArrayView& node, const DTypePtr& t, uint64_t len,
                             std::span<const uint64_t> rows, DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(ColumnPtr c, bool_values(node, t, len));
+  for (uint64_t r : rows) ctx.need(node.buffers[0], (c->offset + r) / 8, 1);
   return gather_with_validity(node, c, t, len, rows, ctx);
 }
 
@@ -96,6 +98,7 @@ Result<ColumnPtr> take_primitive(const ArrayView& node, const DTypePtr& t, uint6
   const size_t w = ptype_width(st.ptype);
   OC_EXPECT(holds_exactly(node.buffers[0].size(), len, w), corrupt,
             "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, w);
+  for (uint64_t r : rows) ctx.need(node.buffers[0], r * w, w);
   // `take` copies bytewise, so an unaligned buffer needs no aligned copy here.
   auto values = std::make_shared<Column>();
   values->dtype = t;

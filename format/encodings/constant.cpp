@@ -21,6 +21,7 @@ Result<ColumnPtr> decode_constant(const ArrayView& node, const DTypePtr& t, uint
 Result<ColumnPtr> take_constant(const ArrayView& node, const DTypePtr& t, uint64_t,
                                 std::span<const uint64_t> rows, DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 1, 0, 0));
+  ctx.need(node.buffers[0]);
   OC_ASSIGN_OR_RETURN(Scalar s, parse_scalar(node.buffers[0].span()));
   OC_TRY(ctx.check_alloc(rows.size(), std::max<size_t>(fixed_width_of(*t), 1), "constant"));
   return scalar_to_column(s, t, rows.size());

@@ -193,6 +193,7 @@ Result<std::vector<uint64_t>> take_unsigned_child(const ArrayView& node, size_t 
 
 Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t len,
                             std::span<const uint64_t> rows, DecodeContext& ctx) {
+  for (size_t b = 0; b < std::min<size_t>(node.buffers.size(), 2); ++b) ctx.need(node.buffers[b]);  // the symbol table
   OC_ASSIGN_OR_RETURN(FsstNode f, parse_fsst(node, t));
   const bool nullable = t->storage().nullable;
   const uint64_t n = rows.size();
@@ -231,6 +232,9 @@ Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t l
       ends[i] = at[k + 1];
     }
     code_bytes = node.buffers[2];
+    for (uint64_t i = 0; i < n; ++i) {
+      if (ends[i] > begins[i]) ctx.need(code_bytes, begins[i], ends[i] - begins[i]);
+    }
     OC_ASSIGN_OR_RETURN(validity, take_validity(node, 2, nullable, len, rows, ctx, null_count));
   }
   OC_ASSIGN_OR_RETURN(PType lengths_ptype, integer_ptype(f.meta.uncompressed_lengths_ptype(),

@@ -16,7 +16,8 @@
 //                 bytes 12..16 u32 offset of the value within that buffer
 //
 // Output: Arrow utf8/binary (i32 offsets + one bytes buffer), so the values are copied. Views of
-// null rows are not read. UTF-8 is not validated. A take reads only its rows' views.
+// null rows are not read. UTF-8 is not validated. A take reads only its rows' views, and of
+// the data buffers only its rows' values.
 #include <cstring>
 
 #include "format/decode.hpp"
@@ -53,6 +54,9 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
   auto is_valid = [&](uint64_t i) { return validity.empty() || bitmap_get(validity.data(), i); };
 
   // Pass 1: check every view that is read and size the output.
+  for (uint64_t i = 0; i < n; ++i) {
+    if (is_valid(i)) ctx.need(views, row_of(i) * kViewSize, kViewSize);
+  }
   uint64_t total = 0;
   for (uint64_t i = 0; i < n; ++i) {
     if (!is_valid(i)) continue;
@@ -73,6 +77,12 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "varbinview column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
   OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(saturating_add(n, 1), sizeof(int32_t))), "varbinview values"));
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!is_valid(i)) continue;
+    const uint8_t* view = views.data() + row_of(i) * kViewSize;
+    const uint32_t size = load_le<uint32_t>(view);
+    if (size > kMaxInlined) ctx.need(node.buffers[load_le<uint32_t>(view + 8)], load_le<uint32_t>(view + 12), size);
+  }
 
   // Pass 2: gather.
   // Every offset and byte is written. kMaxInlined bytes of scratch past the end let an inlined

@@ -15,6 +15,7 @@
 #include "format/proto/dict.pb.h"
 #include "format/proto/runend.pb.h"
 #include "format/proto/scalar.pb.h"
+#include "config/defaults.hpp"
 #include "format/reader.hpp"
 #include "tests/format/alp_golden.hpp"
 #include "tests/format/fixtures.hpp"
@@ -374,6 +375,60 @@ bool check_file_takes(const std::string& path) {
   return true;
 }
 
+// Sets the take_partial_segment_bytes knob for the scope's lifetime.
+class PartialTakes {
+ public:
+  explicit PartialTakes(uint64_t min_bytes) : saved_(defaults()) {
+    Defaults d = saved_;
+    d.take_partial_segment_bytes = min_bytes;
+    set_defaults(d);
+  }
+  ~PartialTakes() { set_defaults(saved_); }
+
+ private:
+  const Defaults saved_;
+};
+
+struct TakeRead {
+  ColumnPtr rows;
+  uint64_t bytes = 0, reads = 0;  // what the take read from the file
+};
+
+// @p rows of @p f with segments of at least @p min_bytes read in part (0: every one whole).
+TakeRead take_reading(const format::VortexFile& f, std::span<const uint64_t> rows, uint64_t min_bytes) {
+  const PartialTakes knob(min_bytes);
+  const format::SourceStats before = f.source().stats();
+  auto got = f.take(rows);
+  REQUIRE(got.ok());
+  const format::SourceStats after = f.source().stats();
+  return {*got, after.bytes_read - before.bytes_read, after.reads - before.reads};
+}
+
+// Checks that takes of @p path reading every segment in part equal takes reading them whole,
+// for the row sets of check_file_takes. @return the bytes each way for 100 random rows.
+std::pair<uint64_t, uint64_t> check_partial_takes(const std::string& path) {
+  INFO(path);
+  auto f = format::VortexFile::open_path(path);
+  REQUIRE(f.ok());
+  const uint64_t n = (*f)->row_count();
+  if (n == 0) return {0, 0};
+  std::mt19937_64 rng(n + 1);
+  std::vector<std::vector<uint64_t>> sets = row_sets(std::min<uint64_t>(n, 3000), rng);
+  std::vector<uint64_t> hundred;
+  for (int k = 0; k < 100; ++k) hundred.push_back(rng() % n);
+  sets.push_back(hundred);
+  std::pair<uint64_t, uint64_t> bytes;
+  for (const auto& rows : sets) {
+    INFO(rows.size() << " rows");
+    const TakeRead whole = take_reading(**f, rows, 0);
+    const TakeRead part = take_reading(**f, rows, 1);  // every segment, however small
+    REQUIRE(part.rows->length == rows.size());
+    CHECK(rows_of(*part.rows) == rows_of(*whole.rows));
+    if (&rows == &sets.back()) bytes = {part.bytes, whole.bytes};
+  }
+  return bytes;
+}
+
 // Bytes a take of the first, middle and last rows of @p f reads.
 uint64_t bytes_read_by_a_small_take(const format::VortexFile& f) {
   const uint64_t before = f.source().stats().bytes_read;
@@ -406,6 +461,40 @@ TEST_CASE("interop corpus: file takes equal a full scan then take", "[.corpus]")
   }
   INFO(taken << " files taken, " << unsupported << " refused as unsupported");
   CHECK(taken > 0);
+}
+
+TEST_CASE("takes reading segments in part equal takes reading them whole", "[format][take][reader]") {
+  // Only zoned.vortex is larger than the tail read at open time, which holds every segment of
+  // the others: their takes read nothing more, in part or whole.
+  const auto [part, whole] = check_partial_takes(seed_path("zoned.vortex"));
+  INFO("100 rows read " << part << " bytes in part, " << whole << " whole");
+  CHECK(part > 0);
+  CHECK(part < whole);
+}
+
+TEST_CASE("interop corpus: takes reading segments in part equal takes reading them whole", "[.corpus]") {
+  uint64_t part = 0, whole = 0, files = 0;
+  for (const auto& path : corpus_files()) {
+    if (path.ends_with(".compact.vortex")) continue;  // vortex.pco, which onecopy lacks
+    const auto [p, w] = check_partial_takes(path);
+    part += p;
+    whole += w;
+    ++files;
+  }
+  INFO(files << " files: 100 rows each read " << part << " bytes in part, " << whole << " whole");
+  CHECK(files > 0);
+  CHECK(part * 2 < whole);
+}
+
+TEST_CASE("a take of a few rows reads a fraction of the segments it reads in part", "[format][take][reader]") {
+  auto f = *format::VortexFile::open_path(seed_path("zoned.vortex"));
+  const std::vector<uint64_t> rows{7, 25000, 49999};
+  const TakeRead whole = take_reading(*f, rows, 0);
+  const TakeRead part = take_reading(*f, rows, 1024);
+  INFO("in part: " << part.bytes << " bytes in " << part.reads << " reads; whole: " << whole.bytes
+                   << " bytes in " << whole.reads << " reads");
+  CHECK(rows_of(*part.rows) == rows_of(*whole.rows));
+  CHECK(part.bytes * 2 < whole.bytes);
 }
 
 TEST_CASE("file takes project columns", "[format][take][reader]") {
