@@ -156,7 +156,7 @@ Result<ColumnPtr> DecodeContext::decode_take(const ArrayView& node, const DTypeP
 }
 
 void DecodeContext::need(const Buffer& buffer, uint64_t offset, uint64_t length) {
-  if (partial_ == nullptr || whole_ || offset >= buffer.size()) return;
+  if (!reads_in_part() || offset >= buffer.size()) return;
   const auto base = reinterpret_cast<uintptr_t>(partial_->data());
   const auto at = reinterpret_cast<uintptr_t>(buffer.data());
   const uint64_t len = partial_->range().length;

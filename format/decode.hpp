@@ -107,6 +107,9 @@ class DecodeContext {
   void need(const Buffer& buffer, uint64_t offset, uint64_t length);
   /// `need` of all of @p buffer.
   void need(const Buffer& buffer) { need(buffer, 0, buffer.size()); }
+  /// Whether `need` does anything here: decoders shared by full decodes and takes skip the
+  /// loops that compute what to name when it does not.
+  [[nodiscard]] bool reads_in_part() const noexcept { return partial_ != nullptr && !whole_; }
 
   /// The window a window-aware decoder must honour, if any.
   [[nodiscard]] const std::optional<RowWindow>& window() const noexcept { return window_; }

@@ -54,7 +54,7 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
   auto is_valid = [&](uint64_t i) { return validity.empty() || bitmap_get(validity.data(), i); };
 
   // Pass 1: check every view that is read and size the output.
-  for (uint64_t i = 0; i < n; ++i) {
+  for (uint64_t i = 0; ctx.reads_in_part() && i < n; ++i) {
     if (is_valid(i)) ctx.need(views, row_of(i) * kViewSize, kViewSize);
   }
   uint64_t total = 0;
@@ -77,7 +77,7 @@ Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "varbinview column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
   OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(saturating_add(n, 1), sizeof(int32_t))), "varbinview values"));
-  for (uint64_t i = 0; i < n; ++i) {
+  for (uint64_t i = 0; ctx.reads_in_part() && i < n; ++i) {  // the strings the views point at
     if (!is_valid(i)) continue;
     const uint8_t* view = views.data() + row_of(i) * kViewSize;
     const uint32_t size = load_le<uint32_t>(view);
