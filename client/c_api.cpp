@@ -65,21 +65,28 @@ std::vector<std::string> column_list(const char* const* columns, size_t ncolumns
   return out;
 }
 
+oc::format::StringLayout strings_of(uint32_t flags) {
+  return (flags & ONECOPY_STRING_OFFSETS) != 0 ? oc::format::StringLayout::offsets
+                                               : oc::format::StringLayout::views;
+}
+
 // A take() result as a Scan, so it leaves through the same Arrow stream export as scans do.
 class OneBatch final : public oc::format::Scan {
  public:
-  explicit OneBatch(oc::format::ColumnPtr batch)
-      : batch_(std::move(batch)), dtype_(batch_->dtype) {}
+  OneBatch(oc::format::ColumnPtr batch, oc::format::StringLayout strings)
+      : batch_(std::move(batch)), dtype_(batch_->dtype), strings_(strings) {}
   oc::Result<std::optional<oc::format::ColumnPtr>> next_batch() override {
     if (!batch_) return std::optional<oc::format::ColumnPtr>();
     return std::optional<oc::format::ColumnPtr>(std::exchange(batch_, nullptr));
   }
   [[nodiscard]] const oc::format::DTypePtr& dtype() const override { return dtype_; }
+  [[nodiscard]] oc::format::StringLayout strings() const override { return strings_; }
   [[nodiscard]] oc::format::ScanStats stats() const override { return {}; }
 
  private:
   oc::format::ColumnPtr batch_;
   oc::format::DTypePtr dtype_;
+  oc::format::StringLayout strings_;
 };
 
 // Exports @p scan as @p out; with @p cursor, through a ProfiledScan reporting to a new cursor.
@@ -117,22 +124,24 @@ OC_API void onecopy_close(onecopy_file* file) { delete file; }
 
 OC_API uint64_t onecopy_row_count(const onecopy_file* file) { return file->file->row_count(); }
 
-OC_API int onecopy_schema(const onecopy_file* file, ArrowSchema* out, char* err, size_t errlen) {
+OC_API int onecopy_schema(const onecopy_file* file, uint32_t flags, ArrowSchema* out, char* err,
+                          size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto r = oc::format::export_schema(*file->file->dtype(), "", out);
+    auto r = oc::format::export_schema(*file->file->dtype(), "", strings_of(flags), out);
     return r.ok() ? 0 : report(r.error(), err, errlen);
   });
 }
 
 OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
                         const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                        ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                        uint32_t flags, ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
                         size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
     opts.columns = column_list(columns, ncolumns);
     if (filter != nullptr) opts.filter = filter;
     opts.batch_rows = batch_rows;
+    opts.strings = strings_of(flags);
     if (row_begin > 0 || row_end >= 0) {
       const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
       opts.row_range = std::make_pair(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)), end);
@@ -145,13 +154,14 @@ OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, si
 }
 
 OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                        const uint64_t* rows, size_t nrows, ArrowArrayStream* out, char* err,
-                        size_t errlen) {
+                        const uint64_t* rows, size_t nrows, uint32_t flags, ArrowArrayStream* out,
+                        char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     const std::span<const uint64_t> idx(nrows == 0 ? nullptr : rows, nrows);
-    auto batch = file->file->take(idx, column_list(columns, ncolumns));
+    auto batch = file->file->take(idx, column_list(columns, ncolumns), strings_of(flags));
     if (!batch.ok()) return report(batch.error(), err, errlen);
-    oc::format::export_stream(std::make_unique<OneBatch>(std::move(batch).value()), out);
+    oc::format::export_stream(std::make_unique<OneBatch>(std::move(batch).value(), strings_of(flags)),
+                              out);
     return 0;
   });
 }
@@ -310,19 +320,20 @@ OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* 
                                int64_t row_begin, int64_t row_end, ArrowArrayStream* out,
                                char* err, size_t errlen) {
   return onecopy_daemon_scan2(socket, uri, columns, ncolumns, filter, batch_rows, row_begin,
-                              row_end, nullptr, out, nullptr, err, errlen);
+                              row_end, nullptr, 0, out, nullptr, err, errlen);
 }
 
 OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
                                 size_t ncolumns, const char* filter, uint64_t batch_rows,
                                 int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
-                                ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
-                                size_t errlen) {
+                                uint32_t flags, ArrowArrayStream* out, onecopy_cursor** cursor,
+                                char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::daemon::RemoteScanOptions o;
     for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
     if (filter) o.filter = filter;
     o.batch_rows = batch_rows;
+    o.strings = strings_of(flags);
     if (row_begin > 0 || row_end >= 0) {
       o.row_range = std::pair<uint64_t, uint64_t>(
           static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
@@ -351,13 +362,14 @@ OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
                                       const char* const* columns, size_t ncolumns,
                                       const char* filter, uint64_t batch_rows,
                                       const uint64_t* ranges, size_t nranges, uint64_t start_unit,
-                                      uint64_t start_rows, ArrowArrayStream* out,
+                                      uint64_t start_rows, uint32_t flags, ArrowArrayStream* out,
                                       onecopy_cursor** cursor, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::daemon::RemoteScanOptions o;
     for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
     if (filter) o.filter = filter;
     o.batch_rows = batch_rows;
+    o.strings = strings_of(flags);
     for (size_t i = 0; i < nranges; ++i) o.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
     o.start = {start_unit, start_rows};
     auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
@@ -370,13 +382,15 @@ OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
 
 OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns,
                                size_t ncolumns, const char* filter, uint64_t batch_rows,
-                               const uint64_t* ranges, size_t nranges, ArrowArrayStream* out,
-                               onecopy_cursor** cursor, char* err, size_t errlen) {
+                               const uint64_t* ranges, size_t nranges, uint32_t flags,
+                               ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                               size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
     opts.columns = column_list(columns, ncolumns);
     if (filter != nullptr) opts.filter = filter;
     opts.batch_rows = batch_rows;
+    opts.strings = strings_of(flags);
     std::vector<oc::format::Unit> units;
     for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
     auto scan = oc::format::scan_units(file->file, std::move(opts), std::move(units), {});

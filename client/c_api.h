@@ -33,6 +33,14 @@ enum {
   ONECOPY_E_DENIED = 11, /* not granted: a file, object or host the caller may not read */
 };
 
+/* Flags of the schema, scan and take calls (`flags`, 0 for none). */
+enum {
+  /* Strings and binaries as i32 offsets into one bytes buffer (formats "u", "z"), for consumers
+   * that index the bytes, instead of Arrow string views ("vu", "vz": the default, which copies
+   * no value where the file holds views or a dictionary). */
+  ONECOPY_STRING_OFFSETS = 1,
+};
+
 typedef struct onecopy_file onecopy_file;
 
 /* How far a scan's stream has got, and where its time went. It is separate from the stream
@@ -49,11 +57,13 @@ void onecopy_close(onecopy_file* file);
 
 uint64_t onecopy_row_count(const onecopy_file* file);
 
-/* The file's schema (a struct for tables). The caller releases `out`. */
-int onecopy_schema(const onecopy_file* file, struct ArrowSchema* out, char* err, size_t errlen);
+/* The file's schema (a struct for tables), strings as `flags` say. The caller releases `out`. */
+int onecopy_schema(const onecopy_file* file, uint32_t flags, struct ArrowSchema* out, char* err,
+                   size_t errlen);
 
 /* Starts a scan of `columns` (NULL or ncolumns == 0: all) over rows [row_begin, row_end)
  * (row_end < 0: to the end), in batches of at most `batch_rows` rows (0: natural chunks).
+ * `flags` are ONECOPY_STRING_OFFSETS or 0.
  * `filter` is a SQL WHERE predicate (grammar in format/expr.hpp; NULL or "": every row); only
  * rows where it is TRUE are delivered. A filter that does not parse or bind fails here, with a
  * message that points at the offending token. The stream stays valid after onecopy_close; the
@@ -62,15 +72,15 @@ int onecopy_schema(const onecopy_file* file, struct ArrowSchema* out, char* err,
  * onecopy_cursor_free. */
 int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
                  const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                 struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                 uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
                  size_t errlen);
 
 /* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
  * (indices may be unsorted and repeat), into a stream of exactly one batch. An index at or past
- * the row count fails with ONECOPY_E_INVALID. The stream stays valid after onecopy_close; the
- * caller releases it. */
+ * the row count fails with ONECOPY_E_INVALID; `flags` as onecopy_scan's. The stream stays valid
+ * after onecopy_close; the caller releases it. */
 int onecopy_take(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                 const uint64_t* rows, size_t nrows, struct ArrowArrayStream* out, char* err,
+                 const uint64_t* rows, size_t nrows, uint32_t flags, struct ArrowArrayStream* out, char* err,
                  size_t errlen);
 
 /* Record batches held for gathers of rows across them (client/batch_gather.hpp): a shuffle
@@ -117,7 +127,8 @@ const char* onecopy_version(void);
 /* The daemon's status as a JSON object (onecopy status --json). Free with onecopy_free_string. */
 int onecopy_daemon_status_json(const char* socket, char** out, char* err, size_t errlen);
 
-/* Scans `uri` (a local path or a URL) in the daemon; arguments as onecopy_scan. Each
+/* Scans `uri` (a local path or a URL) in the daemon; arguments as onecopy_scan's, strings as
+ * views. Each
  * batch maps the daemon's slab read-only and releases its lease when the array is released. */
 int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* columns,
                         size_t ncolumns, const char* filter, uint64_t batch_rows,
@@ -150,15 +161,16 @@ typedef struct onecopy_shard {
 } onecopy_shard;
 
 
-/* onecopy_daemon_scan, and: with `shard` non-NULL, reads that shard instead of a row range
- * (row_begin must be 0 and row_end < 0; ONECOPY_E_INVALID otherwise); with `cursor` non-NULL,
+/* onecopy_daemon_scan, and: `flags` as onecopy_scan's; with `shard` non-NULL, reads that shard
+ * instead of a row range (row_begin must be 0 and row_end < 0; ONECOPY_E_INVALID otherwise);
+ * with `cursor` non-NULL,
  * `*cursor` receives the scan's cursor (free it with onecopy_cursor_free). When the daemon goes
  * away mid-scan, the stream's get_next fails with EIO and onecopy_cursor_error reports
  * ONECOPY_E_IO, "daemon connection lost: ...". */
 int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
                          size_t ncolumns, const char* filter, uint64_t batch_rows,
                          int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
-                         struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
+                         uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
                          size_t errlen);
 
 /* onecopy_daemon_scan2 over explicit row ranges: `ranges` holds 2 * `nranges` values, (begin,
@@ -167,13 +179,13 @@ int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const*
 int onecopy_daemon_scan_ranges(const char* socket, const char* uri, const char* const* columns,
                                size_t ncolumns, const char* filter, uint64_t batch_rows,
                                const uint64_t* ranges, size_t nranges, uint64_t start_unit,
-                               uint64_t start_rows, struct ArrowArrayStream* out,
+                               uint64_t start_rows, uint32_t flags, struct ArrowArrayStream* out,
                                onecopy_cursor** cursor, char* err, size_t errlen);
 
 /* onecopy_scan over explicit row ranges, in process: `ranges` as onecopy_daemon_scan_ranges. */
 int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns, size_t ncolumns,
                         const char* filter, uint64_t batch_rows, const uint64_t* ranges,
-                        size_t nranges, struct ArrowArrayStream* out, onecopy_cursor** cursor,
+                        size_t nranges, uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor,
                         char* err, size_t errlen);
 
 /* The position just after the last batch the stream handed out (the shard's start before the

@@ -18,6 +18,7 @@ class ProfiledScan final : public format::Scan {
   ProfiledScan(std::unique_ptr<format::Scan> inner, std::shared_ptr<ScanCursor> cursor);
 
   [[nodiscard]] const format::DTypePtr& dtype() const override { return inner_->dtype(); }
+  [[nodiscard]] format::StringLayout strings() const override { return inner_->strings(); }
   [[nodiscard]] format::ScanStats stats() const override { return inner_->stats(); }
 
  protected:

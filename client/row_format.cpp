@@ -8,6 +8,7 @@
 
 #include "config/json.hpp"
 #include "format/expr.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::client {
 namespace {
@@ -164,8 +165,7 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
     }
     case TypeKind::utf8:
     case TypeKind::binary: {
-      const int32_t* o = c.offsets();
-      std::string_view v(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i], static_cast<size_t>(o[i + 1] - o[i]));
+      const std::string_view v = format::string_at(c, i);
       if (s.kind == TypeKind::binary) {
         std::string hex;
         for (unsigned char ch : v) hex += fmt::format("{:02x}", ch);

@@ -241,7 +241,8 @@ Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_p
                                 options.row_range.has_value(), options.shard.has_value(),
                                 shard.rank, shard.world_size, shard.worker, shard.num_workers,
                                 shard.shuffle, shard.seed, shard.epoch, options.start.unit,
-                                options.start.rows, options.unit_rows, ranges);
+                                options.start.rows, options.unit_rows, ranges,
+                                options.strings == format::StringLayout::offsets);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
     OC_TRY(conn->send(fbb));
   }

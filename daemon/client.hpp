@@ -49,6 +49,8 @@ struct RemoteScanOptions {
   /// Reads these row ranges, in this order, as units (positions as a shard's; `start` applies);
   /// neither `shard` nor `row_range` may be set with them.
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  /// The layout of the batches' strings (format::ScanOptions::strings).
+  format::StringLayout strings = format::StringLayout::views;
 };
 
 /// The files @p pattern names (client/open_uri.hpp expand_uri): an s3:// pattern listed by the

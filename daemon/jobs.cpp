@@ -154,7 +154,8 @@ void Server::plan_async(Session& s, std::span<const uint8_t> frame, uint64_t req
         PlannedWithSchema out;
         OC_ASSIGN_OR_RETURN(out.planned, plan_scan(*scan, file, unit_rows));
         ArrowSchema schema{};
-        OC_TRY(format::export_schema(*out.planned.scan->dtype(), "", &schema));
+        OC_TRY(format::export_schema(*out.planned.scan->dtype(), "", out.planned.scan->strings(),
+                                     &schema));
         auto walk = [&](auto& self, const ArrowSchema& n) -> void {
           out.nodes.push_back({n.format, n.name ? n.name : "", n.flags,
                                static_cast<uint32_t>(n.n_children)});

@@ -14,6 +14,7 @@ Result<PlannedScan> plan_scan(const fbs::Scan& request,
   }
   if (request.filter()) opts.filter = request.filter()->str();
   opts.batch_rows = request.batch_rows();
+  opts.strings = request.string_offsets() ? format::StringLayout::offsets : format::StringLayout::views;
   if (const auto* r = request.ranges(); r && r->size() > 0) {
     OC_EXPECT(!request.sharded() && !request.has_row_range(), invalid,
               "a scan of explicit ranges takes no shard and no row range");

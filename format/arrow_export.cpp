@@ -70,7 +70,7 @@ struct StreamPrivate {
 
 int stream_get_schema(ArrowArrayStream* s, ArrowSchema* out) {
   auto* p = static_cast<StreamPrivate*>(s->private_data);
-  auto r = export_schema(*p->scan->dtype(), "", out);
+  auto r = export_schema(*p->scan->dtype(), "", p->scan->strings(), out);
   if (!r.ok()) {
     p->last_error = r.error().to_string();
     return EINVAL;
@@ -110,9 +110,10 @@ void stream_release(ArrowArrayStream* s) {
 
 }  // namespace
 
-Result<void> export_schema(const DType& t, const std::string& name, ArrowSchema* out) {
+Result<void> export_schema(const DType& t, const std::string& name, StringLayout strings,
+                           ArrowSchema* out) {
   auto p = std::make_unique<SchemaPrivate>();
-  OC_ASSIGN_OR_RETURN(p->format, arrow_format(t));
+  OC_ASSIGN_OR_RETURN(p->format, arrow_format(t, strings));
   p->name = name;
   const DType& s = t.storage();
   std::vector<std::pair<const DType*, std::string>> kids;
@@ -123,7 +124,7 @@ Result<void> export_schema(const DType& t, const std::string& name, ArrowSchema*
   }
   p->child_storage.resize(kids.size());
   for (size_t i = 0; i < kids.size(); ++i) {
-    auto r = export_schema(*kids[i].first, kids[i].second, &p->child_storage[i]);
+    auto r = export_schema(*kids[i].first, kids[i].second, strings, &p->child_storage[i]);
     if (!r.ok()) {
       for (size_t j = 0; j < i; ++j) p->child_storage[j].release(&p->child_storage[j]);
       p->child_storage.clear();

@@ -17,8 +17,10 @@
 
 namespace oc::format {
 
-/// Fills @p out with the Arrow schema of @p t named @p name. The caller owns @p out afterwards.
-[[nodiscard]] Result<void> export_schema(const DType& t, const std::string& name, ArrowSchema* out);
+/// Fills @p out with the Arrow schema of @p t named @p name, its strings and binaries in layout
+/// @p strings. The caller owns @p out afterwards.
+[[nodiscard]] Result<void> export_schema(const DType& t, const std::string& name,
+                                         StringLayout strings, ArrowSchema* out);
 
 /// Fills @p out with @p c (zero-copy). The caller owns @p out afterwards.
 [[nodiscard]] Result<void> export_array(const ColumnPtr& c, ArrowArray* out);

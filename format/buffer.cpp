@@ -65,7 +65,7 @@ Buffer Buffer::allocate_array_for_overwrite(uint64_t count, uint64_t width) {
 }
 
 Buffer Buffer::copy_of(std::span<const uint8_t> bytes) {
-  Buffer b = allocate(bytes.size());
+  Buffer b = allocate_for_overwrite(bytes.size());
   if (!bytes.empty()) std::memcpy(b.mutable_data(), bytes.data(), bytes.size());
   return b;
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "config/checked_size.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format {
 
@@ -17,7 +18,8 @@ size_t fixed_width_of(const DType& t) {
   }
 }
 
-Result<std::string> arrow_format(const DType& t) {
+Result<std::string> arrow_format(const DType& t, StringLayout strings) {
+  const bool views = strings == StringLayout::views;
   switch (t.kind) {
     case TypeKind::null: return std::string("n");
     case TypeKind::boolean: return std::string("b");
@@ -28,8 +30,8 @@ Result<std::string> arrow_format(const DType& t) {
     case TypeKind::decimal:
       return t.precision <= 38 ? fmt::format("d:{},{}", t.precision, t.scale)
                                : fmt::format("d:{},{},256", t.precision, t.scale);
-    case TypeKind::utf8: return std::string("u");
-    case TypeKind::binary: return std::string("z");
+    case TypeKind::utf8: return std::string(views ? "vu" : "u");
+    case TypeKind::binary: return std::string(views ? "vz" : "z");
     case TypeKind::list: return std::string("+l");
     case TypeKind::fixed_size_list: return fmt::format("+w:{}", t.list_size);
     case TypeKind::struct_: return std::string("+s");
@@ -37,7 +39,7 @@ Result<std::string> arrow_format(const DType& t) {
       auto temporal = temporal_of(t);
       if (!temporal.ok()) {
         // Unknown extensions travel as their storage type.
-        if (temporal.error().code() == Errc::unsupported) return arrow_format(*t.children[0]);
+        if (temporal.error().code() == Errc::unsupported) return arrow_format(*t.children[0], strings);
         return std::move(temporal).error();
       }
       const PType p = t.children[0]->ptype;
@@ -99,6 +101,14 @@ std::vector<uint64_t> unsigned_values(const Column& c) {
     default: widen_into<uint64_t>(p, out); break;
   }
   return out;
+}
+
+Buffer validity_from_zero(const Column& c) {
+  if (c.validity.empty() || c.null_count == 0) return Buffer();
+  if (c.offset == 0) return c.validity;
+  Buffer bits = make_bitmap(c.length, false);
+  copy_bits(c.validity.data(), c.offset, bits.mutable_data(), 0, c.length);
+  return bits;
 }
 
 Buffer make_bitmap(uint64_t len, bool value) {
@@ -309,8 +319,15 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
     }
     case TypeKind::utf8:
     case TypeKind::binary: {
-      const int32_t* off = c->offsets();
       const uint8_t* valid = out->validity.empty() ? nullptr : out->validity.data();
+      if (c->string_views) {
+        // 16 bytes a row; the values stay where they are.
+        std::vector<Buffer> data(view_data(*c).begin(), view_data(*c).end());
+        out->buffers = view_buffers(gather_views(*c, idx, valid), std::move(data));
+        out->string_views = true;
+        break;
+      }
+      const int32_t* off = c->offsets();
       uint64_t total = 0;
       for (uint64_t i = 0; i < n; ++i) {
         if (!valid || bitmap_get(valid, i)) total += static_cast<uint64_t>(off[idx[i] + 1] - off[idx[i]]);
@@ -432,6 +449,18 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
     }
     case TypeKind::utf8:
     case TypeKind::binary:
+      if (std::any_of(parts.begin(), parts.end(), [](const ColumnPtr& p) { return p->string_views; })) {
+        // Chunks of one column may differ (varbinview, then FSST): views take no value copy.
+        std::vector<ColumnPtr> views(parts.begin(), parts.end());
+        for (ColumnPtr& p : views) {
+          OC_ASSIGN_OR_RETURN(p, with_string_layout(p, StringLayout::views));
+        }
+        OC_ASSIGN_OR_RETURN(ConcatenatedViews all, concat_views(views));
+        out->buffers = view_buffers(std::move(all.views), std::move(all.data));
+        out->string_views = true;
+        break;
+      }
+      [[fallthrough]];
     case TypeKind::list: {
       uint64_t bytes = 0;
       std::vector<ColumnPtr> elems;

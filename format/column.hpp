@@ -12,7 +12,7 @@
 /// | bool                 | [values bitmap, LSB first]                                     |
 /// | primitive, temporal  | [values, little endian]                                        |
 /// | decimal              | [values as i128 (precision <= 38) or i256]                      |
-/// | utf8, binary         | [i32 offsets (length + 1), bytes]                              |
+/// | utf8, binary         | [i32 offsets (length + 1), bytes], or views: format/string_views.hpp |
 /// | list                 | [i32 offsets (length + 1)], children = [elements]              |
 /// | fixed-size list      | none, children = [elements] (length x size of them)            |
 /// | struct               | none, children = fields                                        |
@@ -35,6 +35,11 @@ namespace oc::format {
 struct Column;
 using ColumnPtr = std::shared_ptr<const Column>;
 
+/// How utf8 and binary columns lay out their values (format/string_views.hpp): Arrow's string
+/// views (C Data Interface "vu" / "vz"), what scans deliver unless asked otherwise, or i32
+/// offsets into one bytes buffer ("u" / "z").
+enum class StringLayout : uint8_t { views, offsets };
+
 struct Column {
   DTypePtr dtype;
   uint64_t length = 0;
@@ -43,6 +48,8 @@ struct Column {
   Buffer validity;          ///< Arrow validity bitmap, empty when every value is valid
   std::vector<Buffer> buffers;
   std::vector<ColumnPtr> children;
+  /// utf8/binary only: the buffers are views (format/string_views.hpp), not offsets.
+  bool string_views = false;
 
   [[nodiscard]] bool is_valid(uint64_t i) const noexcept {
     if (validity.empty()) return true;
@@ -54,7 +61,7 @@ struct Column {
   [[nodiscard]] const T* values() const noexcept {
     return buffers[0].as<T>() + offset;
   }
-  /// For utf8/binary/list: the i32 offsets, starting at logical element 0.
+  /// For utf8/binary in the offsets layout, and list: the i32 offsets, from logical element 0.
   [[nodiscard]] const int32_t* offsets() const noexcept { return buffers[0].as<int32_t>() + offset; }
 };
 
@@ -66,11 +73,16 @@ struct Column {
 /// whatever their slots hold. Same caller contract as `unsigned_at`.
 [[nodiscard]] std::vector<uint64_t> unsigned_values(const Column& c);
 
-/// Arrow C Data Interface format string for @p t ("l", "u", "+s", "tss:UTC", ...).
-[[nodiscard]] Result<std::string> arrow_format(const DType& t);
+/// Arrow C Data Interface format string for @p t ("l", "vu", "+s", "tss:UTC", ...), with
+/// strings and binaries in layout @p strings.
+[[nodiscard]] Result<std::string> arrow_format(const DType& t, StringLayout strings);
 
 /// Bytes of one value in the first buffer of a fixed-width column of type @p t (0 if not fixed).
 [[nodiscard]] size_t fixed_width_of(const DType& t);
+
+/// The validity bitmap of @p c from bit 0 (shared when its offset is 0; empty when every row is
+/// valid).
+[[nodiscard]] Buffer validity_from_zero(const Column& c);
 
 /// Builds a validity bitmap of @p len bits, all valid, to be cleared by the caller.
 [[nodiscard]] Buffer make_bitmap(uint64_t len, bool value);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "config/checked_size.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format {
 namespace {
@@ -59,6 +60,8 @@ Result<Located> locate(const BoundColumn& bc, const Column& batch) {
   uint64_t need = 0;
   if (want.kind == TypeKind::boolean)
     need = bitmap_bytes(rows);
+  else if (bytes && c->string_views)
+    need = saturating_mul(rows, kViewBytes);
   else if (bytes)
     need = saturating_mul(saturating_add(rows, 1), sizeof(int32_t));
   else if (want.kind == TypeKind::primitive)
@@ -361,21 +364,39 @@ class Evaluator {
   }
 
   Result<void> compare_bytes(const BoundNode& node, const Located& at, std::vector<uint8_t>& out) {
-    const int32_t* offs = at.leaf->offsets() + at.base;
-    const Buffer& data = at.leaf->buffers[1];
+    const Column& c = *at.leaf;
     const std::string_view lit = node.literal.s;
+    // string_view compares as unsigned char (char_traits<char>::compare is memcmp-like).
+    auto truth = [&](std::string_view v) {
+      const bool hit = node.kind == BoundNode::Kind::starts_with ? v.starts_with(lit)
+                                                                 : holds(node.op, v.compare(lit) <=> 0);
+      return hit ? kTrue : kFalse;
+    };
+    if (c.string_views) {
+      const uint64_t first = c.offset + at.base;
+      const uint64_t data_buffers = c.buffers.size() - 2;
+      for (uint64_t r = 0; r < n_; ++r) {
+        if (!at.valid[r]) continue;  // already kNull
+        const uint8_t* v = c.buffers[0].data() + (first + r) * kViewBytes;
+        const uint32_t size = load_le<uint32_t>(v);
+        if (size > kMaxInlined) {
+          const uint32_t buffer = load_le<uint32_t>(v + 8), offset = load_le<uint32_t>(v + 12);
+          OC_EXPECT(buffer < data_buffers && range_within(offset, size, c.buffers[1 + buffer].size()),
+                    corrupt, "string view [{}, +{}) of data buffer {} outside the column", offset,
+                    size, buffer);
+        }
+        out[r] = truth(string_at(c, first - c.offset + r));
+      }
+      return {};
+    }
+    const int32_t* offs = c.offsets() + at.base;
+    const Buffer& data = c.buffers[1];
     for (uint64_t r = 0; r < n_; ++r) {
       if (!at.valid[r]) continue;  // already kNull
       const int32_t b = offs[r], e = offs[r + 1];
       OC_EXPECT(b >= 0 && b <= e && static_cast<uint64_t>(e) <= data.size(), corrupt,
                 "string offsets [{}, {}) outside {} bytes", b, e, data.size());
-      const std::string_view v(reinterpret_cast<const char*>(data.data()) + b,
-                               static_cast<size_t>(e - b));
-      // string_view compares as unsigned char (char_traits<char>::compare is memcmp-like).
-      const bool hit = node.kind == BoundNode::Kind::starts_with
-                           ? v.starts_with(lit)
-                           : holds(node.op, v.compare(lit) <=> 0);
-      out[r] = hit ? kTrue : kFalse;
+      out[r] = truth({reinterpret_cast<const char*>(data.data()) + b, static_cast<size_t>(e - b)});
     }
     return {};
   }

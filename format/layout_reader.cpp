@@ -15,6 +15,7 @@
 #include "format/parallel.hpp"
 #include "format/proto/layouts.pb.h"
 #include "format/scan_profile.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format {
 
@@ -553,6 +554,13 @@ class DictReader final : public LayoutReader {
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
     OC_TRY(load_values());
+    if (!values_viewed_) {
+      // Scans gather from the dictionary again and again: views make each row 16 bytes copied
+      // instead of its value (a take, which gathers a few rows once, leaves the values as
+      // they are).
+      OC_ASSIGN_OR_RETURN(values_col_, with_string_layout(values_col_, StringLayout::views));
+      values_viewed_ = true;
+    }
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
     return gather(*codes, [&](uint64_t i) { return begin + i; });
   }
@@ -646,6 +654,7 @@ class DictReader final : public LayoutReader {
   std::unique_ptr<LayoutReader> values_;
   std::unique_ptr<LayoutReader> codes_;
   ColumnPtr values_col_;
+  bool values_viewed_ = false;  // values_col_'s strings are views
   const BoundExpr* verdict_for_ = nullptr;  // the predicate value_truth_ holds verdicts of
   std::vector<uint8_t> value_truth_;
   uint8_t null_truth_ = static_cast<uint8_t>(Truth::null);

@@ -6,6 +6,7 @@
 
 #include "format/expr_eval.hpp"
 #include "format/scalar.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format {
 namespace {
@@ -27,7 +28,8 @@ std::optional<std::string> successor(std::string_view s) {
 }
 
 // A string max that may have been truncated to a prefix becomes an upper bound: its successor.
-Result<ColumnPtr> string_upper_bounds(const ColumnPtr& max) {
+Result<ColumnPtr> string_upper_bounds(const ColumnPtr& zone_max) {
+  OC_ASSIGN_OR_RETURN(ColumnPtr max, string_offsets(zone_max));
   const uint64_t n = max->length;
   std::vector<std::string> values(n);
   Buffer valid = make_bitmap(n, false);

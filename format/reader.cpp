@@ -6,6 +6,7 @@
 #include "config/defaults.hpp"
 #include "format/decode.hpp"
 #include "format/scan.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format {
 
@@ -33,12 +34,14 @@ Result<std::unique_ptr<Scan>> VortexFile::scan(const ScanOptions& options) const
 }
 
 Result<ColumnPtr> VortexFile::take(std::span<const uint64_t> rows,
-                                   const std::vector<std::string>& columns) const {
-  return catch_all("take", [&] { return take_rows(rows, columns); });
+                                   const std::vector<std::string>& columns,
+                                   StringLayout strings) const {
+  return catch_all("take", [&] { return take_rows(rows, columns, strings); });
 }
 
 Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
-                                        const std::vector<std::string>& columns) const {
+                                        const std::vector<std::string>& columns,
+                                        StringLayout strings) const {
   for (size_t i = 0; i < rows.size(); ++i) {
     OC_EXPECT(rows[i] < row_count(), invalid, "take index {} (position {}) is past the file's {} rows",
               rows[i], i, row_count());
@@ -69,6 +72,7 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
   }
   OC_ASSIGN_OR_RETURN(ColumnPtr got, std::move(taken));
   OC_ASSIGN_OR_RETURN(got, table.to_batch(std::move(got)));
+  OC_ASSIGN_OR_RETURN(got, with_string_layout(got, strings));
   if (unique.size() == rows.size() && std::equal(unique.begin(), unique.end(), rows.begin())) return got;
   std::vector<uint64_t> where(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {

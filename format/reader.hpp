@@ -46,6 +46,10 @@ struct ScanOptions {
   /// A SQL WHERE predicate (grammar in format/expr.hpp); empty keeps every row. Rows are kept
   /// where it is TRUE. Columns it reads that are not in `columns` are not in the output.
   std::string filter;
+  /// The layout of every utf8 and binary column in the batches, nested ones included: Arrow
+  /// string views (no value copied where the file holds views or a dictionary), or offsets for
+  /// consumers that need them (format/string_views.hpp).
+  StringLayout strings = StringLayout::views;
 };
 
 /// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.
@@ -75,6 +79,8 @@ class Scan {
   }
   /// @return the dtype of every batch.
   [[nodiscard]] virtual const DTypePtr& dtype() const = 0;
+  /// @return the layout of the batches' strings (`ScanOptions::strings`).
+  [[nodiscard]] virtual StringLayout strings() const = 0;
   [[nodiscard]] virtual ScanStats stats() const = 0;
 
  protected:
@@ -99,18 +105,21 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   /// Starts a scan; fails for unknown columns or a row range past the end.
   [[nodiscard]] Result<std::unique_ptr<Scan>> scan(const ScanOptions& options) const;
 
-  /// Decodes rows @p rows of @p columns (empty: all) into one batch, in the order given.
-  /// Indices may be unsorted and repeat. Only the chunks that hold them are read, and within a
-  /// chunk only those rows where the encoding allows. `Errc::invalid` for an index past the end.
+  /// Decodes rows @p rows of @p columns (empty: all) into one batch, in the order given, its
+  /// strings in layout @p strings. Indices may be unsorted and repeat. Only the chunks that hold
+  /// them are read, and within a chunk only those rows where the encoding allows.
+  /// `Errc::invalid` for an index past the end.
   [[nodiscard]] Result<ColumnPtr> take(std::span<const uint64_t> rows,
-                                       const std::vector<std::string>& columns = {}) const;
+                                       const std::vector<std::string>& columns = {},
+                                       StringLayout strings = StringLayout::views) const;
 
   /// Opens a reader over the whole layout tree (inspect, zone maps).
   [[nodiscard]] Result<std::unique_ptr<LayoutReader>> open_reader(SegmentCache& cache) const;
 
  private:
   [[nodiscard]] Result<ColumnPtr> take_rows(std::span<const uint64_t> rows,
-                                            const std::vector<std::string>& columns) const;
+                                            const std::vector<std::string>& columns,
+                                            StringLayout strings) const;
   VortexFile(std::shared_ptr<SegmentSource> s, Footer f) : source_(std::move(s)), footer_(std::move(f)) {}
   std::shared_ptr<SegmentSource> source_;
   Footer footer_;

@@ -16,6 +16,7 @@
 #include "format/expr_parser.hpp"
 #include "format/prune.hpp"
 #include "format/scan_profile.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format {
 namespace {
@@ -150,6 +151,11 @@ class FileScan final : public Scan {
         OC_ASSIGN_OR_RETURN(rest, rest_.to_batch(std::move(col)));
       }
       OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, e - b));
+      {
+        // Decoders give strings in the layout that was cheapest for them; the batch has one.
+        StageTimer t(stats_.decode_ns);
+        OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
+      }
       ++stats_.batches;
       stats_.rows += batch->length;
       return std::optional<ColumnPtr>(std::move(batch));
@@ -158,6 +164,7 @@ class FileScan final : public Scan {
   }
 
   const DTypePtr& dtype() const override { return dtype_; }
+  StringLayout strings() const override { return opts_.strings; }
   ScanStats stats() const override {
     ScanStats s = stats_;
     s.fetch_ns += cache_.take_wait_ns();  // decoding waited for segments read behind it

@@ -150,6 +150,7 @@ class UnitScanImpl final : public UnitScan {
   }
 
   const DTypePtr& dtype() const override { return dtype_; }
+  StringLayout strings() const override { return opts_.strings; }
 
   ScanStats stats() const override {
     ScanStats s = stats_;

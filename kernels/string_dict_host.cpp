@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "format/encodings/dict.hpp"
+#include "format/string_views.hpp"
 #include "kernels/string_dict.hpp"
 #include "kernels/string_dict_stages.hpp"
 
@@ -22,7 +23,8 @@ Result<StringDictPlan> build_string_dict_plan(const format::ArrayView& node, con
   plan.dtype = dtype;
   OC_ASSIGN_OR_RETURN(plan.codes, build_fused_plan(node.children[0], shape.codes_t, len, ctx));
   plan.codes_signed = format::ptype_is_signed(shape.codes_t->storage().ptype);
-  OC_ASSIGN_OR_RETURN(auto values, ctx.without_window([&] { return ctx.decode(node.children[1], dtype, shape.values_len); }));
+  OC_ASSIGN_OR_RETURN(auto decoded, ctx.without_window([&] { return ctx.decode(node.children[1], dtype, shape.values_len); }));
+  OC_ASSIGN_OR_RETURN(auto values, format::string_offsets(decoded));
   OC_EXPECT(values->validity.empty(), unsupported, "string dictionary values with nulls are not decoded on the GPU yet");
   const int32_t* o = values->offsets();
   plan.value_offsets.assign(o, o + shape.values_len + 1);

@@ -22,6 +22,7 @@
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/dict.pb.h"
+#include "format/string_views.hpp"
 
 namespace oc::format::encodings {
 
@@ -37,17 +38,6 @@ Result<DictShape> parse_dict(const ArrayView& node, const DTypePtr& t) {
 
 namespace {
 
-// The validity bitmap of @p c from bit 0 (empty when every row is valid).
-Buffer validity_from_zero(const Column& c) {
-  if (c.null_count == 0) return Buffer();
-  if (c.offset == 0) return c.validity;
-  Buffer bits = make_bitmap(c.length, false);
-  for (uint64_t i = 0; i < c.length; ++i) {
-    if (c.is_valid(i)) bitmap_set(bits.mutable_data(), i, true);
-  }
-  return bits;
-}
-
 // Checks the bytes that gathering @p indices (valid where @p valid, when given) from @p values
 // will allocate.
 Result<void> check_gather(const Column& values, const std::vector<uint64_t>& indices,
@@ -57,6 +47,7 @@ Result<void> check_gather(const Column& values, const std::vector<uint64_t>& ind
     const uint64_t width = std::max<uint64_t>(fixed_width_of(t), 1);
     return ctx.check_alloc(indices.size(), width, "dict values");
   }
+  if (values.string_views) return ctx.check_alloc(indices.size(), kViewBytes, "dict values");
   const int32_t* offsets = values.offsets();
   uint64_t total = 0;
   for (size_t i = 0; i < indices.size(); ++i) {
@@ -68,7 +59,17 @@ Result<void> check_gather(const Column& values, const std::vector<uint64_t>& ind
   return ctx.check_alloc(total, "dict values");
 }
 
-// The checked metadata of a vortex.dict node of dtype @p t, with its codes' dtype.
+// String @p values to gather @p rows rows from, in the layout that costs least: views (16
+// bytes a row, no value copied) unless the values are offsets and fewer rows than values are
+// gathered (a take from a large dictionary), where copying the rows' values costs less than
+// viewing every value.
+Result<ColumnPtr> strings_to_gather(const ColumnPtr& values, uint64_t rows) {
+  const TypeKind k = values->dtype->storage().kind;
+  if ((k != TypeKind::utf8 && k != TypeKind::binary) || values->string_views || rows < values->length) {
+    return values;
+  }
+  return with_string_layout(values, StringLayout::views);
+}
 
 // Row i of the result is values[codes[i]], or null where the code is.
 Result<ColumnPtr> gather_values(const ArrayView& node, const DTypePtr& t, const DictShape& shape,
@@ -84,6 +85,7 @@ Result<ColumnPtr> gather_values(const ArrayView& node, const DTypePtr& t, const 
   if (shape.values_len == 0) return make_all_null(t, n);
 
   OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, shape.values_len));
+  OC_ASSIGN_OR_RETURN(values, strings_to_gather(values, n));
   const Buffer codes_validity = validity_from_zero(*codes);
   const uint8_t* valid = codes_validity.empty() ? nullptr : codes_validity.data();
   OC_TRY(check_gather(*values, indices, valid, ctx));

@@ -34,6 +34,7 @@
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/fsst.pb.h"
+#include "format/string_views.hpp"
 
 namespace oc::format::encodings {
 namespace {
@@ -64,7 +65,8 @@ Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, D
   OC_TRY(expect_shape(node, 2, 2, 2));
   OC_ASSIGN_OR_RETURN(ColumnPtr decoded,
                       ctx.decode(node.children[0], DType::make_binary(nullable), len));
-  OC_ASSIGN_OR_RETURN(ColumnPtr column, compact(decoded));
+  OC_ASSIGN_OR_RETURN(ColumnPtr offsets, string_offsets(decoded));
+  OC_ASSIGN_OR_RETURN(ColumnPtr column, compact(offsets));
   OC_TRY(ctx.check_alloc(len + 1, sizeof(uint64_t), "fsst codes offsets"));
   Codes codes;
   codes.bytes = column->buffers[1];
@@ -204,7 +206,8 @@ Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t l
     OC_TRY(expect_shape(node, 2, 2, 2));
     OC_ASSIGN_OR_RETURN(ColumnPtr taken,
                         ctx.decode_take(node.children[0], DType::make_binary(nullable), len, rows));
-    OC_ASSIGN_OR_RETURN(ColumnPtr column, compact(taken));
+    OC_ASSIGN_OR_RETURN(ColumnPtr offsets, string_offsets(taken));
+    OC_ASSIGN_OR_RETURN(ColumnPtr column, compact(offsets));
     code_bytes = column->buffers[1];
     for (uint64_t i = 0; i < n; ++i) {
       begins[i] = static_cast<uint64_t>(column->offsets()[i]);

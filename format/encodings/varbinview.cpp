@@ -15,19 +15,20 @@
 //                 bytes 8..12  u32 index of the data buffer holding the value
 //                 bytes 12..16 u32 offset of the value within that buffer
 //
-// Output: Arrow utf8/binary (i32 offsets + one bytes buffer), so the values are copied. Views of
-// null rows are not read. UTF-8 is not validated. A take reads only its rows' views, and of
-// the data buffers only its rows' values.
+// Output: Arrow string / binary views (format/string_views.hpp). A full decode passes the views
+// and data buffers through, checked, without copying a value (a copy of the views only where
+// one is not canonical): they are fetched bytes, like a primitive's values. A take gathers its
+// rows' views and copies their long values into one new data buffer, so the result does not
+// keep whole segments alive; it reads only its rows' views, and of the data buffers only its
+// rows' values.
 #include <cstring>
 
 #include "format/decode.hpp"
 #include "format/encodings/registry.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::format::encodings {
 namespace {
-
-constexpr size_t kViewSize = 16;
-constexpr uint32_t kMaxInlined = 12;
 
 // Checks the shape of a vortex.varbinview node of @p len rows.
 Result<void> check_node(const ArrayView& node, const DTypePtr& t, uint64_t len) {
@@ -39,81 +40,76 @@ Result<void> check_node(const ArrayView& node, const DTypePtr& t, uint64_t len) 
   OC_EXPECT(!node.buffers.empty(), corrupt, "vortex.varbinview has no views buffer");
   OC_TRY(expect_shape(node, node.buffers.size(), 0, 1));
   const Buffer& views = node.buffers.back();
-  OC_EXPECT(views.size() / kViewSize == len && views.size() % kViewSize == 0, corrupt,
+  OC_EXPECT(views.size() / kViewBytes == len && views.size() % kViewBytes == 0, corrupt,
             "varbinview views buffer is {} bytes, expected {} views of 16", views.size(), len);
   return {};
 }
 
-// Copies the values of views row_of(0), ..., row_of(n - 1) into an Arrow column of n rows;
-// @p validity (n bits, or empty) says which output rows are valid, and their views alone are read.
+// Rows row_of(0), ..., row_of(n - 1) as a views column of n rows with their long values copied
+// into one data buffer; @p validity (n bits, or empty) says which output rows are valid, and
+// their views alone are read.
 template <class RowOf>
-Result<ColumnPtr> gather_views(const ArrayView& node, const DTypePtr& t, uint64_t n, RowOf row_of,
-                               Buffer validity, int64_t nulls, DecodeContext& ctx) {
+Result<ColumnPtr> take_views(const ArrayView& node, const DTypePtr& t, uint64_t n, RowOf row_of,
+                             Buffer validity, int64_t nulls, DecodeContext& ctx) {
   const Buffer& views = node.buffers.back();
-  const size_t num_data = node.buffers.size() - 1;
+  const std::span<const Buffer> data(node.buffers.data(), node.buffers.size() - 1);
   auto is_valid = [&](uint64_t i) { return validity.empty() || bitmap_get(validity.data(), i); };
 
-  // Pass 1: check every view that is read and size the output.
+  // Pass 1: check every view that is read and size the data.
   for (uint64_t i = 0; ctx.reads_in_part() && i < n; ++i) {
-    if (is_valid(i)) ctx.need(views, row_of(i) * kViewSize, kViewSize);
+    if (is_valid(i)) ctx.need(views, row_of(i) * kViewBytes, kViewBytes);
   }
   uint64_t total = 0;
   for (uint64_t i = 0; i < n; ++i) {
     if (!is_valid(i)) continue;
     const uint64_t row = row_of(i);
-    const uint8_t* view = views.data() + row * kViewSize;
+    const uint8_t* view = views.data() + row * kViewBytes;
     const uint32_t size = load_le<uint32_t>(view);
-    if (size > kMaxInlined) {
-      const uint32_t buffer_index = load_le<uint32_t>(view + 8);
-      const uint32_t offset = load_le<uint32_t>(view + 12);
-      OC_EXPECT(buffer_index < num_data, corrupt, "varbinview row {} names data buffer {} of {}",
-                row, buffer_index, num_data);
-      OC_EXPECT(uint64_t{offset} + size <= node.buffers[buffer_index].size(), corrupt,
-                "varbinview row {} reads bytes [{}, {}) of a {}-byte buffer", row, offset,
-                uint64_t{offset} + size, node.buffers[buffer_index].size());
-    }
+    if (size <= kMaxInlined) continue;
+    const uint32_t buffer = load_le<uint32_t>(view + 8), offset = load_le<uint32_t>(view + 12);
+    OC_EXPECT(buffer < data.size(), corrupt, "varbinview row {} names data buffer {} of {}", row,
+              buffer, data.size());
+    OC_EXPECT(range_within(offset, size, data[buffer].size()), corrupt,
+              "varbinview row {} reads bytes [{}, {}) of a {}-byte buffer", row, offset,
+              uint64_t{offset} + size, data[buffer].size());
     total += size;
+    if (ctx.reads_in_part()) ctx.need(data[buffer], offset, size);
   }
   OC_EXPECT(total <= INT32_MAX, unsupported,
-            "varbinview column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
-  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(saturating_add(n, 1), sizeof(int32_t))), "varbinview values"));
-  for (uint64_t i = 0; ctx.reads_in_part() && i < n; ++i) {  // the strings the views point at
-    if (!is_valid(i)) continue;
-    const uint8_t* view = views.data() + row_of(i) * kViewSize;
-    const uint32_t size = load_le<uint32_t>(view);
-    if (size > kMaxInlined) ctx.need(node.buffers[load_le<uint32_t>(view + 8)], load_le<uint32_t>(view + 12), size);
-  }
+            "varbinview take of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
+  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(n, kViewBytes)), "varbinview values"));
 
-  // Pass 2: gather.
-  // Every offset and byte is written. kMaxInlined bytes of scratch past the end let an inlined
-  // value be copied as one fixed-size block, whatever its size.
-  Buffer offsets = Buffer::allocate_array_for_overwrite(n + 1, sizeof(int32_t));
-  Buffer bytes = Buffer::allocate_for_overwrite(total + kMaxInlined).slice(0, total);
-  int32_t* out_offsets = offsets.mutable_as<int32_t>();
+  // Pass 2: every view is written, canonical (format/string_views.hpp).
+  Buffer out_views = Buffer::allocate_array_for_overwrite(n, kViewBytes);
+  Buffer bytes = Buffer::allocate_for_overwrite(total);
   uint8_t* out = bytes.mutable_data();
-  int32_t pos = 0;
+  uint32_t pos = 0;
   for (uint64_t i = 0; i < n; ++i) {
-    out_offsets[i] = pos;
-    if (!is_valid(i)) continue;
-    const uint8_t* view = views.data() + row_of(i) * kViewSize;
+    uint8_t* o = out_views.mutable_data() + i * kViewBytes;
+    if (!is_valid(i)) {
+      std::memset(o, 0, kViewBytes);
+      continue;
+    }
+    const uint8_t* view = views.data() + row_of(i) * kViewBytes;
     const uint32_t size = load_le<uint32_t>(view);
     if (size <= kMaxInlined) {
-      std::memcpy(out + pos, view + 4, kMaxInlined);
-    } else {
-      const uint8_t* src = node.buffers[load_le<uint32_t>(view + 8)].data() + load_le<uint32_t>(view + 12);
-      std::memcpy(out + pos, src, size);
+      store_view(o, view + 4, size, 0, 0);
+      continue;
     }
-    pos += static_cast<int32_t>(size);
+    const uint8_t* src = data[load_le<uint32_t>(view + 8)].data() + load_le<uint32_t>(view + 12);
+    std::memcpy(out + pos, src, size);
+    store_view(o, src, size, 0, pos);
+    pos += size;
   }
-  out_offsets[n] = pos;
-
+  std::vector<Buffer> kept;
+  if (total > 0) kept.push_back(std::move(bytes));
   auto c = std::make_shared<Column>();
   c->dtype = t;
   c->length = n;
   c->validity = std::move(validity);
   c->null_count = nulls;
-  c->buffers.push_back(std::move(offsets));
-  c->buffers.push_back(std::move(bytes));
+  c->buffers = view_buffers(std::move(out_views), std::move(kept));
+  c->string_views = true;
   return ColumnPtr(std::move(c));
 }
 
@@ -123,7 +119,8 @@ Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, ui
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity,
                       decode_validity(node, 0, t->storage().nullable, len, ctx, nulls));
-  return gather_views(node, t, len, [](uint64_t i) { return i; }, std::move(validity), nulls, ctx);
+  std::vector<Buffer> data(node.buffers.begin(), node.buffers.end() - 1);
+  return make_views_column(t, len, std::move(validity), nulls, node.buffers.back(), std::move(data));
 }
 
 Result<ColumnPtr> take_varbinview(const ArrayView& node, const DTypePtr& t, uint64_t len,
@@ -132,8 +129,8 @@ Result<ColumnPtr> take_varbinview(const ArrayView& node, const DTypePtr& t, uint
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity,
                       take_validity(node, 0, t->storage().nullable, len, rows, ctx, nulls));
-  return gather_views(node, t, rows.size(), [&](uint64_t i) { return rows[i]; },
-                      std::move(validity), nulls, ctx);
+  return take_views(node, t, rows.size(), [&](uint64_t i) { return rows[i]; },
+                    std::move(validity), nulls, ctx);
 }
 
 }  // namespace

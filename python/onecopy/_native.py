@@ -73,15 +73,16 @@ _lib.onecopy_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), 
 _lib.onecopy_close.argtypes = [ctypes.c_void_p]
 _lib.onecopy_row_count.argtypes = [ctypes.c_void_p]
 _lib.onecopy_row_count.restype = ctypes.c_uint64
-_lib.onecopy_schema.argtypes = [ctypes.c_void_p, ctypes.POINTER(ArrowSchema), ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_schema.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ArrowSchema), ctypes.c_char_p,
+                                ctypes.c_size_t]
 _lib.onecopy_scan.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
-    ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p),
-    ctypes.c_char_p, ctypes.c_size_t,
+    ctypes.c_int64, ctypes.c_int64, ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream),
+    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_take.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
-    ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
+    ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_file_units.argtypes = [
     ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(ctypes.POINTER(ctypes.c_uint64)),
@@ -104,11 +105,12 @@ _lib.onecopy_daemon_list.argtypes = [
 _lib.onecopy_daemon_scan_ranges.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
     ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64,
-    ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+    ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+    ctypes.c_size_t,
 ]
 _lib.onecopy_scan_ranges.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
-    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.POINTER(ArrowArrayStream),
+    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream),
     ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
@@ -129,8 +131,8 @@ class _Shard(ctypes.Structure):
 
 _lib.onecopy_daemon_scan2.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(_Shard), ctypes.POINTER(ArrowArrayStream),
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(_Shard), ctypes.c_uint32,
+    ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
 _lib.onecopy_cursor_position.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
                                          ctypes.POINTER(ctypes.c_uint64)]
@@ -306,25 +308,38 @@ class VortexFile:
         return self.row_count
 
     def __arrow_c_schema__(self) -> object:
+        return self._schema_capsule("views")
+
+    def _schema_capsule(self, strings: str) -> object:
         schema = _lib.onecopy_schema_new()
         capsule = _PyCapsule_New(ctypes.cast(schema, ctypes.c_void_p), b"arrow_schema", _SCHEMA_DESTRUCTOR)
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(_lib.onecopy_schema(self._handle, schema, err, _ERRLEN), err)
+        _check(_lib.onecopy_schema(self._handle, _string_flags(strings), schema, err, _ERRLEN), err)
         return capsule
 
     @property
     def schema(self):
-        """The file's schema as a pyarrow.Schema (pyarrow is imported on first use)."""
+        """The file's schema as a pyarrow.Schema, as scans deliver it by default (strings as
+        views; pyarrow is imported on first use)."""
         import pyarrow as pa
 
         return pa.schema(self)
 
+    def schema_with(self, strings: str = "views"):
+        """The file's schema with strings and binaries as `strings` says (see scan)."""
+        import pyarrow as pa
+
+        return pa.Schema._import_from_c_capsule(self._schema_capsule(strings))
+
     def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
-             batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None) -> Scan:
+             batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None, strings: str = "views") -> Scan:
         """Streams record batches of `columns` (all when None), at most `batch_rows` rows each
         (0: the file's chunks), keeping the rows where `filter` is TRUE. `filter` is SQL WHERE
         text or an expression from onecopy.col / onecopy.lit; an unparsable or unbindable filter
-        raises OnecopyError here, its message pointing at the offending token."""
+        raises OnecopyError here, its message pointing at the offending token. Strings and
+        binaries are Arrow string views ("views", as vortex-data gives them: no value is copied
+        where the file holds views or a dictionary) or, with strings="offsets", pa.string() /
+        pa.binary() with i32 offsets, for consumers that need them."""
         if filter is not None and not isinstance(filter, (str, Expr)):
             raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
         cols, ncols = _column_array(columns)
@@ -334,12 +349,12 @@ class VortexFile:
         sql = str(filter).encode() if filter is not None else None
         cursor = ctypes.c_void_p()
         _check(_lib.onecopy_scan(self._handle, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
-                                 scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
+                                 _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
         scan._cursor = _Cursor(cursor)
         return scan
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
-                    filter: Union[str, Expr, None] = None, batch_rows: int = 0) -> Scan:
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views") -> Scan:
         """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
         no batch spans two ranges."""
         if filter is not None and not isinstance(filter, (str, Expr)):
@@ -350,15 +365,16 @@ class VortexFile:
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
         cursor = ctypes.c_void_p()
-        _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n, scan._stream,
-                                        ctypes.byref(cursor), err, _ERRLEN), err)
+        _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n,
+                                        _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN),
+               err)
         scan._cursor = _Cursor(cursor)
         return scan
 
-    def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None) -> Scan:
+    def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views") -> Scan:
         """Rows `indices` (any order, repeats allowed; a numpy array works) of `columns` (all when
-        None), as a stream of one batch. Negative indices raise ValueError; indices at or past
-        the row count raise OnecopyError."""
+        None), as a stream of one batch, strings as scan() gives them. Negative indices raise
+        ValueError; indices at or past the row count raise OnecopyError."""
         rows = [int(i) for i in indices]
         if any(i < 0 for i in rows):
             raise ValueError("take() indices must be non-negative")
@@ -366,7 +382,8 @@ class VortexFile:
         cols, ncols = _column_array(columns)
         scan = Scan(_lib.onecopy_stream_new())
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), scan._stream, err, _ERRLEN), err)
+        _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), _string_flags(strings), scan._stream, err,
+                                 _ERRLEN), err)
         return scan
 
     def units(self, max_rows: int = 0) -> list[tuple[int, int]]:
@@ -438,6 +455,15 @@ def version() -> str:
     return _lib.onecopy_version().decode()
 
 
+def _string_flags(strings: str) -> int:
+    """The C API flags of a `strings` argument: "views" (Arrow string views) or "offsets"."""
+    if strings == "views":
+        return 0
+    if strings == "offsets":
+        return 1  # ONECOPY_STRING_OFFSETS
+    raise ValueError(f'strings is "views" or "offsets", not {strings!r}')
+
+
 class Client:
     """A connection to onecopyd (daemon/PROTOCOL.md), reached through libonecopy's C API.
 
@@ -487,7 +513,7 @@ class Client:
         finally:
             _lib.onecopy_free_units(out)
 
-    def _start(self, path: str, columns, filter, batch_rows: int, row_range, shard: Optional[_Shard]):
+    def _start(self, path: str, columns, filter, batch_rows: int, row_range, strings: str, shard: Optional[_Shard]):
         """Starts a daemon scan: (Scan, the onecopy_cursor handle)."""
         if filter is not None and not isinstance(filter, (str, Expr)):
             raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
@@ -500,20 +526,21 @@ class Client:
         _check(_lib.onecopy_daemon_scan2(self._sock(), str(path).encode(), cols, ncols, sql,
                                          int(batch_rows or 0), int(begin), int(end),
                                          ctypes.byref(shard) if shard is not None else None,
-                                         scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
+                                         _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN),
+               err)
         return scan, _Cursor(cursor)
 
     def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0,
-                    row_range: Optional[tuple[int, int]] = None) -> Scan:
+                    row_range: Optional[tuple[int, int]] = None, strings: str = "views") -> Scan:
         """The daemon's scan of `path` as an Arrow stream source; arguments as VortexFile.scan.
         A local path is opened here, with this process's permissions, and its descriptor passed
         to the daemon; an s3:// or http(s) URL is read by the daemon with its credentials, where
         its operator grants it (onecopy.OnecopyError "denied" otherwise)."""
-        return self._start(path, columns, filter, batch_rows, row_range, None)[0]
+        return self._start(path, columns, filter, batch_rows, row_range, strings, None)[0]
 
     def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
-                    filter: Union[str, Expr, None] = None, batch_rows: int = 0) -> Scan:
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views") -> Scan:
         """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
         decodes ahead across them."""
         if filter is not None and not isinstance(filter, (str, Expr)):
@@ -525,8 +552,8 @@ class Client:
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
         _check(_lib.onecopy_daemon_scan_ranges(self._sock(), str(path).encode(), cols, ncols, sql,
-                                               int(batch_rows or 0), arr, n, 0, 0, scan._stream,
-                                               ctypes.byref(cursor), err, _ERRLEN), err)
+                                               int(batch_rows or 0), arr, n, 0, 0, _string_flags(strings),
+                                               scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
         scan._cursor = _Cursor(cursor)
         return scan
 
@@ -536,7 +563,7 @@ class Client:
              world_size: Optional[int] = None, worker: int = 0, num_workers: int = 1,
              shuffle: bool = False, seed: int = 0, epoch: int = 0,
              start: Optional[tuple[int, int]] = None, unit_rows: int = 0, resume: bool = False,
-             reconnect_timeout: float = 10.0, device: str = "cpu") -> "ScanCursor":
+             reconnect_timeout: float = 10.0, device: str = "cpu", strings: str = "views") -> "ScanCursor":
         """The daemon's scan of `path` (see scan_stream) as a ScanCursor yielding
         pyarrow.RecordBatch objects.
 
@@ -551,7 +578,8 @@ class Client:
         goes on from its position, delivering each row once. An unsharded scan with `resume` runs as the sharded
         scan of world 1 without shuffle: the same rows in the same order, with positions.
 
-        Batches are host memory (`device="cpu"`): pyarrow arrays over the daemon's read-only
+        Strings come as VortexFile.scan's `strings` says. Batches are host memory
+        (`device="cpu"`): pyarrow arrays over the daemon's read-only
         slabs, which torch.from_dlpack wraps without a copy. `device="cuda:N"` raises
         OnecopyError("cuda"): this version of onecopyd decodes on the CPU and hands out host
         memory only."""
@@ -571,7 +599,7 @@ class Client:
                            worker=int(worker), num_workers=int(num_workers), shuffle=1 if shuffle else 0,
                            seed=int(seed) & (2**64 - 1), epoch=int(epoch), start_unit=int(unit),
                            start_rows=int(rows), unit_rows=int(unit_rows))
-        return ScanCursor(self, path, (columns, filter, batch_rows, row_range), shard, resume,
+        return ScanCursor(self, path, (columns, filter, batch_rows, row_range, strings), shard, resume,
                           reconnect_timeout)
 
 

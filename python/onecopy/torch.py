@@ -419,18 +419,22 @@ class Dataset(torch.utils.data.IterableDataset):
     # ---- reading -----------------------------------------------------------------------------------
     def _group_scans(self, group: list[tuple[int, int, int]]) -> Iterator[tuple[str, object]]:
         """(url, scan) for each file of @group, over all its units there: the reader (or the
-        daemon) decodes ahead across units instead of starting afresh for each."""
+        daemon) decodes ahead across units instead of starting afresh for each. Strings come with
+        offsets: a shuffled batch is gathered from the group's batches (onecopy.Batches), which
+        indexes one bytes buffer per column, and strings end as Python str either way."""
         by_file: dict[int, list[tuple[int, int]]] = {}
         for f, b, e in group:
             by_file.setdefault(f, []).append((b, e))
         for f, ranges in by_file.items():
             url = self.urls[f]
             if self.socket:
-                yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter)
+                yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter,
+                                                           strings="offsets")
             else:
                 if url not in self._open_files:
                     self._open_files[url] = onecopy.open(url)
-                yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter)
+                yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter,
+                                                             strings="offsets")
 
     def _read_group(self, group: list[tuple[int, int, int]]) -> Batches:
         batches: list[pa.RecordBatch] = []

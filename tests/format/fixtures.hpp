@@ -8,6 +8,7 @@
 
 #include "format/column.hpp"
 #include "format/decode.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::test {
 
@@ -78,11 +79,7 @@ inline std::vector<bool> bools_of(const format::Column& c) {
 
 inline std::vector<std::string> strings_of(const format::Column& c) {
   std::vector<std::string> out(c.length);
-  const int32_t* o = c.offsets();
-  for (uint64_t i = 0; i < c.length; ++i) {
-    out[i].assign(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
-                  static_cast<size_t>(o[i + 1] - o[i]));
-  }
+  for (uint64_t i = 0; i < c.length; ++i) out[i] = std::string(format::string_at(c, i));
   return out;
 }
 
@@ -96,11 +93,8 @@ inline std::string row_text(const format::Column& c, uint64_t i) {
     case format::TypeKind::boolean:
       return format::bitmap_get(c.buffers[0].data(), c.offset + i) ? "t" : "f";
     case format::TypeKind::utf8:
-    case format::TypeKind::binary: {
-      const int32_t* o = c.offsets();
-      return std::string(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
-                         static_cast<size_t>(o[i + 1] - o[i]));
-    }
+    case format::TypeKind::binary:
+      return std::string(format::string_at(c, i));
     case format::TypeKind::list: {
       const int32_t* o = c.offsets();
       std::string out = "[";

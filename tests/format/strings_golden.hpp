@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "format/string_views.hpp"
 #include "tests/format/golden.hpp"
 
 namespace oc::test::strings_golden {
@@ -69,9 +70,7 @@ inline Row row_of(const format::Column& c, uint64_t i) {
     row.bytes.assign(reinterpret_cast<const char*>(c.buffers[0].data()) + (c.offset + i) * width,
                      width);
   } else {
-    const int32_t* o = c.offsets();
-    row.bytes.assign(reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
-                     static_cast<size_t>(o[i + 1] - o[i]));
+    row.bytes = std::string(format::string_at(c, i));
   }
   return row;
 }

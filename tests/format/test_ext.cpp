@@ -11,13 +11,13 @@ using format::TimeUnit;
 TEST_CASE("vortex.ext golden segments decode like the oracle", "[format][ext]") {
   auto date = make_temporal("vortex.date", TimeUnit::days, PType::i32, true);
   auto c = check_golden("date32", date);
-  CHECK(*format::arrow_format(*c->dtype) == "tdD");
+  CHECK(*format::arrow_format(*c->dtype, format::StringLayout::views) == "tdD");
   auto time = make_temporal("vortex.time", TimeUnit::us, PType::i64, true);
   c = check_golden("time64_us", time);
-  CHECK(*format::arrow_format(*c->dtype) == "ttu");
+  CHECK(*format::arrow_format(*c->dtype, format::StringLayout::views) == "ttu");
   auto ts = make_temporal("vortex.timestamp", TimeUnit::ms, PType::i64, true, "UTC");
   c = check_golden("timestamp_ms_ext", ts);
-  CHECK(*format::arrow_format(*c->dtype) == "tsm:UTC");
+  CHECK(*format::arrow_format(*c->dtype, format::StringLayout::views) == "tsm:UTC");
 }
 
 TEST_CASE("vortex.ext relabels its storage with the extension dtype", "[format][ext]") {

@@ -2,6 +2,7 @@
 // String dictionaries for the GPU string decode, shared by its CPU and GPU tests.
 #pragma once
 
+#include "format/string_views.hpp"
 #include "tests/kernels/fused_cases.hpp"
 
 namespace oc::test {
@@ -52,13 +53,12 @@ inline std::vector<FusedCase> string_dict_cases(uint64_t len) {
 inline std::string compare_strings(const std::vector<int32_t>& offsets, const std::vector<uint8_t>& data,
                                    const format::Buffer& validity, const format::Column& want) {
   if (offsets.size() != want.length + 1) return "offsets size";
-  const int32_t* o = want.offsets();
   for (uint64_t i = 0; i < want.length; ++i) {
     const bool valid = validity.empty() || ((validity.data()[i >> 3] >> (i & 7)) & 1);
     if (valid != want.is_valid(i)) return "validity of row " + std::to_string(i);
     if (!valid) continue;
     const std::string got(data.begin() + offsets[i], data.begin() + offsets[i + 1]);
-    const std::string exp(reinterpret_cast<const char*>(want.buffers[1].data()) + o[i], static_cast<size_t>(o[i + 1] - o[i]));
+    const std::string exp(format::string_at(want, i));
     if (got != exp) return "row " + std::to_string(i) + ": '" + got + "' != '" + exp + "'";
   }
   return "";

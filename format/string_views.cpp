@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "format/string_views.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "config/checked_size.hpp"
+
+namespace oc::format {
+namespace {
+
+constexpr uint64_t kI32Max = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+
+const uint8_t* view_at(const Column& c, uint64_t i) noexcept {
+  return c.buffers[0].data() + (c.offset + i) * kViewBytes;
+}
+
+// Bytes 4..16 of an inlined view: the value's @p size bytes from @p v, zeros after. @p v may be
+// read 12 bytes past its start when @p readable says so (one unaligned load instead of a copy
+// of variable length).
+void store_inlined(uint8_t* out, const uint8_t* v, uint32_t size, bool readable) noexcept {
+  uint8_t tail[kMaxInlined] = {};
+  if (readable) {
+    uint64_t lo;
+    uint32_t hi;
+    std::memcpy(&lo, v, 8);
+    std::memcpy(&hi, v + 8, 4);
+    // Little endian: the value's bytes are the low ones; keep `size` of the 12.
+    lo = size >= 8 ? lo : (size == 0 ? 0 : lo & ((uint64_t{1} << (8 * size)) - 1));
+    hi = size >= 12 ? hi : (size <= 8 ? 0 : hi & ((uint32_t{1} << (8 * (size - 8))) - 1));
+    std::memcpy(tail, &lo, 8);
+    std::memcpy(tail + 8, &hi, 4);
+  } else if (size > 0) {
+    std::memcpy(tail, v, size);
+  }
+  std::memcpy(out + 4, tail, kMaxInlined);
+}
+
+// Whether the view at @p v (of a row that is valid when @p valid) is canonical; a valid row's
+// view that points outside @p data is an error naming @p row.
+Result<bool> check_view(const uint8_t* v, bool valid, std::span<const Buffer> data, uint64_t row) {
+  static constexpr uint8_t kZeros[kViewBytes] = {};
+  if (!valid) return std::memcmp(v, kZeros, kViewBytes) == 0;
+  const uint32_t size = load_le<uint32_t>(v);
+  if (size <= kMaxInlined) {
+    return std::memcmp(v + 4 + size, kZeros, kMaxInlined - size) == 0;
+  }
+  const uint32_t buffer = load_le<uint32_t>(v + 8);
+  const uint32_t offset = load_le<uint32_t>(v + 12);
+  OC_EXPECT(size <= kI32Max && offset <= kI32Max, corrupt,
+            "string view of row {} holds {} bytes at offset {}, past Arrow's i32 fields", row, size,
+            offset);
+  OC_EXPECT(buffer < data.size(), corrupt, "string view of row {} names data buffer {} of {}",
+            row, buffer, data.size());
+  OC_EXPECT(range_within(offset, size, data[buffer].size()), corrupt,
+            "string view of row {} reads bytes [{}, {}) of a {}-byte buffer", row, offset,
+            uint64_t{offset} + size, data[buffer].size());
+  return std::memcmp(v + 4, data[buffer].data() + offset, 4) == 0;
+}
+
+Result<ColumnPtr> views_from_offsets(const ColumnPtr& c) {
+  const uint64_t n = c->length;
+  const int32_t* o = c->offsets();
+  const Buffer& bytes = c->buffers[1];
+  Buffer views = Buffer::allocate_array_for_overwrite(n, kViewBytes);
+  uint8_t* out = views.mutable_data();
+  const uint8_t* in = bytes.data();
+  // Values starting at or before this offset can be read as 12 bytes within the buffer.
+  const int64_t block_from_limit = static_cast<int64_t>(bytes.size()) - kMaxInlined;
+  bool any_long = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t* v = out + i * kViewBytes;
+    if (!c->is_valid(i)) {
+      std::memset(v, 0, kViewBytes);
+      continue;
+    }
+    const int32_t a = o[i];
+    const auto size = static_cast<uint32_t>(o[i + 1] - a);
+    if (size <= kMaxInlined) {
+      std::memcpy(v, &size, 4);
+      store_inlined(v, in + a, size, a <= block_from_limit);
+    } else {
+      store_view(v, in + a, size, 0, static_cast<uint32_t>(a));
+      any_long = true;
+    }
+  }
+  auto out_col = std::make_shared<Column>();
+  out_col->dtype = c->dtype;
+  out_col->length = n;
+  out_col->validity = validity_from_zero(*c);
+  out_col->null_count = out_col->validity.empty() ? 0 : c->null_count;
+  std::vector<Buffer> data;
+  if (any_long) data.push_back(bytes);  // no value is copied
+  out_col->buffers = view_buffers(std::move(views), std::move(data));
+  out_col->string_views = true;
+  return ColumnPtr(std::move(out_col));
+}
+
+Result<ColumnPtr> offsets_from_views(const ColumnPtr& c) {
+  const uint64_t n = c->length;
+  const std::span<const Buffer> data = view_data(*c);
+  uint64_t total = 0;
+  for (uint64_t i = 0; i < n; ++i) total += load_le<uint32_t>(view_at(*c, i));  // nulls are 0
+  OC_EXPECT(total <= kI32Max, unsupported,
+            "string column of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
+  // kMaxInlined bytes of scratch past the end let an inlined value be copied as one block.
+  Buffer offsets = Buffer::allocate_array_for_overwrite(n + 1, sizeof(int32_t));
+  Buffer bytes = Buffer::allocate_for_overwrite(total + kMaxInlined).slice(0, total);
+  int32_t* oo = offsets.mutable_as<int32_t>();
+  uint8_t* d = bytes.mutable_data();
+  int32_t pos = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    oo[i] = pos;
+    const uint8_t* v = view_at(*c, i);
+    const uint32_t size = load_le<uint32_t>(v);
+    if (size <= kMaxInlined) {
+      std::memcpy(d + pos, v + 4, kMaxInlined);
+    } else {
+      std::memcpy(d + pos, data[load_le<uint32_t>(v + 8)].data() + load_le<uint32_t>(v + 12), size);
+    }
+    pos += static_cast<int32_t>(size);
+  }
+  oo[n] = pos;
+  auto out = std::make_shared<Column>();
+  out->dtype = c->dtype;
+  out->length = n;
+  out->validity = validity_from_zero(*c);
+  out->null_count = out->validity.empty() ? 0 : c->null_count;
+  out->buffers.push_back(std::move(offsets));
+  out->buffers.push_back(std::move(bytes));
+  return ColumnPtr(std::move(out));
+}
+
+}  // namespace
+
+void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
+                uint32_t offset) noexcept {
+  std::memcpy(out, &size, 4);
+  if (size <= kMaxInlined) {
+    store_inlined(out, value, size, false);
+    return;
+  }
+  std::memcpy(out + 4, value, 4);
+  std::memcpy(out + 8, &buffer, 4);
+  std::memcpy(out + 12, &offset, 4);
+}
+
+std::vector<Buffer> view_buffers(Buffer views, std::vector<Buffer> data) {
+  std::vector<Buffer> out;
+  out.reserve(data.size() + 2);
+  out.push_back(std::move(views));
+  Buffer sizes;
+  if (!data.empty()) {
+    sizes = Buffer::allocate_array_for_overwrite(data.size(), sizeof(int64_t));
+    for (size_t k = 0; k < data.size(); ++k) {
+      const auto size = static_cast<int64_t>(data[k].size());
+      std::memcpy(sizes.mutable_data() + k * sizeof(int64_t), &size, sizeof(int64_t));
+    }
+  }
+  for (Buffer& b : data) out.push_back(std::move(b));
+  out.push_back(std::move(sizes));
+  return out;
+}
+
+std::span<const Buffer> view_data(const Column& c) noexcept {
+  return {c.buffers.data() + 1, c.buffers.size() - 2};
+}
+
+Result<ColumnPtr> make_views_column(const DTypePtr& t, uint64_t n, Buffer validity,
+                                    int64_t null_count, Buffer views, std::vector<Buffer> data) {
+  OC_EXPECT(holds_at_least(views.size(), n, kViewBytes), corrupt,
+            "string views buffer of {} bytes holds fewer than {} views", views.size(), n);
+  OC_EXPECT(data.size() <= kI32Max, corrupt, "{} string data buffers exceed Arrow's i32 index",
+            data.size());
+  auto valid = [&](uint64_t i) { return validity.empty() || bitmap_get(validity.data(), i); };
+  // Arrow aligns views to 16 bytes; a slice of a segment might not be.
+  bool canonical = reinterpret_cast<uintptr_t>(views.data()) % alignof(int64_t) == 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    OC_ASSIGN_OR_RETURN(bool ok, check_view(views.data() + i * kViewBytes, valid(i), data, i));
+    canonical = canonical && ok;
+  }
+  if (!canonical) {
+    Buffer fixed = Buffer::allocate_array_for_overwrite(n, kViewBytes);
+    for (uint64_t i = 0; i < n; ++i) {
+      const uint8_t* v = views.data() + i * kViewBytes;
+      uint8_t* o = fixed.mutable_data() + i * kViewBytes;
+      if (!valid(i)) {
+        std::memset(o, 0, kViewBytes);
+        continue;
+      }
+      const uint32_t size = load_le<uint32_t>(v);
+      const uint32_t buffer = load_le<uint32_t>(v + 8), offset = load_le<uint32_t>(v + 12);
+      store_view(o, size <= kMaxInlined ? v + 4 : data[buffer].data() + offset, size, buffer,
+                 offset);
+    }
+    views = std::move(fixed);
+  } else {
+    views = views.slice(0, n * kViewBytes);
+  }
+  auto c = std::make_shared<Column>();
+  c->dtype = t;
+  c->length = n;
+  c->validity = std::move(validity);
+  c->null_count = c->validity.empty() ? 0 : null_count;
+  c->buffers = view_buffers(std::move(views), std::move(data));
+  c->string_views = true;
+  return ColumnPtr(std::move(c));
+}
+
+std::string_view string_at(const Column& c, uint64_t i) noexcept {
+  if (!c.string_views) {
+    const int32_t* o = c.offsets();
+    return {reinterpret_cast<const char*>(c.buffers[1].data()) + o[i],
+            static_cast<size_t>(o[i + 1] - o[i])};
+  }
+  const uint8_t* v = view_at(c, i);
+  const uint32_t size = load_le<uint32_t>(v);
+  const uint8_t* at = size <= kMaxInlined
+                          ? v + 4
+                          : c.buffers[1 + load_le<uint32_t>(v + 8)].data() + load_le<uint32_t>(v + 12);
+  return {reinterpret_cast<const char*>(at), size};
+}
+
+Result<ColumnPtr> string_offsets(const ColumnPtr& c) {
+  return c->string_views ? offsets_from_views(c) : c;
+}
+
+Result<ColumnPtr> with_string_layout(const ColumnPtr& c, StringLayout to) {
+  const DType& s = c->dtype->storage();
+  switch (s.kind) {
+    case TypeKind::utf8:
+    case TypeKind::binary:
+      if (c->string_views == (to == StringLayout::views)) return c;
+      return to == StringLayout::views ? views_from_offsets(c) : offsets_from_views(c);
+    case TypeKind::struct_:
+    case TypeKind::list:
+    case TypeKind::fixed_size_list: {
+      std::vector<ColumnPtr> kids;
+      bool changed = false;
+      for (const ColumnPtr& k : c->children) {
+        OC_ASSIGN_OR_RETURN(ColumnPtr converted, with_string_layout(k, to));
+        changed = changed || converted != k;
+        kids.push_back(std::move(converted));
+      }
+      if (!changed) return c;
+      auto out = std::make_shared<Column>(*c);
+      out->children = std::move(kids);
+      return ColumnPtr(std::move(out));
+    }
+    default:
+      return c;
+  }
+}
+
+Buffer gather_views(const Column& c, std::span<const uint64_t> idx, const uint8_t* valid) {
+  const uint64_t n = idx.size();
+  Buffer out = Buffer::allocate_array_for_overwrite(n, kViewBytes);
+  const uint8_t* in = c.buffers[0].data() + c.offset * kViewBytes;
+  uint8_t* o = out.mutable_data();
+  if (valid == nullptr) {
+    for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
+    return out;
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (bitmap_get(valid, i)) std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
+    else std::memset(o + i * kViewBytes, 0, kViewBytes);
+  }
+  return out;
+}
+
+Result<ConcatenatedViews> concat_views(std::span<const ColumnPtr> parts) {
+  uint64_t rows = 0, buffers = 0;
+  for (const ColumnPtr& p : parts) {
+    rows += p->length;
+    buffers += view_data(*p).size();
+  }
+  OC_EXPECT(buffers <= kI32Max, invalid, "concat of {} string data buffers exceeds Arrow's i32 index",
+            buffers);
+  ConcatenatedViews out;
+  out.views = Buffer::allocate_array_for_overwrite(rows, kViewBytes);
+  out.data.reserve(buffers);
+  uint8_t* o = out.views.mutable_data();
+  for (const ColumnPtr& p : parts) {
+    const auto base = static_cast<uint32_t>(out.data.size());
+    if (p->length > 0) std::memcpy(o, view_at(*p, 0), p->length * kViewBytes);
+    if (base > 0) {
+      for (uint64_t i = 0; i < p->length; ++i) {
+        uint8_t* v = o + i * kViewBytes;
+        if (load_le<uint32_t>(v) > kMaxInlined) {
+          const uint32_t renumbered = load_le<uint32_t>(v + 8) + base;
+          std::memcpy(v + 8, &renumbered, 4);
+        }
+      }
+    }
+    o += p->length * kViewBytes;
+    const std::span<const Buffer> d = view_data(*p);
+    out.data.insert(out.data.end(), d.begin(), d.end());
+  }
+  return out;
+}
+
+}  // namespace oc::format
