@@ -103,6 +103,26 @@ std::vector<uint64_t> unsigned_values(const Column& c) {
   return out;
 }
 
+namespace {
+template <class T>
+uint64_t max_of(const uint8_t* p, uint64_t n) {
+  T m = 0;
+  for (uint64_t i = 0; i < n; ++i) m = std::max(m, load_le<T>(p + i * sizeof(T)));
+  return m;
+}
+}  // namespace
+
+uint64_t max_unsigned(const Column& c) noexcept {
+  const size_t width = fixed_width_of(*c.dtype);
+  const uint8_t* p = c.buffers[0].data() + c.offset * width;
+  switch (width) {
+    case 1: return max_of<uint8_t>(p, c.length);
+    case 2: return max_of<uint16_t>(p, c.length);
+    case 4: return max_of<uint32_t>(p, c.length);
+    default: return max_of<uint64_t>(p, c.length);
+  }
+}
+
 Buffer validity_from_zero(const Column& c) {
   if (c.validity.empty() || c.null_count == 0) return Buffer();
   if (c.offset == 0) return c.validity;
@@ -397,6 +417,40 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
     default: return OC_ERROR(Errc::unsupported, "take on {}", c->dtype->to_string());
   }
   return ColumnPtr(std::move(out));
+}
+
+Result<ColumnPtr> gather_codes(const ColumnPtr& values, const Column& codes) {
+  const uint64_t n = codes.length;
+  const uint64_t limit = values->length;
+  auto out_of_range = [&](uint64_t i) {
+    return OC_ERROR(Errc::corrupt, "dict code {} at position {} is past the {} dictionary values",
+                    unsigned_at(codes, i), i, limit);
+  };
+  if (codes.null_count == 0) {
+    // The largest code tells (one pass in the codes' width, which vectorises); the position is
+    // looked for only when one is out of range.
+    if (n > 0 && max_unsigned(codes) >= limit) {
+      for (uint64_t i = 0; i < n; ++i) {
+        if (unsigned_at(codes, i) >= limit) return out_of_range(i);
+      }
+    }
+    if (values->string_views && values->null_count == 0) {
+      auto out = std::make_shared<Column>();
+      out->dtype = values->dtype;
+      out->length = n;
+      std::vector<Buffer> data(view_data(*values).begin(), view_data(*values).end());
+      out->buffers = view_buffers(gather_views_by_code(*values, codes), std::move(data));
+      out->string_views = true;
+      return ColumnPtr(std::move(out));
+    }
+    return take(values, unsigned_values(codes));
+  }
+  std::vector<uint64_t> idx = unsigned_values(codes);
+  const Buffer valid = validity_from_zero(codes);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (idx[i] >= limit && codes.is_valid(i)) return out_of_range(i);
+  }
+  return take(values, idx, valid.data());
 }
 
 Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {

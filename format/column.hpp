@@ -73,6 +73,10 @@ struct Column {
 /// whatever their slots hold. Same caller contract as `unsigned_at`.
 [[nodiscard]] std::vector<uint64_t> unsigned_values(const Column& c);
 
+/// The largest value of an unsigned integer column (u8 to u64), nulls included as whatever
+/// their slots hold; 0 for no rows. Same caller contract as `unsigned_at`.
+[[nodiscard]] uint64_t max_unsigned(const Column& c) noexcept;
+
 /// Arrow C Data Interface format string for @p t ("l", "vu", "+s", "tss:UTC", ...), with
 /// strings and binaries in layout @p strings.
 [[nodiscard]] Result<std::string> arrow_format(const DType& t, StringLayout strings);
@@ -108,6 +112,12 @@ void copy_bits(const uint8_t* src, uint64_t src_off, uint8_t* dst, uint64_t dst_
 /// @p index_valid (optional, one bit per index) marks indices that produce a null.
 [[nodiscard]] Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> indices,
                                      const uint8_t* index_valid = nullptr);
+
+/// A dictionary's gather: row i of the result is row codes[i] of @p values, null where the code
+/// is null; @p codes is an unsigned integer column (u8 to u64). A valid code at or past
+/// values->length is `Errc::corrupt`, naming it and its position. String views without nulls
+/// are gathered in the codes' own width, 16 bytes a row.
+[[nodiscard]] Result<ColumnPtr> gather_codes(const ColumnPtr& values, const Column& codes);
 
 /// Concatenates columns of one dtype.
 [[nodiscard]] Result<ColumnPtr> concat(std::span<const ColumnPtr> parts);

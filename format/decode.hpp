@@ -111,6 +111,12 @@ class DecodeContext {
   /// loops that compute what to name when it does not.
   [[nodiscard]] bool reads_in_part() const noexcept { return partial_ != nullptr && !whole_; }
 
+  /// The layout the decode's consumer wants its strings in: decoders that can write either
+  /// (a dictionary's gather, FSST) write this one; others give their natural layout (a
+  /// varbinview its views), and the scan converts at the end (format/string_views.hpp).
+  [[nodiscard]] StringLayout strings() const noexcept { return strings_; }
+  void prefer_strings(StringLayout strings) noexcept { strings_ = strings; }
+
   /// The window a window-aware decoder must honour, if any.
   [[nodiscard]] const std::optional<RowWindow>& window() const noexcept { return window_; }
 
@@ -139,6 +145,7 @@ class DecodeContext {
   std::optional<RowWindow> window_;
   PartialSegment* partial_ = nullptr;
   bool whole_ = false;  // inside a decode whose whole subtree was needed already
+  StringLayout strings_ = StringLayout::views;
   uint32_t max_depth_;
   uint64_t max_bytes_;
 };

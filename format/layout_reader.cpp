@@ -246,6 +246,7 @@ class FlatReader final : public LayoutReader {
       }
       OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
       DecodeContext ctx;
+      ctx.prefer_strings(strings_);
       auto col = rows.size() == row_count() ? ctx.decode(*tree, dtype_, row_count())
                                             : ctx.decode_slice(*tree, dtype_, row_count(), rows);
       if (!col.ok()) {
@@ -267,6 +268,7 @@ class FlatReader final : public LayoutReader {
     // Only the taken rows are decoded, so the result is not kept for later reads.
     OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
     DecodeContext ctx;
+    ctx.prefer_strings(strings_);
     auto col = ctx.decode_take(*tree, dtype_, row_count(), rows);
     if (!col.ok()) {
       return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
@@ -318,6 +320,7 @@ class FlatReader final : public LayoutReader {
       partial_tree_ = std::move(tree).value();
     }
     DecodeContext ctx;
+    ctx.prefer_strings(strings_);
     ctx.read_in_part(partial_.get());
     auto col = ctx.decode_take(*partial_tree_, dtype_, row_count(), rows);
     if (partial_->has_pending()) return not_yet();
@@ -432,6 +435,9 @@ class ChunkedReader final : public LayoutReader {
       chunks_[i]->plan_rows(mine);
     }
   }
+  void prefer_strings(StringLayout strings) override {
+    for (auto& c : chunks_) c->prefer_strings(strings);
+  }
   void release() override {
     for (auto& c : chunks_) c->release();
   }
@@ -531,6 +537,9 @@ class StructReader final : public LayoutReader {
     if (validity_) validity_->plan_rows(ranges);
     for (auto& f : fields_) f->plan_rows(ranges);
   }
+  void prefer_strings(StringLayout strings) override {
+    for (auto& f : fields_) f->prefer_strings(strings);
+  }
 
  private:
   std::unique_ptr<LayoutReader> validity_;
@@ -554,23 +563,30 @@ class DictReader final : public LayoutReader {
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
     OC_TRY(load_values());
-    if (!values_viewed_) {
-      // Scans gather from the dictionary again and again: views make each row 16 bytes copied
-      // instead of its value (a take, which gathers a few rows once, leaves the values as
-      // they are).
-      OC_ASSIGN_OR_RETURN(values_col_, with_string_layout(values_col_, StringLayout::views));
-      values_viewed_ = true;
+    if (!values_laid_out_) {
+      // Scans gather from the dictionary again and again, so its strings are put once in the
+      // layout the rows are delivered in: views make a row 16 bytes copied instead of its value,
+      // offsets a copy of the value, not of a view and then the value. (A take, which gathers a
+      // few rows once, leaves the values as they are.)
+      OC_ASSIGN_OR_RETURN(values_col_, with_string_layout(values_col_, strings_));
+      values_laid_out_ = true;
     }
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
-    return gather(*codes, [&](uint64_t i) { return begin + i; });
+    auto out = gather(*codes);
+    if (!out.ok()) return std::move(out.error()).with_context(fmt::format("rows [{}, {})", begin, end));
+    return out;
   }
   Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
     OC_TRY(load_values());
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->take(rows));
-    return gather(*codes, [&](uint64_t i) { return rows[i]; });
+    return gather(*codes);
   }
   void release() override { codes_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { codes_->plan_rows(ranges); }
+  void prefer_strings(StringLayout strings) override {
+    strings_ = strings;
+    values_->prefer_strings(strings);
+  }
 
   // The predicate runs once per dictionary value (kept for the next call with the same
   // predicate), then each row takes its code's verdict; a null code takes the verdict on null.
@@ -600,33 +616,10 @@ class DictReader final : public LayoutReader {
     }
     return {};
   }
-  // The values of @p codes from values_col_; row_of(i) numbers code i in error messages.
-  template <class RowOf>
-  Result<ColumnPtr> gather(const Column& codes, RowOf row_of) {
-    // Codes are unsigned: make_layout_reader checked codes_ptype.
-    std::vector<uint64_t> idx = unsigned_values(codes);
-    Buffer code_valid;
-    if (codes.null_count > 0) {
-      code_valid = make_bitmap(codes.length, false);
-      for (uint64_t i = 0; i < codes.length; ++i) {
-        if (codes.is_valid(i)) bitmap_set(code_valid.mutable_data(), i, true);
-      }
-    }
-    // Codes come from the file: an out-of-range one is corruption, not a caller's bad index.
-    // Without nulls, the largest code tells (one pass that vectorises); the row is looked for
-    // only when one is out of range.
-    const uint64_t values = values_col_->length;
-    uint64_t largest = 0;
-    if (codes.null_count == 0) {
-      for (uint64_t code : idx) largest = std::max(largest, code);
-    }
-    if (codes.null_count != 0 || (!idx.empty() && largest >= values)) {
-      for (uint64_t i = 0; i < codes.length; ++i) {
-        OC_EXPECT(idx[i] < values || !codes.is_valid(i), corrupt,
-                  "dict code {} at row {} is past the {} dictionary values", idx[i], row_of(i), values);
-      }
-    }
-    OC_ASSIGN_OR_RETURN(ColumnPtr out, format::take(values_col_, idx, code_valid.empty() ? nullptr : code_valid.data()));
+  // The values of @p codes from values_col_ (codes are unsigned: make_layout_reader checked
+  // codes_ptype); an out-of-range code is corruption, not a caller's bad index.
+  Result<ColumnPtr> gather(const Column& codes) {
+    OC_ASSIGN_OR_RETURN(ColumnPtr out, gather_codes(values_col_, codes));
     if (out->dtype != dtype_) {
       auto fixed = std::make_shared<Column>(*out);
       fixed->dtype = dtype_;
@@ -654,7 +647,7 @@ class DictReader final : public LayoutReader {
   std::unique_ptr<LayoutReader> values_;
   std::unique_ptr<LayoutReader> codes_;
   ColumnPtr values_col_;
-  bool values_viewed_ = false;  // values_col_'s strings are views
+  bool values_laid_out_ = false;  // values_col_'s strings are in the layout strings_ names
   const BoundExpr* verdict_for_ = nullptr;  // the predicate value_truth_ holds verdicts of
   std::vector<uint8_t> value_truth_;
   uint8_t null_truth_ = static_cast<uint8_t>(Truth::null);
@@ -713,6 +706,7 @@ class ZonedReader final : public LayoutReader {
   Result<ColumnPtr> take(std::span<const uint64_t> rows) override { return data_->take(rows); }
   void release() override { data_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { data_->plan_rows(ranges); }
+  void prefer_strings(StringLayout strings) override { data_->prefer_strings(strings); }
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
     return data_->evaluate(pred, begin, end);
   }

@@ -143,6 +143,9 @@ class LayoutReader {
   /// read, so that a chunk cut by them decodes just the planned run that a read falls in (a
   /// slice decode). Without a plan every chunk decodes whole.
   virtual void plan_rows(std::span<const RowWindow> ranges) = 0;
+  /// Tells the reader, and those below it, the layout its reads' strings will be delivered in
+  /// (`DecodeContext::strings`); views unless told.
+  virtual void prefer_strings(StringLayout strings) { strings_ = strings; }
   /// Evaluates @p pred, a filter bound against the one-field struct {value: dtype()}, on rows
   /// [begin, end): one Truth byte per row. Readers that can evaluate without decoding every
   /// row (dictionaries, compressed segments) override it; the base reads and evaluates.
@@ -174,6 +177,7 @@ class LayoutReader {
   LayoutPtr layout_;
   DTypePtr dtype_;
   SegmentCache& cache_;
+  StringLayout strings_ = StringLayout::views;
 };
 
 /// Builds the reader for @p layout read as @p dtype.

@@ -53,6 +53,7 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
   SegmentCache cache(source_, footer_);
   cache.read_takes_in_part(defaults().take_partial_segment_bytes);
   OC_ASSIGN_OR_RETURN(auto table, open_table_reader(*this, columns, cache));
+  table.reader->prefer_strings(strings);
   std::vector<uint32_t> ids;
   for (uint64_t r : unique) table.reader->collect_segments(r, r + 1, ids);
   std::sort(ids.begin(), ids.end());

@@ -86,7 +86,10 @@ class FileScan final : public Scan {
     if (!rest.empty() || (!filter_.reader && pushdowns_.empty())) {
       OC_ASSIGN_OR_RETURN(rest_, open_table_reader(*file_, rest, cache_));
     }
-    for (LayoutReader* r : readers()) r->plan_rows(keep);
+    for (LayoutReader* r : readers()) {
+      r->plan_rows(keep);
+      r->prefer_strings(opts_.strings);
+    }
     // Splits: cut at every chunk boundary of every column read and at the pruning boundaries,
     // keep the pieces inside the surviving ranges.
     std::vector<uint64_t> points;

@@ -61,40 +61,21 @@ Result<bool> check_view(const uint8_t* v, bool valid, std::span<const Buffer> da
 
 Result<ColumnPtr> views_from_offsets(const ColumnPtr& c) {
   const uint64_t n = c->length;
-  const int32_t* o = c->offsets();
   const Buffer& bytes = c->buffers[1];
+  Buffer validity = validity_from_zero(*c);
   Buffer views = Buffer::allocate_array_for_overwrite(n, kViewBytes);
-  uint8_t* out = views.mutable_data();
-  const uint8_t* in = bytes.data();
-  // Values starting at or before this offset can be read as 12 bytes within the buffer.
-  const int64_t block_from_limit = static_cast<int64_t>(bytes.size()) - kMaxInlined;
-  bool any_long = false;
-  for (uint64_t i = 0; i < n; ++i) {
-    uint8_t* v = out + i * kViewBytes;
-    if (!c->is_valid(i)) {
-      std::memset(v, 0, kViewBytes);
-      continue;
-    }
-    const int32_t a = o[i];
-    const auto size = static_cast<uint32_t>(o[i + 1] - a);
-    if (size <= kMaxInlined) {
-      std::memcpy(v, &size, 4);
-      store_inlined(v, in + a, size, a <= block_from_limit);
-    } else {
-      store_view(v, in + a, size, 0, static_cast<uint32_t>(a));
-      any_long = true;
-    }
-  }
-  auto out_col = std::make_shared<Column>();
-  out_col->dtype = c->dtype;
-  out_col->length = n;
-  out_col->validity = validity_from_zero(*c);
-  out_col->null_count = out_col->validity.empty() ? 0 : c->null_count;
+  const bool any_long = store_views(views.mutable_data(), c->offsets(), bytes.data(), bytes.size(),
+                                    validity.empty() ? nullptr : validity.data(), 0, n);
+  auto out = std::make_shared<Column>();
+  out->dtype = c->dtype;
+  out->length = n;
+  out->null_count = validity.empty() ? 0 : c->null_count;
+  out->validity = std::move(validity);
   std::vector<Buffer> data;
   if (any_long) data.push_back(bytes);  // no value is copied
-  out_col->buffers = view_buffers(std::move(views), std::move(data));
-  out_col->string_views = true;
-  return ColumnPtr(std::move(out_col));
+  out->buffers = view_buffers(std::move(views), std::move(data));
+  out->string_views = true;
+  return ColumnPtr(std::move(out));
 }
 
 Result<ColumnPtr> offsets_from_views(const ColumnPtr& c) {
@@ -133,6 +114,30 @@ Result<ColumnPtr> offsets_from_views(const ColumnPtr& c) {
 }
 
 }  // namespace
+
+bool store_views(uint8_t* views, const int32_t* offsets, const uint8_t* bytes, uint64_t readable,
+                 const uint8_t* valid, uint64_t first, uint64_t last) noexcept {
+  // Values starting at or before this offset can be read as 12 bytes within the buffer.
+  const int64_t block_from_limit = static_cast<int64_t>(readable) - kMaxInlined;
+  bool any_long = false;
+  for (uint64_t i = first; i < last; ++i) {
+    uint8_t* v = views + i * kViewBytes;
+    if (valid != nullptr && !bitmap_get(valid, i)) {
+      std::memset(v, 0, kViewBytes);
+      continue;
+    }
+    const int32_t a = offsets[i];
+    const auto size = static_cast<uint32_t>(offsets[i + 1] - a);
+    if (size <= kMaxInlined) {
+      std::memcpy(v, &size, 4);
+      store_inlined(v, bytes + a, size, a <= block_from_limit);
+    } else {
+      store_view(v, bytes + a, size, 0, static_cast<uint32_t>(a));
+      any_long = true;
+    }
+  }
+  return any_long;
+}
 
 void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
                 uint32_t offset) noexcept {
@@ -265,6 +270,30 @@ Buffer gather_views(const Column& c, std::span<const uint64_t> idx, const uint8_
   for (uint64_t i = 0; i < n; ++i) {
     if (bitmap_get(valid, i)) std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
     else std::memset(o + i * kViewBytes, 0, kViewBytes);
+  }
+  return out;
+}
+
+namespace {
+template <class T>
+void gather_by(const uint8_t* views, const uint8_t* codes, uint64_t n, uint8_t* out) {
+  for (uint64_t i = 0; i < n; ++i) {
+    std::memcpy(out + i * kViewBytes, views + load_le<T>(codes + i * sizeof(T)) * kViewBytes, kViewBytes);
+  }
+}
+}  // namespace
+
+Buffer gather_views_by_code(const Column& values, const Column& codes) {
+  const uint64_t n = codes.length;
+  Buffer out = Buffer::allocate_array_for_overwrite(n, kViewBytes);
+  const uint8_t* in = view_at(values, 0);
+  const size_t width = fixed_width_of(*codes.dtype);
+  const uint8_t* c = codes.buffers[0].data() + codes.offset * width;
+  switch (width) {
+    case 1: gather_by<uint8_t>(in, c, n, out.mutable_data()); break;
+    case 2: gather_by<uint16_t>(in, c, n, out.mutable_data()); break;
+    case 4: gather_by<uint32_t>(in, c, n, out.mutable_data()); break;
+    default: gather_by<uint64_t>(in, c, n, out.mutable_data()); break;
   }
   return out;
 }

@@ -61,6 +61,14 @@ inline constexpr uint32_t kMaxInlined = 12;
 void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
                 uint32_t offset) noexcept;
 
+/// Writes at @p views the canonical views of rows [first, last) of values stored back to back in
+/// @p bytes, row i's being bytes [offsets[i], offsets[i + 1]); @p readable bytes of @p bytes may
+/// be read (at least up to the last value's end). Rows clear in @p valid (a bitmap from bit 0;
+/// nullptr: all valid) get null views; long values name data buffer 0 at their offset.
+/// @return whether any value is long (the views need @p bytes as their data buffer).
+bool store_views(uint8_t* views, const int32_t* offsets, const uint8_t* bytes, uint64_t readable,
+                 const uint8_t* valid, uint64_t first, uint64_t last) noexcept;
+
 /// Row @p i of a utf8/binary column in either layout (the caller knows the row is valid).
 [[nodiscard]] std::string_view string_at(const Column& c, uint64_t i) noexcept;
 
@@ -76,6 +84,10 @@ void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buff
 /// bits, when given) is clear gets a null view. Indices are checked by the caller.
 [[nodiscard]] Buffer gather_views(const Column& c, std::span<const uint64_t> idx,
                                   const uint8_t* valid);
+
+/// Rows codes[0..n) of views column @p values, for an unsigned integer column @p codes (u8 to
+/// u64) without nulls whose every value is below values.length (checked by the caller).
+[[nodiscard]] Buffer gather_views_by_code(const Column& values, const Column& codes);
 
 /// The views of @p parts (views columns) back to back, and their data buffers in order, each
 /// view renumbered to its buffer's new index; `Errc::invalid` past 2^31 data buffers.

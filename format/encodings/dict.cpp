@@ -38,60 +38,58 @@ Result<DictShape> parse_dict(const ArrayView& node, const DTypePtr& t) {
 
 namespace {
 
-// Checks the bytes that gathering @p indices (valid where @p valid, when given) from @p values
-// will allocate.
-Result<void> check_gather(const Column& values, const std::vector<uint64_t>& indices,
-                          const uint8_t* valid, DecodeContext& ctx) {
+// Checks the bytes that gathering @p codes from @p values will allocate.
+Result<void> check_gather(const Column& values, const Column& codes, DecodeContext& ctx) {
   const DType& t = values.dtype->storage();
   if (t.kind != TypeKind::utf8 && t.kind != TypeKind::binary) {
     const uint64_t width = std::max<uint64_t>(fixed_width_of(t), 1);
-    return ctx.check_alloc(indices.size(), width, "dict values");
+    return ctx.check_alloc(codes.length, width, "dict values");
   }
-  if (values.string_views) return ctx.check_alloc(indices.size(), kViewBytes, "dict values");
+  if (values.string_views) return ctx.check_alloc(codes.length, kViewBytes, "dict values");
+  // Offsets: a few codes can repeat a large value many times. Codes out of range are
+  // gather_codes' to report.
   const int32_t* offsets = values.offsets();
   uint64_t total = 0;
-  for (size_t i = 0; i < indices.size(); ++i) {
-    if ((valid && !bitmap_get(valid, i)) || !values.is_valid(indices[i])) continue;
-    total = saturating_add(total, static_cast<uint64_t>(offsets[indices[i] + 1] - offsets[indices[i]]));
+  for (uint64_t i = 0; i < codes.length; ++i) {
+    const uint64_t code = unsigned_at(codes, i);
+    if (!codes.is_valid(i) || code >= values.length || !values.is_valid(code)) continue;
+    total = saturating_add(total, static_cast<uint64_t>(offsets[code + 1] - offsets[code]));
   }
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "dict gathers {} bytes of strings, past Arrow's 2 GiB i32 offsets", total);
   return ctx.check_alloc(total, "dict values");
 }
 
-// String @p values to gather @p rows rows from, in the layout that costs least: views (16
-// bytes a row, no value copied) unless the values are offsets and fewer rows than values are
-// gathered (a take from a large dictionary), where copying the rows' values costs less than
-// viewing every value.
-Result<ColumnPtr> strings_to_gather(const ColumnPtr& values, uint64_t rows) {
+// String @p values to gather @p rows rows from, in the layout that costs least for strings
+// delivered as @p wanted: views (16 bytes a row, no value copied) or offsets (a copy of each
+// row's value). The dictionary is converted when it has no more values than rows to gather
+// (converting costs about one gather of its size); a take from a large dictionary gathers it as
+// it is, and the scan converts the few rows.
+Result<ColumnPtr> strings_to_gather(const ColumnPtr& values, uint64_t rows, StringLayout wanted) {
   const TypeKind k = values->dtype->storage().kind;
-  if ((k != TypeKind::utf8 && k != TypeKind::binary) || values->string_views || rows < values->length) {
-    return values;
-  }
-  return with_string_layout(values, StringLayout::views);
+  if ((k != TypeKind::utf8 && k != TypeKind::binary) || rows < values->length) return values;
+  return with_string_layout(values, wanted);
 }
 
 // Row i of the result is values[codes[i]], or null where the code is.
 Result<ColumnPtr> gather_values(const ArrayView& node, const DTypePtr& t, const DictShape& shape,
                                 const ColumnPtr& codes, DecodeContext& ctx) {
   const uint64_t n = codes->length;
-  OC_ASSIGN_OR_RETURN(auto indices, unsigned_rows(*codes, "dict codes"));
-  for (uint64_t i = 0; i < n; ++i) {
-    OC_EXPECT(!codes->is_valid(i) || indices[i] < shape.values_len, corrupt,
-              "dict code {} at row {} is out of range for {} values", indices[i], i,
-              shape.values_len);
+  if (ptype_is_signed(codes->dtype->storage().ptype)) {
+    OC_TRY(unsigned_rows(*codes, "dict codes"));  // a negative code is corrupt, not a large one
   }
   // An empty dictionary has nothing to gather from: only all-null rows can refer to it.
-  if (shape.values_len == 0) return make_all_null(t, n);
-
+  if (shape.values_len == 0) {
+    OC_EXPECT(codes->null_count == static_cast<int64_t>(n), corrupt,
+              "dict codes refer to an empty dictionary");
+    return make_all_null(t, n);
+  }
   OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode(node.children[1], t, shape.values_len));
-  OC_ASSIGN_OR_RETURN(values, strings_to_gather(values, n));
-  const Buffer codes_validity = validity_from_zero(*codes);
-  const uint8_t* valid = codes_validity.empty() ? nullptr : codes_validity.data();
-  OC_TRY(check_gather(*values, indices, valid, ctx));
-  auto taken = take(values, indices, valid);
-  if (!taken.ok()) return std::move(taken.error()).with_context("gathering dict values");
-  return taken;
+  OC_ASSIGN_OR_RETURN(values, strings_to_gather(values, n, ctx.strings()));
+  OC_TRY(check_gather(*values, *codes, ctx));
+  auto gathered = gather_codes(values, *codes);
+  if (!gathered.ok()) return std::move(gathered.error()).with_context("gathering dict values");
+  return gathered;
 }
 
 Result<ColumnPtr> decode_dict(const ArrayView& node, const DTypePtr& t, uint64_t len,

@@ -26,6 +26,7 @@
 #include "format/encodings/fsst.hpp"
 #include "format/encodings/fsst_table.hpp"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -77,7 +78,9 @@ Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, D
 }
 
 // Decompresses row i = 0..n-1 from codes [begins[i], ends[i]) of @p code_bytes to exactly
-// lengths[i] bytes, into an Arrow column of n rows with @p validity (n bits from 0, or empty).
+// lengths[i] bytes, into an Arrow column of n rows with @p validity (n bits from 0, or empty),
+// in the layout the context asks for. The values lie back to back either way; views are
+// written by each slice right after it decompressed its rows, while they are in cache.
 Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& code_bytes,
                                   std::span<const uint64_t> begins, std::span<const uint64_t> ends,
                                   std::span<const uint64_t> lengths, Buffer validity,
@@ -89,12 +92,23 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
               code_bytes.size());
   }
   OC_ASSIGN_OR_RETURN(const uint64_t total, fsst::total_row_bytes(lengths));
-  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(n + 1, sizeof(int32_t))), "fsst values"));
+  const bool views = ctx.strings() == StringLayout::views;
+  const uint64_t per_row = views ? kViewBytes : sizeof(int32_t);
+  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(n + 1, per_row)), "fsst values"));
 
-  Buffer offsets = Buffer::allocate_array_for_overwrite(n + 1, sizeof(int32_t));
+  // Views need the offsets only while they are written.
+  std::vector<int32_t> starts;
+  Buffer offsets, view_buffer;
+  if (views) {
+    starts.resize(n + 1);
+    view_buffer = Buffer::allocate_array_for_overwrite(n, kViewBytes);
+  } else {
+    offsets = Buffer::allocate_array_for_overwrite(n + 1, sizeof(int32_t));
+  }
   // 8 bytes of scratch past the end let every symbol be stored as one word (fsst::decompress).
-  Buffer bytes = Buffer::allocate_for_overwrite(total + sizeof(uint64_t)).slice(0, total);
-  int32_t* out_offsets = offsets.mutable_as<int32_t>();
+  const uint64_t readable = total + sizeof(uint64_t);
+  Buffer bytes = Buffer::allocate_for_overwrite(readable).slice(0, total);
+  int32_t* out_offsets = views ? starts.data() : offsets.mutable_as<int32_t>();
   uint64_t pos = 0;
   for (uint64_t i = 0; i < n; ++i) {
     out_offsets[i] = static_cast<int32_t>(pos);
@@ -104,6 +118,7 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   // Every row's place is known from the lengths, so slices of rows decompress side by side.
   // A slice may write its symbol words past its own end only when it is the last one.
   const size_t slices = std::max<size_t>(1, std::min<size_t>(decode_threads(), n / kParallelFromRows));
+  std::vector<uint8_t> any_long(slices, 0);
   OC_TRY(parallel_for(slices, n, [&](size_t s) -> Result<void> {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
     const uint64_t limit = s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
@@ -121,6 +136,12 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
                         r.written, lengths[i]);
       }
     }
+    if (views) {
+      // Bytes past this slice's own may still be on their way from the next slice: reads
+      // stay within the slice (or the scratch, for the last one).
+      any_long[s] = store_views(view_buffer.mutable_data(), out_offsets, bytes.data(), limit,
+                                validity.empty() ? nullptr : validity.data(), first, last);
+    }
     return {};
   }));
 
@@ -129,8 +150,15 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   c->length = n;
   c->validity = std::move(validity);
   c->null_count = null_count;
-  c->buffers.push_back(std::move(offsets));
-  c->buffers.push_back(std::move(bytes));
+  if (views) {
+    std::vector<Buffer> data;
+    if (std::find(any_long.begin(), any_long.end(), 1) != any_long.end()) data.push_back(std::move(bytes));
+    c->buffers = view_buffers(std::move(view_buffer), std::move(data));
+    c->string_views = true;
+  } else {
+    c->buffers.push_back(std::move(offsets));
+    c->buffers.push_back(std::move(bytes));
+  }
   return ColumnPtr(std::move(c));
 }
 

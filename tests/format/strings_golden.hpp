@@ -77,20 +77,33 @@ inline Row row_of(const format::Column& c, uint64_t i) {
 
 /// Decodes golden case @p name as @p t and checks every row against the oracle.
 /// @return the case, for tests that go on to alter its tree.
+/// Decodes golden case @p name as @p t, its strings preferred as @p strings (DecodeContext).
+inline ColumnPtr decode_as(const Case& g, const DTypePtr& t, format::StringLayout strings) {
+  format::DecodeContext ctx;
+  ctx.prefer_strings(strings);
+  auto c = ctx.decode(g.root, t, g.rows.size());
+  if (!c.ok()) FAIL(c.error().to_string());
+  return *c;
+}
+
+/// Decodes golden case @p name as @p t, with strings preferred as views and as offsets, and
+/// checks every row of both against the oracle.
 inline Case check(const std::string& name, const DTypePtr& t) {
   INFO("golden case " << name);
   Case g = load(name);
-  auto c = decode(g.root, t, g.rows.size());
-  if (!c.ok()) FAIL(c.error().to_string());
-  const format::Column& col = **c;
-  REQUIRE(col.length == g.rows.size());
-  int64_t nulls = 0;
-  for (uint64_t i = 0; i < col.length; ++i) {
-    INFO("row " << i);
-    REQUIRE(row_of(col, i) == g.rows[i]);
-    nulls += g.rows[i].valid ? 0 : 1;
+  for (const auto strings : {format::StringLayout::views, format::StringLayout::offsets}) {
+    INFO("strings preferred as " << (strings == format::StringLayout::views ? "views" : "offsets"));
+    const ColumnPtr c = decode_as(g, t, strings);
+    const format::Column& col = *c;
+    REQUIRE(col.length == g.rows.size());
+    int64_t nulls = 0;
+    for (uint64_t i = 0; i < col.length; ++i) {
+      INFO("row " << i);
+      REQUIRE(row_of(col, i) == g.rows[i]);
+      nulls += g.rows[i].valid ? 0 : 1;
+    }
+    CHECK(col.null_count == nulls);
   }
-  CHECK(col.null_count == nulls);
   return g;
 }
 

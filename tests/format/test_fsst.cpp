@@ -36,6 +36,9 @@ ArrayView fsst_node(const std::vector<uint8_t>& codes, const std::vector<uint32_
 
 TEST_CASE("vortex.fsst golden segments decode like the oracle", "[format][fsst]") {
   auto g = strings_golden::check("fsst_utf8", DType::make_utf8(true));
+  // FSST writes the layout asked for, with no conversion after.
+  CHECK(strings_golden::decode_as(g, DType::make_utf8(true), format::StringLayout::views)->string_views);
+  CHECK_FALSE(strings_golden::decode_as(g, DType::make_utf8(true), format::StringLayout::offsets)->string_views);
   strings_golden::check("fsst_binary", DType::make_binary(false));
   // The case is meant to exercise escapes: rare characters the symbol table does not cover.
   const Buffer& codes = g.root.buffers.at(2);

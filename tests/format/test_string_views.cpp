@@ -43,7 +43,7 @@ ColumnPtr offsets_column(const std::vector<std::optional<std::string>>& v, bool 
   return c;
 }
 
-std::vector<std::optional<std::string>> values(const Column& c) {
+std::vector<std::optional<std::string>> values_of_strings(const Column& c) {
   std::vector<std::optional<std::string>> out;
   for (uint64_t i = 0; i < c.length; ++i) {
     if (c.is_valid(i)) out.emplace_back(std::string(format::string_at(c, i)));
@@ -94,7 +94,7 @@ TEST_CASE("offsets become views without copying a value, and views become offset
   REQUIRE(views.ok());
   const Column& v = **views;
   CHECK(v.string_views);
-  CHECK(values(v) == kMixed);
+  CHECK(values_of_strings(v) == kMixed);
   // Long values point into the offsets column's bytes buffer itself.
   REQUIRE(format::view_data(v).size() == 1);
   CHECK(format::view_data(v)[0].data() == offs->buffers[1].data());
@@ -110,13 +110,13 @@ TEST_CASE("offsets become views without copying a value, and views become offset
   auto back = format::with_string_layout(*views, StringLayout::offsets);
   REQUIRE(back.ok());
   CHECK_FALSE((*back)->string_views);
-  CHECK(values(**back) == kMixed);
+  CHECK(values_of_strings(**back) == kMixed);
   CHECK(format::with_string_layout(*back, StringLayout::offsets).value() == *back);  // unchanged
 
   // A slice converts its own rows only.
   auto sliced = format::with_string_layout(format::slice(offs, 3, 3), StringLayout::views);
   REQUIRE(sliced.ok());
-  CHECK(values(**sliced) == std::vector<std::optional<std::string>>(kMixed.begin() + 3, kMixed.begin() + 6));
+  CHECK(values_of_strings(**sliced) == std::vector<std::optional<std::string>>(kMixed.begin() + 3, kMixed.begin() + 6));
 }
 
 TEST_CASE("short values only need no data buffer", "[format][string_views]") {
@@ -124,7 +124,7 @@ TEST_CASE("short values only need no data buffer", "[format][string_views]") {
   REQUIRE(v.ok());
   CHECK(format::view_data(**v).empty());
   CHECK((*v)->buffers.size() == 2);  // views and an empty sizes buffer
-  CHECK(values(**v) == std::vector<std::optional<std::string>>{"a", "bc", std::nullopt});
+  CHECK(values_of_strings(**v) == std::vector<std::optional<std::string>>{"a", "bc", std::nullopt});
 }
 
 TEST_CASE("canonical varbinview segments pass through without a copy", "[format][string_views]") {
@@ -135,7 +135,7 @@ TEST_CASE("canonical varbinview segments pass through without a copy", "[format]
   REQUIRE(c.ok());
   CHECK((*c)->buffers[0].data() == views.data());
   CHECK(format::view_data(**c)[0].data() == bytes.data());
-  CHECK(values(**c) == std::vector<std::optional<std::string>>{"abc", data.substr(2)});
+  CHECK(values_of_strings(**c) == std::vector<std::optional<std::string>>{"abc", data.substr(2)});
 }
 
 TEST_CASE("views that are not canonical are rewritten, not handed on", "[format][string_views]") {
@@ -144,7 +144,7 @@ TEST_CASE("views that are not canonical are rewritten, not handed on", "[format]
   const std::string views = raw_view(2, "ab\x7f") + ref(14, "zzzz", 0, 3);
   auto c = views_node({data}, views, 2);
   REQUIRE(c.ok());
-  CHECK(values(**c) == std::vector<std::optional<std::string>>{"ab", data.substr(3, 14)});
+  CHECK(values_of_strings(**c) == std::vector<std::optional<std::string>>{"ab", data.substr(3, 14)});
   CHECK(view_bytes(**c, 0) == raw_view(2, "ab"));
   CHECK(view_bytes(**c, 1) == ref(14, "3456", 0, 3));
 }
@@ -170,7 +170,7 @@ TEST_CASE("take and concat of views share the values; nulls get zero views",
   REQUIRE(taken.ok());
   CHECK((*taken)->string_views);
   CHECK(format::view_data(**taken)[0].data() == format::view_data(*a)[0].data());
-  CHECK(values(**taken) ==
+  CHECK(values_of_strings(**taken) ==
         std::vector<std::optional<std::string>>{kMixed[5], std::nullopt, kMixed[4], std::nullopt, kMixed[7]});
   CHECK(view_bytes(**taken, 1) == std::string(16, '\0'));
 
@@ -185,7 +185,7 @@ TEST_CASE("take and concat of views share the values; nulls get zero views",
   std::vector<std::optional<std::string>> want(kMixed.begin() + 3, kMixed.begin() + 6);
   want.insert(want.end(), {"another long value here", std::nullopt, "z"});
   want.insert(want.end(), kMixed.begin(), kMixed.end());
-  CHECK(values(**all) == want);
+  CHECK(values_of_strings(**all) == want);
   CHECK((*all)->null_count == 3);
 }
 
@@ -259,4 +259,51 @@ TEST_CASE("views export as vu / vz with their data buffers and sizes", "[format]
   CHECK(array.buffers[2] == format::view_data(*v)[0].data());
   CHECK(static_cast<const int64_t*>(array.buffers[3])[0] == static_cast<int64_t>(format::view_data(*v)[0].size()));
   array.release(&array);
+}
+
+TEST_CASE("a dictionary's gather by code: views in the codes' width, nulls from either side",
+          "[format][string_views]") {
+  const ColumnPtr values =
+      format::with_string_layout(offsets_column({"zero", "one value that is long", "two"}), StringLayout::views)
+          .value();
+  auto codes_of = [](PType p, std::vector<uint64_t> v, std::vector<bool> valid = {}) {
+    auto c = std::make_shared<Column>();
+    c->dtype = DType::make_primitive(p, !valid.empty());
+    c->length = v.size();
+    const size_t w = format::ptype_width(p);
+    c->buffers = {Buffer::allocate(v.size() * w)};
+    for (size_t i = 0; i < v.size(); ++i) std::memcpy(c->buffers[0].mutable_data() + i * w, &v[i], w);
+    if (!valid.empty()) {
+      c->validity = format::make_bitmap(v.size(), true);
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (!valid[i]) {
+          format::bitmap_set(c->validity.mutable_data(), i, false);
+          ++c->null_count;
+        }
+      }
+    }
+    return c;
+  };
+  for (PType p : {PType::u8, PType::u16, PType::u32, PType::u64}) {
+    INFO(format::ptype_name(p));
+    auto got = format::gather_codes(values, *codes_of(p, {2, 0, 1, 1}));
+    REQUIRE(got.ok());
+    CHECK((*got)->string_views);
+    CHECK(values_of_strings(**got) == std::vector<std::optional<std::string>>{"two", "zero", "one value that is long",
+                                                                              "one value that is long"});
+    auto bad = format::gather_codes(values, *codes_of(p, {0, 3}));
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code() == Errc::corrupt);
+    CHECK_THAT(bad.error().message(), Catch::Contains("code 3 at position 1"));
+  }
+  // A null code, and a code past the end under a null, give null rows; a null value too.
+  auto got = format::gather_codes(values, *codes_of(PType::u8, {1, 200, 0}, {true, false, true}));
+  REQUIRE(got.ok());
+  CHECK(values_of_strings(**got) == std::vector<std::optional<std::string>>{"one value that is long", std::nullopt, "zero"});
+  const ColumnPtr with_null =
+      format::with_string_layout(offsets_column({"a", std::nullopt}), StringLayout::views).value();
+  got = format::gather_codes(with_null, *codes_of(PType::u16, {1, 0, 1}));
+  REQUIRE(got.ok());
+  CHECK(values_of_strings(**got) == std::vector<std::optional<std::string>>{std::nullopt, "a", std::nullopt});
+  CHECK((*got)->null_count == 2);
 }
