@@ -272,12 +272,22 @@ class ForEvaluator {
         for (uint64_t r = 0; r < n; ++r) out[r] = c_.is_valid(r) == node.negated ? kTrue : kFalse;
         break;
       case BoundNode::Kind::compare: {
+        // One unsigned comparison in the values' own width per row, without a branch, so that
+        // it vectorises; null rows keep kNull.
         const EncodedRange& range = node.range;
         const auto start = static_cast<U>(range.start);
-        for (uint64_t r = 0; r < n; ++r) {
-          if (!c_.is_valid(r)) continue;
-          const bool hit = !range.empty && uint64_t{static_cast<U>(u_[r] - start)} <= range.span;
-          out[r] = hit ? kTrue : kFalse;
+        const auto span = static_cast<U>(range.span);  // at most 2^w - 1
+        // Locals, not members: a byte stored through `o` may alias them as far as the compiler
+        // knows, which would reload them after every row.
+        uint8_t* o = out.data();
+        const U* u = u_;
+        if (range.empty) {
+          for (uint64_t r = 0; r < n; ++r) o[r] = kFalse;
+        } else {
+          for (uint64_t r = 0; r < n; ++r) o[r] = static_cast<uint8_t>(static_cast<U>(u[r] - start) <= span);
+        }
+        if (c_.null_count > 0) {
+          for (uint64_t r = 0; r < n; ++r) o[r] = c_.is_valid(r) ? o[r] : kNull;
         }
         break;
       }
@@ -287,17 +297,11 @@ class ForEvaluator {
         break;
       case BoundNode::Kind::and_:
       case BoundNode::Kind::or_: {
-        // Kleene: the dominant value (FALSE for AND, TRUE for OR) wins over NULL.
-        const uint8_t dominant = node.kind == BoundNode::Kind::and_ ? kFalse : kTrue;
-        out.assign(n, dominant ^ 1);
+        const bool is_and = node.kind == BoundNode::Kind::and_;
+        out.assign(n, is_and ? kTrue : kFalse);  // the identity of each
         for (const auto& child : node.children) {
           const Truths v = eval(child);
-          for (uint64_t r = 0; r < n; ++r) {
-            if (out[r] == dominant || v[r] == dominant)
-              out[r] = dominant;
-            else if (v[r] == kNull)
-              out[r] = kNull;
-          }
+          combine_truths(is_and, out.data(), v.data(), n);
         }
         break;
       }
@@ -364,6 +368,15 @@ Result<MaybeTruths> eval_for(const BoundExpr& pred, const ArrayView& node, const
   }
 }
 
+// vortex.ext (dates, timestamps): its storage child holds the values, so the filter runs on the
+// child's encoding with the extension's type, which says how literals compare (format/encodings/ext.cpp).
+Result<MaybeTruths> eval_ext(const BoundExpr& pred, const ArrayView& node, const DTypePtr& t,
+                             uint64_t len, RowWindow window, DecodeContext& ctx) {
+  OC_TRY(expect_shape(node, 0, 1, 1));
+  OC_EXPECT(t->kind == TypeKind::extension, corrupt, "vortex.ext for {}", t->to_string());
+  return evaluate_compressed(pred, node.children[0], t, len, window, ctx);
+}
+
 using EvalFn = Result<MaybeTruths> (*)(const BoundExpr&, const ArrayView&, const DTypePtr&,
                                        uint64_t, RowWindow, DecodeContext&);
 
@@ -372,6 +385,7 @@ constexpr std::pair<std::string_view, EvalFn> kPaths[] = {
     {"vortex.runend", eval_runend},
     {"vortex.constant", eval_constant},
     {"fastlanes.for", eval_for},
+    {"vortex.ext", eval_ext},
 };
 
 }  // namespace

@@ -11,6 +11,8 @@
 /// | `vortex.constant` | once, replicated                                                    |
 /// | `fastlanes.for` | each comparison rewritten into the encoded domain (`x op lit` becomes |
 /// |                 | a range test on `x - reference`), run on the child's decoded values   |
+/// | `vortex.ext`    | on its storage child, by that child's encoding, with the extension  |
+/// |                 | type (a date over FoR compares in FoR's domain)                      |
 ///
 /// dict, runend and constant evaluate the whole tree on their values, so they take any
 /// predicate; their values (small) are decoded whatever their encoding. FoR takes trees of

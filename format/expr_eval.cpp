@@ -259,23 +259,10 @@ class Evaluator {
       }
       case BoundNode::Kind::and_:
       case BoundNode::Kind::or_: {
-        // Kleene logic is min (AND) and max (OR) over the order FALSE < NULL < TRUE. A Truth
-        // byte (FALSE 0, TRUE 1, NULL 2) maps to its rank in that order by swapping its two low
-        // bits (0 -> 0, 1 -> 2, 2 -> 1), a map that is its own inverse: branch-free and
-        // vectorisable, where a table indexed by both truths is a gather per row.
-        static_assert(kFalse == 0 && kTrue == 1 && kNull == 2);
-        const bool is_and = node.kind == BoundNode::Kind::and_;
-        auto rank = [](uint8_t t) { return static_cast<uint8_t>(((t & 1) << 1) | (t >> 1)); };
         OC_ASSIGN_OR_RETURN(out, eval(node.children[0]));
         for (size_t c = 1; c < node.children.size(); ++c) {
           OC_ASSIGN_OR_RETURN(auto v, eval(node.children[c]));
-          uint8_t* o = out.data();
-          const uint8_t* w = v.data();
-          if (is_and) {
-            for (uint64_t r = 0; r < n_; ++r) o[r] = rank(std::min(rank(o[r]), rank(w[r])));
-          } else {
-            for (uint64_t r = 0; r < n_; ++r) o[r] = rank(std::max(rank(o[r]), rank(w[r])));
-          }
+          combine_truths(node.kind == BoundNode::Kind::and_, out.data(), v.data(), n_);
         }
         break;
       }
@@ -433,6 +420,20 @@ Result<Mask> evaluate(const BoundExpr& e, const Column& batch) {
   return m;
 }
 
+void combine_truths(bool is_and, uint8_t* into, const uint8_t* other, uint64_t n) noexcept {
+  // Kleene logic is min (AND) and max (OR) over the order FALSE < NULL < TRUE. A Truth byte
+  // (FALSE 0, TRUE 1, NULL 2) maps to its rank in that order by swapping its two low bits
+  // (0 -> 0, 1 -> 2, 2 -> 1), a map that is its own inverse: branch-free and vectorisable,
+  // where a table indexed by both truths is a gather per row.
+  static_assert(kFalse == 0 && kTrue == 1 && kNull == 2);
+  auto rank = [](uint8_t t) { return static_cast<uint8_t>(((t & 1) << 1) | (t >> 1)); };
+  if (is_and) {
+    for (uint64_t r = 0; r < n; ++r) into[r] = rank(std::min(rank(into[r]), rank(other[r])));
+  } else {
+    for (uint64_t r = 0; r < n; ++r) into[r] = rank(std::max(rank(into[r]), rank(other[r])));
+  }
+}
+
 Result<ColumnPtr> filter_rows(const ColumnPtr& c, const Mask& mask) {
   OC_EXPECT(mask.keep.size() == c->length, invalid, "mask of {} rows for a column of {}",
             mask.keep.size(), c->length);
@@ -441,8 +442,9 @@ Result<ColumnPtr> filter_rows(const ColumnPtr& c, const Mask& mask) {
 
 std::vector<uint64_t> kept_rows(const Mask& mask, uint64_t base) {
   // Without a branch per row: every row's index is written at the next free slot, which only a
-  // kept row advances past (one slot more than the kept rows, dropped at the end). The count is
-  // recomputed from the bytes rather than trusted from mask.count.
+  // kept row advances past (one slot more than the kept rows, dropped at the end). Eight rows
+  // none of which is kept (one zero word) are skipped at once: a selective filter keeps few. The
+  // count is recomputed from the bytes rather than trusted from mask.count.
   const uint8_t* keep = mask.keep.data();
   const uint64_t n = mask.keep.size();
   uint64_t kept = 0;
@@ -450,7 +452,17 @@ std::vector<uint64_t> kept_rows(const Mask& mask, uint64_t base) {
   std::vector<uint64_t> rows(kept + 1);
   uint64_t* out = rows.data();
   uint64_t at = 0;
-  for (uint64_t r = 0; r < n; ++r) {
+  uint64_t r = 0;
+  for (; r + 8 <= n; r += 8) {
+    uint64_t word;
+    std::memcpy(&word, keep + r, 8);
+    if (word == 0) continue;
+    for (uint64_t k = r; k < r + 8; ++k) {
+      out[at] = base + k;
+      at += keep[k] != 0;
+    }
+  }
+  for (; r < n; ++r) {
     out[at] = base + r;
     at += keep[r] != 0;
   }

@@ -42,6 +42,10 @@ struct Mask {
 /// Evaluates @p e over @p batch; the mask keeps the rows where it is TRUE.
 [[nodiscard]] Result<Mask> evaluate(const BoundExpr& e, const Column& batch);
 
+/// Kleene AND (@p is_and) or OR of the Truth bytes of @p other into @p into, row by row; both
+/// hold @p n bytes. Shared by every evaluator of bound filters.
+void combine_truths(bool is_and, uint8_t* into, const uint8_t* other, uint64_t n) noexcept;
+
 /// The indices of the rows @p mask keeps, in order, each plus @p base.
 [[nodiscard]] std::vector<uint64_t> kept_rows(const Mask& mask, uint64_t base = 0);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <random>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -553,4 +554,21 @@ TEST_CASE("evaluation rejects batches that do not match the bound schema", "[exp
   auto none = evaluate(*b, *strukt({"x"}, {prim<int32_t>(PType::i32, {})}));
   REQUIRE(none.ok());
   CHECK(none->keep.empty());
+}
+
+TEST_CASE("kept_rows lists the kept rows at every density, skipping empty words", "[expr]") {
+  std::mt19937_64 rng(5);
+  for (const uint64_t n : {0u, 1u, 7u, 8u, 9u, 63u, 64u, 1000u, 4099u}) {
+    for (const unsigned one_in : {1u, 2u, 9u, 100u, 100000u}) {
+      format::Mask mask;
+      mask.keep.resize(n);
+      std::vector<uint64_t> want;
+      for (uint64_t r = 0; r < n; ++r) {
+        mask.keep[r] = rng() % one_in == 0 ? static_cast<uint8_t>(1 + rng() % 3) : 0;  // any non-zero keeps
+        if (mask.keep[r]) want.push_back(r + 17);
+      }
+      INFO(n << " rows, one in " << one_in);
+      CHECK(format::kept_rows(mask, 17) == want);
+    }
+  }
 }
