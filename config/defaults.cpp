@@ -140,6 +140,10 @@ constexpr std::array kKnobs{
          "Bytes a take reads first from the end of a segment it reads in part, to find the "
          "array tree there (a larger tree costs one more round).",
          OC_NUMBER_KNOB(take_partial_tail_bytes, 64, 64 * MiB, true)},
+    Knob{"take_cache_bytes", "ONECOPY_TAKE_CACHE_BYTES", "128MiB",
+         "Bytes of the segments takes read in part that the process keeps for later takes of the "
+         "same open file (least recently used out first; format/take_cache.hpp); 0 keeps none.",
+         OC_NUMBER_KNOB(take_cache_bytes, 0, TiB, true)},
     Knob{"footer_max_bytes", "ONECOPY_FOOTER_MAX_BYTES", "64MiB",
          "Largest tail of a file its footer (dtype, layout, statistics, segment map) may occupy; "
          "a footer reaching further is corrupt, found after at most two reads.",

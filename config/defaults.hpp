@@ -34,6 +34,7 @@ struct Defaults {
   uint64_t max_segment_bytes;
   uint64_t take_partial_segment_bytes;
   uint64_t take_partial_tail_bytes;
+  uint64_t take_cache_bytes;
   uint64_t footer_max_bytes;
   uint64_t max_decoded_bytes;
   uint32_t max_array_depth;

@@ -2,8 +2,10 @@
 #include "format/layout_reader.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <unistd.h>
 
@@ -34,11 +36,17 @@ SegmentCache::~SegmentCache() {
   fetcher_->join();
 }
 
+bool SegmentCache::in_tail(uint32_t id) const {
+  const ByteRange r = footer_.segments[id].range();
+  return r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end();
+}
+
 std::vector<uint32_t> SegmentCache::claim(std::span<const uint32_t> ids) {
   std::vector<uint32_t> mine;
   std::lock_guard lock(mu_);
   for (uint32_t id : ids) {
-    if (!cached_.count(id) && on_the_way_.insert(id).second) mine.push_back(id);
+    // take() serves segments inside the tail read at open time, without I/O.
+    if (!in_tail(id) && !cached_.count(id) && on_the_way_.insert(id).second) mine.push_back(id);
   }
   return mine;
 }
@@ -130,7 +138,7 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
   const ByteRange r = footer_.segments[id].range();
   ArenaScope heap(nullptr);  // fetched bytes: see fetch_claimed
   // Segments inside the tail read at open time cost no further I/O.
-  if (r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end()) {
+  if (in_tail(id)) {
     return Buffer::copy_of(footer_.tail.span().subspan(r.offset - footer_.tail_range.offset, r.length));
   }
   ++segments_fetched_;
@@ -142,9 +150,8 @@ Result<Buffer> SegmentCache::take(uint32_t id) {
 }
 
 bool SegmentCache::reads_in_part(uint32_t id) const {
-  const ByteRange r = footer_.segments[id].range();
-  const bool in_tail = r.offset >= footer_.tail_range.offset && r.end() <= footer_.tail_range.end();
-  return partial_min_bytes_ != 0 && r.length >= partial_min_bytes_ && !in_tail;
+  return partial_min_bytes_ != 0 && footer_.segments[id].range().length >= partial_min_bytes_ &&
+         !in_tail(id);
 }
 
 CoalesceOptions SegmentCache::partial_coalescing() const {
@@ -195,6 +202,16 @@ Result<void> SegmentCache::fetch_pending() {
     bytes_fetched_ += ranges[i].length;
   }
   return {};
+}
+
+void SegmentCache::adopt_partials(PartialSegments segments) {
+  std::lock_guard lock(mu_);
+  partials_.merge(segments);
+}
+
+PartialSegments SegmentCache::release_partials() {
+  std::lock_guard lock(mu_);
+  return std::exchange(partials_, {});
 }
 
 void SegmentCache::need_partials_whole() {
@@ -609,9 +626,16 @@ class DictReader final : public LayoutReader {
   }
 
  private:
-  // Reads the dictionary once, for every later read and take.
+  // Reads the dictionary once, for every later read and take. A take that reads segments in
+  // part takes every value, so that the dictionary's segments join its rounds of reads and the
+  // take cache (format/take_cache.hpp) like the rest.
   Result<void> load_values() {
-    if (!values_col_) {
+    if (values_col_) return {};
+    if (cache_.reads_takes_in_part()) {
+      std::vector<uint64_t> all(values_->row_count());
+      std::iota(all.begin(), all.end(), uint64_t{0});
+      OC_ASSIGN_OR_RETURN(values_col_, values_->take(all));
+    } else {
       OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
     }
     return {};

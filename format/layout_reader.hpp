@@ -37,6 +37,7 @@
 #include "format/footer.hpp"
 #include "format/partial_segment.hpp"
 #include "format/segment_source.hpp"
+#include "format/take_cache.hpp"
 
 namespace oc::format {
 
@@ -78,6 +79,8 @@ class SegmentCache {
   void read_takes_in_part(uint64_t min_bytes) noexcept { partial_min_bytes_ = min_bytes; }
   /// Whether a take reads segment @p id in part (never one inside the footer's tail read).
   [[nodiscard]] bool reads_in_part(uint32_t id) const;
+  /// Whether this is a take's cache that reads segments in part at all.
+  [[nodiscard]] bool reads_takes_in_part() const noexcept { return partial_min_bytes_ != 0; }
   /// Segment @p id reserved for reading in part, the same object on every call.
   [[nodiscard]] Result<std::shared_ptr<PartialSegment>> partial(uint32_t id);
   /// Whether a take of this round needed bytes that no partial segment holds yet.
@@ -87,9 +90,16 @@ class SegmentCache {
   /// Marks all of every partial segment as needed: the last round of a take that needed more
   /// rounds than a file may ask for.
   void need_partials_whole();
+  /// Starts the take from partial segments an earlier take read (format/take_cache.hpp); they
+  /// are this cache's from now on.
+  void adopt_partials(PartialSegments segments);
+  /// Hands the take's partial segments over (for the take cache); the cache holds none after.
+  [[nodiscard]] PartialSegments release_partials();
 
  private:
   void fetch_loop();
+  // Whether segment @p id lies inside the footer's tail read (its bytes are in memory already).
+  bool in_tail(uint32_t id) const;
   // Marks the listed segments neither cached nor on their way as on their way; @return them.
   std::vector<uint32_t> claim(std::span<const uint32_t> ids);
   // How reads of a take that reads segments in part are merged.
@@ -109,7 +119,7 @@ class SegmentCache {
   pid_t fetcher_pid_ = 0;                 // the process it runs in
   std::atomic<uint64_t> segments_fetched_{0}, bytes_fetched_{0}, take_wait_ns_{0};
   uint64_t partial_min_bytes_ = 0;
-  std::map<uint32_t, std::shared_ptr<PartialSegment>> partials_;  // under mu_
+  PartialSegments partials_;  // under mu_
 };
 
 /// Zone-map statistics of a zoned/stats layout: the decoded zones table and its geometry.

@@ -25,6 +25,8 @@ Result<std::shared_ptr<VortexFile>> VortexFile::open_path(const std::string& pat
   return open(std::move(source));
 }
 
+VortexFile::~VortexFile() { TakeCache::process().forget(take_cache_id_); }
+
 Result<std::unique_ptr<LayoutReader>> VortexFile::open_reader(SegmentCache& cache) const {
   return catch_all("opening a reader", [&] { return make_layout_reader(footer_.layout, footer_.dtype, cache); });
 }
@@ -58,6 +60,18 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
   for (uint64_t r : unique) table.reader->collect_segments(r, r + 1, ids);
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // What earlier takes of this file read of the large ones is where they left it; this take's
+  // segments go back to the cache however it ends.
+  std::vector<uint32_t> in_part;
+  for (uint32_t id : ids) {
+    if (cache.reads_in_part(id)) in_part.push_back(id);
+  }
+  cache.adopt_partials(TakeCache::process().check_out(take_cache_id_, in_part));
+  struct PutBack {
+    SegmentCache& cache;
+    uint64_t file;
+    ~PutBack() { TakeCache::process().put_back(file, cache.release_partials()); }
+  } put_back{cache, take_cache_id_};
   // Small segments are read whole, all at once; large ones in part, in rounds
   // (format/partial_segment.hpp): each round runs the take, then reads in one batch the bytes
   // it found missing. A dependency chain (tree, then views, then the strings they point to) is

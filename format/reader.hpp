@@ -95,6 +95,10 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open(std::shared_ptr<SegmentSource> source);
   /// Opens a local file through io_uring.
   [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open_path(const std::string& path);
+  /// Drops the segments its takes left in the take cache.
+  ~VortexFile();
+  VortexFile(const VortexFile&) = delete;
+  VortexFile& operator=(const VortexFile&) = delete;
 
   [[nodiscard]] const DTypePtr& dtype() const { return footer_.dtype; }
   [[nodiscard]] uint64_t row_count() const { return footer_.layout->row_count; }
@@ -107,8 +111,9 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
 
   /// Decodes rows @p rows of @p columns (empty: all) into one batch, in the order given, its
   /// strings in layout @p strings. Indices may be unsorted and repeat. Only the chunks that hold
-  /// them are read, and within a chunk only those rows where the encoding allows.
-  /// `Errc::invalid` for an index past the end.
+  /// them are read, and within a chunk only those rows where the encoding allows; of large
+  /// segments only the bytes the rows need, of which the process keeps some for this file's
+  /// next takes (format/take_cache.hpp). `Errc::invalid` for an index past the end.
   [[nodiscard]] Result<ColumnPtr> take(std::span<const uint64_t> rows,
                                        const std::vector<std::string>& columns = {},
                                        StringLayout strings = StringLayout::views) const;
@@ -123,6 +128,7 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   VortexFile(std::shared_ptr<SegmentSource> s, Footer f) : source_(std::move(s)), footer_(std::move(f)) {}
   std::shared_ptr<SegmentSource> source_;
   Footer footer_;
+  uint64_t take_cache_id_ = TakeCache::new_file_id();
 };
 
 }  // namespace oc::format

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <thread>
 #include <type_traits>
 
 #include "format/encodings/bitpacked.hpp"
@@ -17,6 +18,7 @@
 #include "format/proto/scalar.pb.h"
 #include "config/defaults.hpp"
 #include "format/reader.hpp"
+#include "format/take_cache.hpp"
 #include "tests/format/alp_golden.hpp"
 #include "tests/format/fixtures.hpp"
 #include "tests/format/seed_files.hpp"
@@ -375,15 +377,17 @@ bool check_file_takes(const std::string& path) {
   return true;
 }
 
-// Sets the take_partial_segment_bytes knob for the scope's lifetime.
-class PartialTakes {
+// Sets the take knobs for the scope's lifetime: segments of at least @p min_bytes are read in
+// part, and takes keep @p cache_bytes of them for the next takes of their file.
+class TakeKnobs {
  public:
-  explicit PartialTakes(uint64_t min_bytes) : saved_(defaults()) {
+  explicit TakeKnobs(uint64_t min_bytes, uint64_t cache_bytes = 0) : saved_(defaults()) {
     Defaults d = saved_;
     d.take_partial_segment_bytes = min_bytes;
+    d.take_cache_bytes = cache_bytes;
     set_defaults(d);
   }
-  ~PartialTakes() { set_defaults(saved_); }
+  ~TakeKnobs() { set_defaults(saved_); }
 
  private:
   const Defaults saved_;
@@ -394,14 +398,20 @@ struct TakeRead {
   uint64_t bytes = 0, reads = 0;  // what the take read from the file
 };
 
-// @p rows of @p f with segments of at least @p min_bytes read in part (0: every one whole).
-TakeRead take_reading(const format::VortexFile& f, std::span<const uint64_t> rows, uint64_t min_bytes) {
-  const PartialTakes knob(min_bytes);
+// @p rows of @p f, and what reading them cost, with the knobs as they are.
+TakeRead take_counting(const format::VortexFile& f, std::span<const uint64_t> rows) {
   const format::SourceStats before = f.source().stats();
   auto got = f.take(rows);
   REQUIRE(got.ok());
   const format::SourceStats after = f.source().stats();
   return {*got, after.bytes_read - before.bytes_read, after.reads - before.reads};
+}
+
+// @p rows of @p f with segments of at least @p min_bytes read in part (0: every one whole),
+// starting from nothing earlier takes read.
+TakeRead take_reading(const format::VortexFile& f, std::span<const uint64_t> rows, uint64_t min_bytes) {
+  const TakeKnobs knobs(min_bytes);
+  return take_counting(f, rows);
 }
 
 // Checks that takes of @p path reading every segment in part equal takes reading them whole,
@@ -497,6 +507,41 @@ TEST_CASE("a take of a few rows reads a fraction of the segments it reads in par
   CHECK(part.bytes * 2 < whole.bytes);
 }
 
+TEST_CASE("takes of an open file start from what its earlier takes read", "[format][take][reader]") {
+  // Every segment read in part (those below the knob are read whole by every take: small).
+  const TakeKnobs knobs(1, 64 << 20);
+  const uint64_t before = format::TakeCache::process().bytes();
+  auto f = *format::VortexFile::open_path(seed_path("zoned.vortex"));
+  const std::vector<uint64_t> rows{7, 25000, 49999};
+  const TakeRead first = take_counting(*f, rows);
+  CHECK(first.bytes > 0);
+  CHECK(format::TakeCache::process().bytes() > before);
+  const TakeRead again = take_counting(*f, rows);  // reads nothing
+  CHECK(again.bytes == 0);
+  CHECK(again.reads == 0);
+  CHECK(rows_of(*again.rows) == rows_of(*first.rows));
+  // Rows next to them need few new bytes: fewer than the same take of a freshly opened file.
+  const std::vector<uint64_t> near{8, 25001, 49000};
+  const TakeRead warm = take_counting(*f, near);
+  auto g = *format::VortexFile::open_path(seed_path("zoned.vortex"));
+  const TakeRead cold = take_counting(*g, near);
+  INFO("warm " << warm.bytes << " bytes, cold " << cold.bytes);
+  CHECK(warm.bytes < cold.bytes);
+  CHECK(rows_of(*warm.rows) == rows_of(*cold.rows));
+  // Takes running side by side each get their own segments, and their rows right.
+  std::vector<std::thread> threads;
+  std::vector<ColumnPtr> got(4);
+  for (size_t t = 0; t < got.size(); ++t) {
+    threads.emplace_back([&, t] { got[t] = *f->take(t % 2 ? rows : near); });
+  }
+  for (auto& t : threads) t.join();
+  for (size_t t = 0; t < got.size(); ++t) CHECK(rows_of(*got[t]) == rows_of(*(t % 2 ? first : warm).rows));
+  // Closing the files lets go of their segments.
+  f.reset();
+  g.reset();
+  CHECK(format::TakeCache::process().bytes() == before);
+}
+
 TEST_CASE("file takes project columns", "[format][take][reader]") {
   auto f = *format::VortexFile::open_path(seed_path("mixed.vortex"));
   auto got = f->take(std::vector<uint64_t>{2999, 5, 5, 1024}, {"price", "id"});
@@ -505,14 +550,16 @@ TEST_CASE("file takes project columns", "[format][take][reader]") {
   CHECK(values_of<int64_t>(*(*got)->children[1]) == std::vector<int64_t>{2999, 5, 5, 1024});
 }
 
-TEST_CASE("a take of a few rows of a seed file skips what it does not need", "[format][take][reader]") {
-  // mixed.vortex has one chunk per column, so a take needs every column's chunk: what it may
-  // skip is the zone maps and footer statistics, so it reads less than the whole file.
+TEST_CASE("a take of a file that open read whole reads nothing more", "[format][take][reader]") {
+  // mixed.vortex (25 KB) lies inside the tail that opening it read: its segments are served
+  // from there, whole or in part, without a read.
   auto f = *format::VortexFile::open_path(seed_path("mixed.vortex"));
-  const uint64_t read = bytes_read_by_a_small_take(*f);
-  INFO("read " << read << " of " << f->source().size() << " bytes");
-  CHECK(read > 0);
-  CHECK(read < f->source().size());
+  REQUIRE(f->footer().tail_range.length == f->source().size());
+  for (const uint64_t min_bytes : {0u, 1u}) {
+    const TakeKnobs knobs(min_bytes);
+    INFO("segments of at least " << min_bytes << " bytes in part");
+    CHECK(bytes_read_by_a_small_take(*f) == 0);
+  }
 }
 
 TEST_CASE("interop corpus: a take of a few rows reads only the chunks that hold them", "[.corpus]") {

@@ -75,7 +75,8 @@ def test_explain_reports_every_key_and_no_rows(data):
     assert int(rep["rows scanned"]) == N
     assert rep["file pruned"] in ("yes", "no")
     assert int(rep["file size"]) == path.stat().st_size
-    assert 0 < int(rep["bytes read"]) <= path.stat().st_size
+    # Segments inside the tail that opening the file read cost no read: a small file reads 0.
+    assert 0 <= int(rep["bytes read"]) <= path.stat().st_size
     assert float(rep["bytes read %"]) == pytest.approx(100 * int(rep["bytes read"]) / path.stat().st_size, abs=0.01)
     for stage in ("plan ms", "fetch ms", "filter ms", "decode ms"):
         assert float(rep[stage]) >= 0
