@@ -16,27 +16,6 @@ const uint8_t* view_at(const Column& c, uint64_t i) noexcept {
   return c.buffers[0].data() + (c.offset + i) * kViewBytes;
 }
 
-// Bytes 4..16 of an inlined view: the value's @p size bytes from @p v, zeros after. @p v may be
-// read 12 bytes past its start when @p readable says so (one unaligned load instead of a copy
-// of variable length).
-void store_inlined(uint8_t* out, const uint8_t* v, uint32_t size, bool readable) noexcept {
-  uint8_t tail[kMaxInlined] = {};
-  if (readable) {
-    uint64_t lo;
-    uint32_t hi;
-    std::memcpy(&lo, v, 8);
-    std::memcpy(&hi, v + 8, 4);
-    // Little endian: the value's bytes are the low ones; keep `size` of the 12.
-    lo = size >= 8 ? lo : (size == 0 ? 0 : lo & ((uint64_t{1} << (8 * size)) - 1));
-    hi = size >= 12 ? hi : (size <= 8 ? 0 : hi & ((uint32_t{1} << (8 * (size - 8))) - 1));
-    std::memcpy(tail, &lo, 8);
-    std::memcpy(tail + 8, &hi, 4);
-  } else if (size > 0) {
-    std::memcpy(tail, v, size);
-  }
-  std::memcpy(out + 4, tail, kMaxInlined);
-}
-
 // Whether the view at @p v (of a row that is valid when @p valid) is canonical; a valid row's
 // view that points outside @p data is an error naming @p row.
 Result<bool> check_view(const uint8_t* v, bool valid, std::span<const Buffer> data, uint64_t row) {
@@ -64,8 +43,18 @@ Result<ColumnPtr> views_from_offsets(const ColumnPtr& c) {
   const Buffer& bytes = c->buffers[1];
   Buffer validity = validity_from_zero(*c);
   Buffer views = Buffer::allocate_array_for_overwrite(n, kViewBytes);
-  const bool any_long = store_views(views.mutable_data(), c->offsets(), bytes.data(), bytes.size(),
-                                    validity.empty() ? nullptr : validity.data(), 0, n);
+  const int32_t* o = c->offsets();
+  const uint8_t* valid = validity.empty() ? nullptr : validity.data();
+  bool any_long = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint8_t* v = views.mutable_data() + i * kViewBytes;
+    if (valid != nullptr && !bitmap_get(valid, i)) {
+      std::memset(v, 0, kViewBytes);
+      continue;
+    }
+    any_long |= store_view_at(v, bytes.data(), bytes.size(), static_cast<uint32_t>(o[i]),
+                              static_cast<uint32_t>(o[i + 1] - o[i]));
+  }
   auto out = std::make_shared<Column>();
   out->dtype = c->dtype;
   out->length = n;
@@ -114,42 +103,6 @@ Result<ColumnPtr> offsets_from_views(const ColumnPtr& c) {
 }
 
 }  // namespace
-
-bool store_views(uint8_t* views, const int32_t* offsets, const uint8_t* bytes, uint64_t readable,
-                 const uint8_t* valid, uint64_t first, uint64_t last) noexcept {
-  // Values starting at or before this offset can be read as 12 bytes within the buffer.
-  const int64_t block_from_limit = static_cast<int64_t>(readable) - kMaxInlined;
-  bool any_long = false;
-  for (uint64_t i = first; i < last; ++i) {
-    uint8_t* v = views + i * kViewBytes;
-    if (valid != nullptr && !bitmap_get(valid, i)) {
-      std::memset(v, 0, kViewBytes);
-      continue;
-    }
-    const int32_t a = offsets[i];
-    const auto size = static_cast<uint32_t>(offsets[i + 1] - a);
-    if (size <= kMaxInlined) {
-      std::memcpy(v, &size, 4);
-      store_inlined(v, bytes + a, size, a <= block_from_limit);
-    } else {
-      store_view(v, bytes + a, size, 0, static_cast<uint32_t>(a));
-      any_long = true;
-    }
-  }
-  return any_long;
-}
-
-void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
-                uint32_t offset) noexcept {
-  std::memcpy(out, &size, 4);
-  if (size <= kMaxInlined) {
-    store_inlined(out, value, size, false);
-    return;
-  }
-  std::memcpy(out + 4, value, 4);
-  std::memcpy(out + 8, &buffer, 4);
-  std::memcpy(out + 12, &offset, 4);
-}
 
 std::vector<Buffer> view_buffers(Buffer views, std::vector<Buffer> data) {
   std::vector<Buffer> out;

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -56,18 +57,58 @@ inline constexpr uint32_t kMaxInlined = 12;
                                                   int64_t null_count, Buffer views,
                                                   std::vector<Buffer> data);
 
+namespace detail {
+// Bytes 4..16 of an inlined view: the value's @p size bytes from @p v, zeros after. @p v may be
+// read 12 bytes past its start when @p readable says so (one unaligned load instead of a copy
+// of variable length).
+inline void store_inlined(uint8_t* out, const uint8_t* v, uint32_t size, bool readable) noexcept {
+  uint8_t tail[kMaxInlined] = {};
+  if (readable) {
+    uint64_t lo;
+    uint32_t hi;
+    std::memcpy(&lo, v, 8);
+    std::memcpy(&hi, v + 8, 4);
+    // Little endian: the value's bytes are the low ones; keep `size` of the 12.
+    lo = size >= 8 ? lo : (size == 0 ? 0 : lo & ((uint64_t{1} << (8 * size)) - 1));
+    hi = size >= 12 ? hi : (size <= 8 ? 0 : hi & ((uint32_t{1} << (8 * (size - 8))) - 1));
+    std::memcpy(tail, &lo, 8);
+    std::memcpy(tail + 8, &hi, 4);
+  } else if (size > 0) {
+    std::memcpy(tail, v, size);
+  }
+  std::memcpy(out + 4, tail, kMaxInlined);
+}
+
+}  // namespace detail
+
 /// Writes at @p out the canonical view of the @p size bytes at @p value, stored (when longer
 /// than kMaxInlined) at @p offset of data buffer @p buffer. Reads exactly @p size bytes.
-void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
-                uint32_t offset) noexcept;
+inline void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
+                uint32_t offset) noexcept {
+  std::memcpy(out, &size, 4);
+  if (size <= kMaxInlined) {
+    detail::store_inlined(out, value, size, false);
+    return;
+  }
+  std::memcpy(out + 4, value, 4);
+  std::memcpy(out + 8, &buffer, 4);
+  std::memcpy(out + 12, &offset, 4);
+}
 
-/// Writes at @p views the canonical views of rows [first, last) of values stored back to back in
-/// @p bytes, row i's being bytes [offsets[i], offsets[i + 1]); @p readable bytes of @p bytes may
-/// be read (at least up to the last value's end). Rows clear in @p valid (a bitmap from bit 0;
-/// nullptr: all valid) get null views; long values name data buffer 0 at their offset.
-/// @return whether any value is long (the views need @p bytes as their data buffer).
-bool store_views(uint8_t* views, const int32_t* offsets, const uint8_t* bytes, uint64_t readable,
-                 const uint8_t* valid, uint64_t first, uint64_t last) noexcept;
+/// Writes at @p v the canonical view of the @p size bytes at offset @p at of @p bytes, data
+/// buffer 0, of which @p readable bytes may be read (at least up to the value's end): a value
+/// stored back to back with others, as FSST and offsets leave them.
+/// @return whether the value is long (the view needs @p bytes as its data buffer).
+inline bool store_view_at(uint8_t* v, const uint8_t* bytes, uint64_t readable, uint32_t at,
+                          uint32_t size) noexcept {
+  if (size <= kMaxInlined) {
+    std::memcpy(v, &size, 4);
+    detail::store_inlined(v, bytes + at, size, uint64_t{at} + kMaxInlined <= readable);
+    return false;
+  }
+  store_view(v, bytes + at, size, 0, at);
+  return true;
+}
 
 /// Row @p i of a utf8/binary column in either layout (the caller knows the row is valid).
 [[nodiscard]] std::string_view string_at(const Column& c, uint64_t i) noexcept;

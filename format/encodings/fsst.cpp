@@ -122,11 +122,24 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   OC_TRY(parallel_for(slices, n, [&](size_t s) -> Result<void> {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
     const uint64_t limit = s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
+    // Locals, not the lambda's captures: those are reached through references, which the
+    // compiler reloads after every byte the loop stores.
+    const uint64_t* symbols = table.symbols.data();
+    const uint8_t* symbol_lengths = table.lengths.data();
+    const size_t num_symbols = table.size;
+    const uint8_t* codes = code_bytes.data();
+    uint8_t* out = bytes.mutable_data();
+    const uint64_t* row_begin = begins.data();
+    const uint64_t* row_end = ends.data();
+    const uint64_t* row_length = lengths.data();
+    const int32_t* row_at = out_offsets;
+    uint8_t* view_out = views ? view_buffer.mutable_data() : nullptr;
+    const uint8_t* valid = validity.empty() ? nullptr : validity.data();
+    bool long_values = false;
     for (uint64_t i = first; i < last; ++i) {
-      const uint64_t at = static_cast<uint64_t>(out_offsets[i]);
-      const auto r = fsst::decompress(table.symbols.data(), table.lengths.data(), table.size,
-                                      code_bytes.data() + begins[i], ends[i] - begins[i],
-                                      bytes.mutable_data() + at, lengths[i], limit - at);
+      const auto at = static_cast<uint64_t>(row_at[i]);
+      const auto r = fsst::decompress(symbols, symbol_lengths, num_symbols, codes + row_begin[i],
+                                      row_end[i] - row_begin[i], out + at, row_length[i], limit - at);
       if (r.status != fsst::DecodeStatus::ok) {
         return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
                         r.written, lengths[i], fsst::describe(r.status));
@@ -135,13 +148,18 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
         return OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
                         r.written, lengths[i]);
       }
+      if (view_out == nullptr) continue;
+      // The row's view while its bytes are in cache. Reads stay within the slice (or the
+      // scratch, for the last one): the next slice's bytes may be being written.
+      uint8_t* v = view_out + i * kViewBytes;
+      if (valid != nullptr && !bitmap_get(valid, i)) {
+        std::memset(v, 0, kViewBytes);
+      } else {
+        long_values |= store_view_at(v, out, limit, static_cast<uint32_t>(at),
+                                     static_cast<uint32_t>(row_length[i]));
+      }
     }
-    if (views) {
-      // Bytes past this slice's own may still be on their way from the next slice: reads
-      // stay within the slice (or the scratch, for the last one).
-      any_long[s] = store_views(view_buffer.mutable_data(), out_offsets, bytes.data(), limit,
-                                validity.empty() ? nullptr : validity.data(), first, last);
-    }
+    any_long[s] = long_values;
     return {};
   }));
 

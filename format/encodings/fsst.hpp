@@ -71,21 +71,33 @@ struct DecodeResult {
 ///                        8 to spare, a symbol is stored as one 8-byte word and the output
 ///                        advances by its length, the bytes past it being scratch
 /// @return `ok` and the decompressed size, or the failure and the bytes written until then.
-[[nodiscard]] OC_FSST_HOST_DEVICE inline DecodeResult decompress(const uint64_t* symbols, const uint8_t* symbol_lengths,
-                                             size_t num_symbols, const uint8_t* codes,
-                                             size_t num_codes, uint8_t* out, size_t out_capacity,
-                                             size_t out_writable = 0) noexcept {
+/// @p out must not overlap the other arrays (they are read through restrict pointers).
+[[nodiscard]] OC_FSST_HOST_DEVICE inline DecodeResult decompress(const uint64_t* __restrict__ symbols,
+                                             const uint8_t* __restrict__ symbol_lengths,
+                                             size_t num_symbols, const uint8_t* __restrict__ codes,
+                                             size_t num_codes, uint8_t* __restrict__ out,
+                                             size_t out_capacity, size_t out_writable = 0) noexcept {
   if (out_writable < out_capacity) out_writable = out_capacity;
   size_t w = 0, i = 0;
   // Where a whole word for every code fits in what may be written (the usual case: the rest of
-  // the output lies past this row), symbols are stored without a check per code until the
-  // first escape or unknown code, and the capacity is checked once after. Output that overflows
-  // it is decoded again by the checked loop, so the result is the same either way.
+  // the output lies past this row), symbols and escaped literals are stored without a check per
+  // code until an unknown code or a dangling escape, and the capacity is checked once after.
+  // Output that overflows it is decoded again by the checked loop, so the result is the same
+  // either way.
   if (out_writable >= sizeof(uint64_t) &&
       num_codes <= (out_writable - sizeof(uint64_t)) / sizeof(uint64_t)) {
-    for (; i < num_codes && codes[i] < num_symbols; ++i) {
-      std::memcpy(out + w, &symbols[codes[i]], sizeof(uint64_t));  // little-endian hosts only
-      w += symbol_lengths[codes[i]];
+    while (i < num_codes) {
+      const uint8_t code = codes[i];
+      if (code < num_symbols) {
+        std::memcpy(out + w, &symbols[code], sizeof(uint64_t));  // little-endian hosts only
+        w += symbol_lengths[code];
+        ++i;
+      } else if (code == kEscapeCode && i + 1 < num_codes) {
+        out[w++] = codes[i + 1];  // two codes, one byte: within the word reserved per code
+        i += 2;
+      } else {
+        break;  // the checked loop reports it
+      }
     }
     if (w > out_capacity) w = i = 0;
   }
