@@ -249,6 +249,7 @@ class FlatReader final : public LayoutReader {
       : LayoutReader(std::move(l), std::move(t), c), wanted_{{0, row_count()}} {}
 
   void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override { out.push_back(base); }
+  std::vector<uint64_t> independent_starts() const override { return {0}; }
   void collect_segments(uint64_t, uint64_t, std::vector<uint32_t>& out) const override {
     if (!decoded_ && !tree_) out.push_back(layout_->segments[0]);
   }
@@ -381,6 +382,21 @@ class ChunkedReader final : public LayoutReader {
   void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override {
     for (size_t i = 0; i < chunks_.size(); ++i) chunks_[i]->collect_splits(base + starts_[i], out);
   }
+  std::vector<uint64_t> independent_starts() const override {
+    std::vector<uint64_t> out;
+    for (size_t i = 0; i < chunks_.size(); ++i) {
+      for (uint64_t s : chunks_[i]->independent_starts()) out.push_back(starts_[i] + s);
+    }
+    if (out.empty()) out.push_back(0);
+    return out;
+  }
+  void release_before(uint64_t row) override {
+    // From where the last release left off (a walk from chunk 0 every time is quadratic in
+    // chunks); a scan further back starts the walk again at its chunk.
+    if (row < starts_[released_]) released_ = chunk_of(row);
+    for (; released_ < chunks_.size() && starts_[released_ + 1] <= row; ++released_) chunks_[released_]->release();
+    if (released_ < chunks_.size()) chunks_[released_]->release_before(row - starts_[released_]);
+  }
   void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const override {
     for_each_overlap(begin, end, [&](size_t i, uint64_t b, uint64_t e) {
       chunks_[i]->collect_segments(b, e, out);
@@ -395,11 +411,6 @@ class ChunkedReader final : public LayoutReader {
       if (!r.ok()) status = std::move(r.error()).with_context(fmt::format("chunk {}", i));
       else parts.push_back(std::move(r).value());
     });
-    // Scans move forward: chunks wholly before this read are done, so drop their decoded form,
-    // from where the last read left off (a walk from chunk 0 on every read is quadratic in
-    // chunks). A read further back starts the walk again at its chunk.
-    if (begin < starts_[released_]) released_ = chunk_of(begin);
-    for (; released_ < chunks_.size() && starts_[released_ + 1] <= begin; ++released_) chunks_[released_]->release();
     OC_TRY(status);
     if (parts.empty()) return make_all_null(dtype_, 0);
     return concat(parts);
@@ -475,7 +486,7 @@ class ChunkedReader final : public LayoutReader {
   }
   std::vector<std::unique_ptr<LayoutReader>> chunks_;
   std::vector<uint64_t> starts_;
-  size_t released_ = 0;  // chunks before this one were released by a read past them
+  size_t released_ = 0;  // chunks before this one were released by release_before
 };
 
 // ---- vortex.struct -------------------------------------------------------------------------------
@@ -499,6 +510,26 @@ class StructReader final : public LayoutReader {
     if (validity_) validity_->collect_splits(base, out);
     for (const auto& f : fields_) f->collect_splits(base, out);
     if (fields_.empty() && !validity_) out.push_back(base);
+  }
+  std::vector<uint64_t> independent_starts() const override {
+    std::optional<std::vector<uint64_t>> common;
+    auto meet = [&](const LayoutReader& r) {
+      std::vector<uint64_t> mine = r.independent_starts();
+      if (!common) {
+        common = std::move(mine);
+        return;
+      }
+      std::vector<uint64_t> both;
+      std::set_intersection(common->begin(), common->end(), mine.begin(), mine.end(), std::back_inserter(both));
+      common = std::move(both);
+    };
+    if (validity_) meet(*validity_);
+    for (const auto& f : fields_) meet(*f);
+    return common ? std::move(*common) : std::vector<uint64_t>{0};
+  }
+  void release_before(uint64_t row) override {
+    if (validity_) validity_->release_before(row);
+    for (auto& f : fields_) f->release_before(row);
   }
   void collect_segments(uint64_t b, uint64_t e, std::vector<uint32_t>& out) const override {
     if (validity_) validity_->collect_segments(b, e, out);
@@ -574,29 +605,30 @@ class DictReader final : public LayoutReader {
   void collect_splits(uint64_t base, std::vector<uint64_t>& out) const override {
     codes_->collect_splits(base, out);
   }
+  std::vector<uint64_t> independent_starts() const override { return codes_->independent_starts(); }
+  void release_before(uint64_t row) override { codes_->release_before(row); }
   void collect_segments(uint64_t b, uint64_t e, std::vector<uint32_t>& out) const override {
-    if (!values_col_) values_->collect_segments(0, values_->row_count(), out);
+    {
+      std::lock_guard lock(values_mu_);
+      if (!values_col_) values_->collect_segments(0, values_->row_count(), out);
+    }
     codes_->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
-    OC_TRY(load_values());
-    if (!values_laid_out_) {
-      // Scans gather from the dictionary again and again, so its strings are put once in the
-      // layout the rows are delivered in: views make a row 16 bytes copied instead of its value,
-      // offsets a copy of the value, not of a view and then the value. (A take, which gathers a
-      // few rows once, leaves the values as they are.)
-      OC_ASSIGN_OR_RETURN(values_col_, with_string_layout(values_col_, strings_));
-      values_laid_out_ = true;
-    }
+    // Scans gather from the dictionary again and again, so its strings are put once in the
+    // layout the rows are delivered in: views make a row 16 bytes copied instead of its value,
+    // offsets a copy of the value, not of a view and then the value. (A take, which gathers a
+    // few rows once, leaves the values as they are.)
+    OC_ASSIGN_OR_RETURN(ColumnPtr values, load_values(/*laid_out=*/true));
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
-    auto out = gather(*codes);
+    auto out = gather(values, *codes);
     if (!out.ok()) return std::move(out.error()).with_context(fmt::format("rows [{}, {})", begin, end));
     return out;
   }
   Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
-    OC_TRY(load_values());
+    OC_ASSIGN_OR_RETURN(ColumnPtr values, load_values(/*laid_out=*/false));
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->take(rows));
-    return gather(*codes);
+    return gather(values, *codes);
   }
   void release() override { codes_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { codes_->plan_rows(ranges); }
@@ -608,42 +640,54 @@ class DictReader final : public LayoutReader {
   // The predicate runs once per dictionary value (kept for the next call with the same
   // predicate), then each row takes its code's verdict; a null code takes the verdict on null.
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
-    OC_TRY(load_values());
-    if (verdict_for_ != &pred) {
-      OC_ASSIGN_OR_RETURN(value_truth_, truth_per_value(pred));
-      verdict_for_ = &pred;
-    }
+    OC_ASSIGN_OR_RETURN(std::shared_ptr<const Verdicts> verdicts, verdicts_for(pred));
+    const std::vector<uint8_t>& value_truth = verdicts->per_value;
     OC_ASSIGN_OR_RETURN(ColumnPtr codes, codes_->read(begin, end));
-    std::vector<uint8_t> out(codes->length, null_truth_);
+    std::vector<uint8_t> out(codes->length, verdicts->on_null);
     for (uint64_t i = 0; i < codes->length; ++i) {
       if (!codes->is_valid(i)) continue;
       const uint64_t code = unsigned_at(*codes, i);
-      OC_EXPECT(code < value_truth_.size(), corrupt, "dict code {} at row {} is past the {} dictionary values",
-                code, begin + i, value_truth_.size());
-      out[i] = value_truth_[code];
+      OC_EXPECT(code < value_truth.size(), corrupt, "dict code {} at row {} is past the {} dictionary values",
+                code, begin + i, value_truth.size());
+      out[i] = value_truth[code];
     }
     return out;
   }
 
  private:
-  // Reads the dictionary once, for every later read and take. A take that reads segments in
-  // part takes every value, so that the dictionary's segments join its rounds of reads and the
-  // take cache (format/take_cache.hpp) like the rest.
-  Result<void> load_values() {
-    if (values_col_) return {};
-    if (cache_.reads_takes_in_part()) {
-      std::vector<uint64_t> all(values_->row_count());
-      std::iota(all.begin(), all.end(), uint64_t{0});
-      OC_ASSIGN_OR_RETURN(values_col_, values_->take(all));
-    } else {
-      OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
+  // The predicate's truth on each dictionary value and on a null code.
+  struct Verdicts {
+    const BoundExpr* pred = nullptr;
+    std::vector<uint8_t> per_value;
+    uint8_t on_null = static_cast<uint8_t>(Truth::null);
+  };
+
+  // The dictionary, read once for every later read and take (under values_mu_: reads of
+  // independent row ranges run at the same time); with @p laid_out, its strings in the layout
+  // the scan delivers. A take that reads segments in part takes every value, so that the
+  // dictionary's segments join its rounds of reads and the take cache
+  // (format/take_cache.hpp) like the rest.
+  Result<ColumnPtr> load_values(bool laid_out) {
+    std::lock_guard lock(values_mu_);
+    if (!values_col_) {
+      if (cache_.reads_takes_in_part()) {
+        std::vector<uint64_t> all(values_->row_count());
+        std::iota(all.begin(), all.end(), uint64_t{0});
+        OC_ASSIGN_OR_RETURN(values_col_, values_->take(all));
+      } else {
+        OC_ASSIGN_OR_RETURN(values_col_, values_->read(0, values_->row_count()));
+      }
     }
-    return {};
+    if (laid_out && !values_laid_out_) {
+      OC_ASSIGN_OR_RETURN(values_col_, with_string_layout(values_col_, strings_));
+      values_laid_out_ = true;
+    }
+    return values_col_;
   }
-  // The values of @p codes from values_col_ (codes are unsigned: make_layout_reader checked
+  // The values of @p codes from @p values (codes are unsigned: make_layout_reader checked
   // codes_ptype); an out-of-range code is corruption, not a caller's bad index.
-  Result<ColumnPtr> gather(const Column& codes) {
-    OC_ASSIGN_OR_RETURN(ColumnPtr out, gather_codes(values_col_, codes));
+  Result<ColumnPtr> gather(const ColumnPtr& values, const Column& codes) {
+    OC_ASSIGN_OR_RETURN(ColumnPtr out, gather_codes(values, codes));
     if (out->dtype != dtype_) {
       auto fixed = std::make_shared<Column>(*out);
       fixed->dtype = dtype_;
@@ -651,7 +695,11 @@ class DictReader final : public LayoutReader {
     }
     return out;
   }
-  Result<std::vector<uint8_t>> truth_per_value(const BoundExpr& pred) {
+  // The verdicts of @p pred, computed once per predicate (kept for the next call with it).
+  Result<std::shared_ptr<const Verdicts>> verdicts_for(const BoundExpr& pred) {
+    OC_ASSIGN_OR_RETURN(ColumnPtr values, load_values(/*laid_out=*/false));
+    std::lock_guard lock(values_mu_);
+    if (verdicts_ && verdicts_->pred == &pred) return verdicts_;
     auto batch_of = [](ColumnPtr c) {
       Column b;
       b.dtype = DType::make_struct({"value"}, {c->dtype}, false);
@@ -659,22 +707,24 @@ class DictReader final : public LayoutReader {
       b.children.push_back(std::move(c));
       return b;
     };
-    OC_ASSIGN_OR_RETURN(auto truth, evaluate_truth(pred, batch_of(values_col_)));
+    auto v = std::make_shared<Verdicts>();
+    v->pred = &pred;
+    OC_ASSIGN_OR_RETURN(auto truth, evaluate_truth(pred, batch_of(values)));
     OC_ASSIGN_OR_RETURN(ColumnPtr null_row, make_all_null(dtype_->with_nullable(true), 1));
     OC_ASSIGN_OR_RETURN(auto on_null, evaluate_truth(pred, batch_of(null_row)));
-    null_truth_ = static_cast<uint8_t>(on_null[0]);
-    std::vector<uint8_t> out(truth.size());
-    for (size_t i = 0; i < truth.size(); ++i) out[i] = static_cast<uint8_t>(truth[i]);
-    return out;
+    v->on_null = static_cast<uint8_t>(on_null[0]);
+    v->per_value.resize(truth.size());
+    for (size_t i = 0; i < truth.size(); ++i) v->per_value[i] = static_cast<uint8_t>(truth[i]);
+    verdicts_ = std::move(v);
+    return verdicts_;
   }
 
   std::unique_ptr<LayoutReader> values_;
   std::unique_ptr<LayoutReader> codes_;
+  mutable std::mutex values_mu_;  // values_col_, values_laid_out_, verdicts_
   ColumnPtr values_col_;
   bool values_laid_out_ = false;  // values_col_'s strings are in the layout strings_ names
-  const BoundExpr* verdict_for_ = nullptr;  // the predicate value_truth_ holds verdicts of
-  std::vector<uint8_t> value_truth_;
-  uint8_t null_truth_ = static_cast<uint8_t>(Truth::null);
+  std::shared_ptr<const Verdicts> verdicts_;
 };
 
 // ---- vortex.zoned and vortex.stats ---------------------------------------------------------------
@@ -731,6 +781,8 @@ class ZonedReader final : public LayoutReader {
   void release() override { data_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { data_->plan_rows(ranges); }
   void prefer_strings(StringLayout strings) override { data_->prefer_strings(strings); }
+  std::vector<uint64_t> independent_starts() const override { return data_->independent_starts(); }
+  void release_before(uint64_t row) override { data_->release_before(row); }
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
     return data_->evaluate(pred, begin, end);
   }

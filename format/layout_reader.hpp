@@ -14,7 +14,8 @@
 /// Layouts store no dtypes; a reader derives its children's from its own. Row counts are
 /// checked against the children's as the tree is built. A reader decodes lazily: `read` touches
 /// only the chunks that overlap the requested rows, and a flat segment is decoded once and kept
-/// while successive reads slice it.
+/// while successive reads slice it, until `release_before` passes it. Reads of rows on
+/// different sides of an `independent_starts` row may run concurrently; others, one at a time.
 #pragma once
 
 #include <atomic>
@@ -145,6 +146,14 @@ class LayoutReader {
 
   /// Appends the row offsets (relative to this layout, plus @p base) where its chunks start.
   virtual void collect_splits(uint64_t base, std::vector<uint64_t>& out) const = 0;
+  /// The rows (relative to this layout, sorted, 0 first) where every column below starts a
+  /// chunk: reads on different sides of one share no decoding state, so they may run at the
+  /// same time (a dictionary's values, shared, are read once under a lock). Reads between two
+  /// of them must run one at a time.
+  [[nodiscard]] virtual std::vector<uint64_t> independent_starts() const = 0;
+  /// Drops the decoded form of the chunks that end at or before row @p row: the caller (a scan,
+  /// moving forward) reads nothing before it any more. Not while a read runs.
+  virtual void release_before(uint64_t row) { (void)row; }
   /// Appends the segments needed to read rows [begin, end).
   virtual void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const = 0;
   /// Decodes rows [begin, end) (0 <= begin <= end <= row_count()).

@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <iterator>
 #include <tuple>
 
 #include "config/defaults.hpp"
 #include "format/expr_bind.hpp"
 #include "format/expr_eval.hpp"
 #include "format/expr_parser.hpp"
+#include "format/parallel.hpp"
 #include "format/prune.hpp"
 #include "format/scan_profile.hpp"
 #include "format/string_views.hpp"
@@ -117,53 +120,24 @@ class FileScan final : public Scan {
                 batch_rows, max_pieces);
       for (uint64_t s = b; s < e; s += step) splits_.emplace_back(s, std::min(e, s + step));
     }
+    group_splits();
     return {};
   }
 
   Result<std::optional<ColumnPtr>> next_batch() override {
-    while (next_ < splits_.size()) {
-      OC_TRY(prefetch_ahead());
-      const auto [b, e] = splits_[next_++];
-      ColumnPtr filtered;
-      Mask mask;
-      if (filtering()) {
-        StageTimer t(stats_.filter_ns);
-        OC_ASSIGN_OR_RETURN(filtered, evaluate_split(b, e, mask));
-        if (mask.count == 0) continue;
+    while (true) {
+      if (!ready_.empty()) {
+        Result<std::optional<ColumnPtr>> r = std::move(ready_.front());
+        ready_.pop_front();
+        if (!r.ok()) return r;
+        if (!*r) continue;  // no row of that split survived the filter
+        ++stats_.batches;
+        stats_.rows += (**r)->length;
+        return r;
       }
-      ColumnPtr rest;
-      bool rest_filtered = false;
-      if (rest_.reader) {
-        if (filtering()) {
-          // Phase two: this split's remaining columns, now that a row is known to survive.
-          std::vector<uint32_t> ids;
-          rest_.reader->collect_segments(b, e, ids);
-          sort_unique(ids);
-          StageTimer t(stats_.fetch_ns);
-          OC_TRY(cache_.prefetch(ids));
-        }
-        StageTimer t(stats_.decode_ns);
-        ColumnPtr col;
-        if (filtering() && mask.count * kTakeBelow < e - b) {
-          // Few survivors: decode just their rows where the encodings allow.
-          OC_ASSIGN_OR_RETURN(col, rest_.reader->take(kept_rows(mask, b)));
-          rest_filtered = true;
-        } else {
-          OC_ASSIGN_OR_RETURN(col, rest_.reader->read(b, e));
-        }
-        OC_ASSIGN_OR_RETURN(rest, rest_.to_batch(std::move(col)));
-      }
-      OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, e - b));
-      {
-        // Decoders give strings in the layout that was cheapest for them; the batch has one.
-        StageTimer t(stats_.decode_ns);
-        OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
-      }
-      ++stats_.batches;
-      stats_.rows += batch->length;
-      return std::optional<ColumnPtr>(std::move(batch));
+      if (next_ == splits_.size()) return std::optional<ColumnPtr>();
+      OC_TRY(decode_window());
     }
-    return std::optional<ColumnPtr>();
   }
 
   const DTypePtr& dtype() const override { return dtype_; }
@@ -179,6 +153,120 @@ class FileScan final : public Scan {
  private:
   // Below one surviving row in this many, the other columns are taken rather than read.
   static constexpr uint64_t kTakeBelow = 4;
+
+  // Decodes the next window of splits into ready_, in order. Splits in different independent
+  // groups (split_group_) share no decoding state, so each group's run of splits in the window
+  // decodes on a thread of its own while the others decode theirs; a run decodes its splits one
+  // after another (and each split's columns side by side). The window is one split per decode
+  // thread at first, for a quick first batch, then scan_readahead_splits per thread: at most
+  // that many batches wait decoded.
+  Result<void> decode_window() {
+    const size_t threads = decode_threads();
+    const size_t per_window = next_ == 0 ? threads : threads * defaults().scan_readahead_splits;
+    const size_t from = next_, to = std::min(splits_.size(), from + per_window);
+    // Nothing before this window is read again: the readers may drop what they hold of it.
+    for (LayoutReader* r : readers()) r->release_before(splits_[from].first);
+    OC_TRY(prefetch_ahead(to));
+    std::vector<std::pair<size_t, size_t>> runs;  // [first, last) splits of one group each
+    uint64_t rows = 0;
+    for (size_t k = from; k < to; ++k) {
+      if (k == from || split_group_[k] != split_group_[k - 1]) runs.emplace_back(k, k);
+      runs.back().second = k + 1;
+      rows += splits_[k].second - splits_[k].first;
+    }
+    std::vector<std::optional<Result<std::optional<ColumnPtr>>>> out(to - from);
+    std::vector<ScanStats> stats(runs.size());
+    const Result<void> pool = parallel_for(runs.size(), rows, [&](size_t r) -> Result<void> {
+      for (size_t k = runs[r].first; k < runs[r].second; ++k) {
+        out[k - from] = catch_all("scan", [&] { return decode_split(k, stats[r]); });
+        if (!out[k - from]->ok()) break;  // the splits after it are not delivered
+      }
+      return {};
+    });
+    for (const ScanStats& s : stats) {
+      stats_.fetch_ns += s.fetch_ns;
+      stats_.filter_ns += s.filter_ns;
+      stats_.decode_ns += s.decode_ns;
+    }
+    next_ = to;
+    for (auto& r : out) {
+      // A split is missing only after one before it in its run failed, or when the pool could
+      // not run its run (an allocation failed there): either way the scan ends here.
+      if (!r && pool.ok()) r = Result<std::optional<ColumnPtr>>(OC_ERROR(Errc::io, "a split was not decoded"));
+      ready_.push_back(r ? std::move(*r) : Result<std::optional<ColumnPtr>>(pool.error()));
+      if (!ready_.back().ok()) {
+        next_ = splits_.size();  // a scan ends at its first error
+        break;
+      }
+    }
+    return {};
+  }
+
+  // Split @p k as a batch, or nullopt when the filter kept none of its rows. Runs on any
+  // thread, beside the splits of other groups; @p stats receives its stages.
+  Result<std::optional<ColumnPtr>> decode_split(size_t k, ScanStats& stats) {
+    const auto [b, e] = splits_[k];
+    ColumnPtr filtered;
+    Mask mask;
+    if (filtering()) {
+      StageTimer t(stats.filter_ns);
+      OC_ASSIGN_OR_RETURN(filtered, evaluate_split(b, e, mask));
+      if (mask.count == 0) return std::optional<ColumnPtr>();
+    }
+    ColumnPtr rest;
+    bool rest_filtered = false;
+    if (rest_.reader) {
+      if (filtering()) {
+        // Phase two: this split's remaining columns, now that a row is known to survive.
+        std::vector<uint32_t> ids;
+        rest_.reader->collect_segments(b, e, ids);
+        sort_unique(ids);
+        StageTimer t(stats.fetch_ns);
+        OC_TRY(cache_.prefetch(ids));
+      }
+      StageTimer t(stats.decode_ns);
+      ColumnPtr col;
+      if (filtering() && mask.count * kTakeBelow < e - b) {
+        // Few survivors: decode just their rows where the encodings allow.
+        OC_ASSIGN_OR_RETURN(col, rest_.reader->take(kept_rows(mask, b)));
+        rest_filtered = true;
+      } else {
+        OC_ASSIGN_OR_RETURN(col, rest_.reader->read(b, e));
+      }
+      OC_ASSIGN_OR_RETURN(rest, rest_.to_batch(std::move(col)));
+    }
+    StageTimer t(stats.decode_ns);
+    OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, e - b));
+    // Decoders give strings in the layout that was cheapest for them; the batch has one.
+    OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
+    return std::optional<ColumnPtr>(std::move(batch));
+  }
+
+  // Numbers each split by its independent group: splits between two rows where every reader's
+  // columns all start a chunk (LayoutReader::independent_starts) share a group.
+  void group_splits() {
+    std::optional<std::vector<uint64_t>> common;
+    for (LayoutReader* r : readers()) {
+      std::vector<uint64_t> mine = r->independent_starts();
+      if (!common) {
+        common = std::move(mine);
+        continue;
+      }
+      std::vector<uint64_t> both;
+      std::set_intersection(common->begin(), common->end(), mine.begin(), mine.end(), std::back_inserter(both));
+      common = std::move(both);
+    }
+    split_group_.resize(splits_.size());
+    size_t group = 0, at = 0;
+    for (size_t k = 0; k < splits_.size(); ++k) {
+      // Past every independent start at or below the split's first row: a new group each.
+      while (common && at < common->size() && (*common)[at] <= splits_[k].first) {
+        ++at;
+        ++group;
+      }
+      split_group_[k] = group;
+    }
+  }
 
   bool filtering() const { return filter_.reader || !pushdowns_.empty(); }
 
@@ -306,16 +394,16 @@ class FileScan final : public Scan {
     return out;
   }
 
-  // Keeps the segments of the next scan_readahead_splits splits in the cache, and of as many
-  // after them on their way, each window in one coalesced batch: the window the scan decodes
-  // from was fetched while it decoded the one before (the first window, or one the scan caught
-  // up with, is fetched now). Only the first phase's columns are read ahead (all columns
-  // without a filter); a filtered split's others wait for its survivors.
-  Result<void> prefetch_ahead() {
-    const size_t window = defaults().scan_readahead_splits;
-    if (next_ >= requested_) {
-      const size_t upto = std::min(splits_.size(), next_ + window);
-      std::vector<uint32_t> ids = first_phase_segments(next_, upto);
+  // Keeps the segments of splits [next_, @p to), and of at least scan_readahead_splits splits, in
+  // the cache, and of as many after them on their way, each window in one coalesced batch: the
+  // window the scan decodes from was fetched while it decoded the one before (the first window,
+  // or one the scan caught up with, is fetched now). Only the first phase's columns are read
+  // ahead (all columns without a filter); a filtered split's others wait for its survivors.
+  Result<void> prefetch_ahead(size_t to) {
+    const size_t window = std::max<size_t>(defaults().scan_readahead_splits, to - next_);
+    if (requested_ < to) {
+      const size_t upto = std::min(splits_.size(), std::max(to, next_ + window));
+      std::vector<uint32_t> ids = first_phase_segments(std::max(next_, requested_), upto);
       StageTimer t(stats_.fetch_ns);
       OC_TRY(cache_.prefetch(ids));
       requested_ = upto;
@@ -417,7 +505,9 @@ class FileScan final : public Scan {
   DTypePtr dtype_;
   uint64_t begin_ = 0, end_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> splits_;
-  size_t next_ = 0, requested_ = 0;
+  std::vector<size_t> split_group_;  // per split: its independent group (group_splits)
+  std::deque<Result<std::optional<ColumnPtr>>> ready_;  // decoded splits not handed out yet
+  size_t next_ = 0, requested_ = 0;  // the first split not decoded; not requested from storage
   ScanStats stats_;
 };
 

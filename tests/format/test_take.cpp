@@ -581,3 +581,53 @@ TEST_CASE("interop corpus: a take of a few rows reads only the chunks that hold 
   // 23 chunks per column: three rows need at most three of them, well under half the file.
   CHECK(read < f->source().size() / 2);
 }
+
+TEST_CASE("interop corpus: independent starts begin a chunk of every column, and scans do not depend "
+          "on the decode threads", "[.corpus]") {
+  uint64_t files = 0, groups = 0;
+  for (const auto& path : corpus_files()) {
+    if (path.ends_with(".compact.vortex")) continue;  // vortex.pco, which onecopy lacks
+    INFO(path);
+    auto f = *format::VortexFile::open_path(path);
+    const auto& t = f->dtype();
+    const auto& layout = f->footer().layout;
+    if (t->kind != format::TypeKind::struct_ || layout->encoding != "vortex.struct") continue;
+    format::SegmentCache cache(f->source_ptr(), f->footer());
+    auto root = f->open_reader(cache);
+    REQUIRE(root.ok());
+    const std::vector<uint64_t> common = (*root)->independent_starts();
+    REQUIRE(!common.empty());
+    CHECK(common.front() == 0);
+    const size_t first = layout->children.size() - t->children.size();
+    for (size_t i = 0; i < t->children.size(); ++i) {
+      auto field = format::make_layout_reader(layout->children[first + i], t->children[i], cache, 1);
+      REQUIRE(field.ok());
+      std::vector<uint64_t> starts;
+      (*field)->collect_splits(0, starts);
+      for (uint64_t s : common) {
+        if (s == 0) continue;  // where every column begins, chunks or none
+        INFO("field " << t->names[i] << ", row " << s);
+        CHECK(std::find(starts.begin(), starts.end(), s) != starts.end());
+      }
+    }
+    groups += common.size();
+    ++files;
+    if (f->row_count() == 0) continue;
+    // The same rows, in the same order, decoded on one thread and on four.
+    std::vector<std::vector<std::string>> rows;
+    for (const uint32_t threads : {1u, 4u}) {
+      const Defaults saved = defaults();
+      Defaults d = saved;
+      d.scan_decode_threads = threads;
+      set_defaults(d);
+      auto all = scan_all(*f);
+      set_defaults(saved);
+      REQUIRE(all.ok());
+      rows.push_back(rows_of(**all));
+    }
+    CHECK(rows[0] == rows[1]);
+  }
+  INFO(files << " files, " << groups << " independent groups");
+  CHECK(files > 0);
+  CHECK(groups > files);  // some file has more than one group
+}

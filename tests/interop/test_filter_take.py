@@ -636,3 +636,37 @@ def test_filter_with_row_range_equals_pyarrow(tpch, seed: int):
         exp = table.slice(begin, end - begin).select(proj).filter(mask.slice(begin, end - begin))
         what = f"{path.name} seed={seed} #{i} rows {begin}:{end} filter={sql!r}"
         assert_tables_equal(pa.table(f.scan(filter=sql, columns=proj, row_range=(begin, end))), exp, what)
+
+
+# ---------------------------------------------------------------------------------------------
+# Splits decoded side by side
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "5"])
+def test_scans_equal_pyarrow_at_every_thread_count(tpch, threads, monkeypatch):
+    """Splits of independent chunk groups decode side by side (format/scan.cpp decode_window),
+    TPC-H lineitem's columns being chunked at different rows: batches arrive in order and equal
+    pyarrow's at any thread count, batch size and filter."""
+    monkeypatch.setenv("ONECOPY_SCAN_DECODE_THREADS", threads)
+    onecopy.reload_settings()
+    try:
+        path, table = tpch["lineitem"]
+        f = onecopy.open(path)
+        for batch_rows in (0, 7000):
+            got = pa.table(f.scan(batch_rows=batch_rows))
+            assert_tables_equal(got, table, f"threads={threads} batch_rows={batch_rows}")
+            # One column: every chunk is a group of its own, decoded beside the next ones.
+            for col in ("l_orderkey", "l_comment"):
+                got = pa.table(f.scan(columns=[col], batch_rows=batch_rows))
+                assert_tables_equal(got, table.select([col]), f"threads={threads} {col} batch_rows={batch_rows}")
+        ship = table.column("l_shipdate")
+        mask = pc.and_(pc.and_(pc.greater_equal(ship, pa.scalar(dt.date(1995, 1, 1))),
+                               pc.less_equal(ship, pa.scalar(dt.date(1995, 3, 31)))),
+                       pc.equal(table.column("l_returnflag"), "R"))
+        sql = "l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1995-03-31' AND l_returnflag = 'R'"
+        cols = ["l_orderkey", "l_comment", "l_extendedprice"]
+        got = pa.table(f.scan(filter=sql, columns=cols, batch_rows=5000))
+        assert_tables_equal(got, table.select(cols).filter(mask), f"threads={threads} filter={sql!r}")
+    finally:
+        monkeypatch.undo()
+        onecopy.reload_settings()
