@@ -2,6 +2,7 @@
 #include "format/layout_reader.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <optional>
 #include <thread>
@@ -217,6 +218,18 @@ PartialSegments SegmentCache::release_partials() {
 void SegmentCache::need_partials_whole() {
   std::lock_guard lock(mu_);
   for (const auto& [id, p] : partials_) (void)p->need(0, p->range().length);
+}
+
+std::vector<uint64_t> common_independent_starts(std::span<const LayoutReader* const> readers) {
+  if (readers.empty()) return {0};
+  std::vector<uint64_t> common = readers[0]->independent_starts();
+  for (const LayoutReader* r : readers.subspan(1)) {
+    const std::vector<uint64_t> mine = r->independent_starts();
+    std::vector<uint64_t> both;
+    std::set_intersection(common.begin(), common.end(), mine.begin(), mine.end(), std::back_inserter(both));
+    common = std::move(both);
+  }
+  return common;
 }
 
 Result<std::vector<uint8_t>> LayoutReader::evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) {
@@ -512,20 +525,10 @@ class StructReader final : public LayoutReader {
     if (fields_.empty() && !validity_) out.push_back(base);
   }
   std::vector<uint64_t> independent_starts() const override {
-    std::optional<std::vector<uint64_t>> common;
-    auto meet = [&](const LayoutReader& r) {
-      std::vector<uint64_t> mine = r.independent_starts();
-      if (!common) {
-        common = std::move(mine);
-        return;
-      }
-      std::vector<uint64_t> both;
-      std::set_intersection(common->begin(), common->end(), mine.begin(), mine.end(), std::back_inserter(both));
-      common = std::move(both);
-    };
-    if (validity_) meet(*validity_);
-    for (const auto& f : fields_) meet(*f);
-    return common ? std::move(*common) : std::vector<uint64_t>{0};
+    std::vector<const LayoutReader*> all;
+    if (validity_) all.push_back(validity_.get());
+    for (const auto& f : fields_) all.push_back(f.get());
+    return common_independent_starts(all);
   }
   void release_before(uint64_t row) override {
     if (validity_) validity_->release_before(row);

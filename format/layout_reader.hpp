@@ -199,6 +199,11 @@ class LayoutReader {
   StringLayout strings_ = StringLayout::views;
 };
 
+/// The rows that are independent starts (`LayoutReader::independent_starts`) of every reader of
+/// @p readers, all over the same rows: where reads on either side share no state in any of
+/// them. {0} for no reader.
+[[nodiscard]] std::vector<uint64_t> common_independent_starts(std::span<const LayoutReader* const> readers);
+
 /// Builds the reader for @p layout read as @p dtype.
 /// @param fields if non-empty and @p layout is the root struct, only these fields are opened.
 [[nodiscard]] Result<std::unique_ptr<LayoutReader>> make_layout_reader(

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <iterator>
 #include <tuple>
 
 #include "config/defaults.hpp"
@@ -245,22 +244,14 @@ class FileScan final : public Scan {
   // Numbers each split by its independent group: splits between two rows where every reader's
   // columns all start a chunk (LayoutReader::independent_starts) share a group.
   void group_splits() {
-    std::optional<std::vector<uint64_t>> common;
-    for (LayoutReader* r : readers()) {
-      std::vector<uint64_t> mine = r->independent_starts();
-      if (!common) {
-        common = std::move(mine);
-        continue;
-      }
-      std::vector<uint64_t> both;
-      std::set_intersection(common->begin(), common->end(), mine.begin(), mine.end(), std::back_inserter(both));
-      common = std::move(both);
-    }
+    const std::vector<LayoutReader*> all = readers();
+    const std::vector<uint64_t> common =
+        common_independent_starts(std::vector<const LayoutReader*>(all.begin(), all.end()));
     split_group_.resize(splits_.size());
     size_t group = 0, at = 0;
     for (size_t k = 0; k < splits_.size(); ++k) {
       // Past every independent start at or below the split's first row: a new group each.
-      while (common && at < common->size() && (*common)[at] <= splits_[k].first) {
+      while (at < common.size() && common[at] <= splits_[k].first) {
         ++at;
         ++group;
       }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-#include <random>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
