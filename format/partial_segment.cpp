@@ -84,6 +84,7 @@ std::vector<ByteRange> PartialSegment::take_pending() {
 }
 
 void PartialSegment::fill(uint64_t file_offset, std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;  // nothing read, nothing resident
   const uint64_t begin = file_offset - range_.offset;
   uint64_t end = begin + bytes.size();
   std::memcpy(base_ + begin, bytes.data(), bytes.size());
