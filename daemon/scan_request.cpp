@@ -15,6 +15,10 @@ Result<PlannedScan> plan_scan(const fbs::Scan& request,
   if (request.filter()) opts.filter = request.filter()->str();
   opts.batch_rows = request.batch_rows();
   opts.strings = request.string_offsets() ? format::StringLayout::offsets : format::StringLayout::views;
+  // One split at a time, as the client's lease limits pace them: splits decoded ahead would
+  // wait in the client's slabs, and those that found no room there be copied after decode.
+  // The decode pool still decodes a split's columns side by side, and other clients' scans.
+  opts.splits_in_flight = 1;
   if (const auto* r = request.ranges(); r && r->size() > 0) {
     OC_EXPECT(!request.sharded() && !request.has_row_range(), invalid,
               "a scan of explicit ranges takes no shard and no row range");

@@ -50,6 +50,11 @@ struct ScanOptions {
   /// string views (no value copied where the file holds views or a dictionary), or offsets for
   /// consumers that need them (format/string_views.hpp).
   StringLayout strings = StringLayout::views;
+  /// Splits decoded at a time, side by side where they share no chunk of any column, and so
+  /// held decoded before the first of them is handed out; 0: `scan_decode_threads` at first,
+  /// then that times `scan_readahead_splits`. 1 decodes one split after another (each split's
+  /// columns still side by side).
+  uint32_t splits_in_flight = 0;
 };
 
 /// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.

@@ -156,12 +156,15 @@ class FileScan final : public Scan {
   // Decodes the next window of splits into ready_, in order. Splits in different independent
   // groups (split_group_) share no decoding state, so each group's run of splits in the window
   // decodes on a thread of its own while the others decode theirs; a run decodes its splits one
-  // after another (and each split's columns side by side). The window is one split per decode
-  // thread at first, for a quick first batch, then scan_readahead_splits per thread: at most
-  // that many batches wait decoded.
+  // after another (and each split's columns side by side). The window is
+  // ScanOptions::splits_in_flight splits, by default one split per decode thread at first, for a
+  // quick first batch, then scan_readahead_splits per thread: at most that many batches wait
+  // decoded.
   Result<void> decode_window() {
     const size_t threads = decode_threads();
-    const size_t per_window = next_ == 0 ? threads : threads * defaults().scan_readahead_splits;
+    const size_t per_window = opts_.splits_in_flight != 0 ? opts_.splits_in_flight
+                              : next_ == 0               ? threads
+                                                         : threads * defaults().scan_readahead_splits;
     const size_t from = next_, to = std::min(splits_.size(), from + per_window);
     // Nothing before this window is read again: the readers may drop what they hold of it.
     for (LayoutReader* r : readers()) r->release_before(splits_[from].first);
