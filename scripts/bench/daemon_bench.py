@@ -20,7 +20,8 @@ first open to the last batch), CPU seconds per GB of all onecopy processes (the 
 process after its imports, plus onecopyd's /proc/PID/stat delta for the daemon path), the S3
 server's CPU per GB on its own, time to first batch (open included), and for the daemon the
 copies per byte over the leg (delta bytes_copied / delta bytes_delivered of `onecopy status
---json`; the in-process path has no such counter).
+--json`; the in-process path has no such counter), and of those the bytes copied after decode
+(delta bytes_copied_after_decode: decoder output that found no room in the client's slabs).
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def run_leg(a, mode: str, uris: list[str]) -> dict:
         after = status(a.onecopy, a.socket)
         delivered = after["bytes_delivered"] - before["bytes_delivered"]
         r["copies_per_byte"] = (after["bytes_copied"] - before["bytes_copied"]) / delivered if delivered else None
+        after_decode = after["bytes_copied_after_decode"] - before["bytes_copied_after_decode"]
+        r["after_decode_per_byte"] = after_decode / delivered if delivered else None
         r["status_copies_per_byte"] = after.get("copies_per_byte")
     return r
 
@@ -176,6 +179,7 @@ def cell(rs: list[dict]) -> dict:
         "server_cpu": bl.median(r["server_cpu_s"] / g for g, r in zip(gb, rs)),
         "ttfb_ms": bl.median(r["ttfb_s"] * 1e3 for r in rs),
         "copies": bl.median(r.get("copies_per_byte") for r in rs),
+        "after_decode": bl.median(r.get("after_decode_per_byte") for r in rs),
         "bytes": rs[0]["bytes"],
         "checksum": rs[0]["checksum"],
     }
@@ -191,16 +195,19 @@ def report(a, results) -> None:
             rows.append([src, name, bl.fmt(c["gbps"], ".2f"), bl.fmt(c["cpu"]), bl.fmt(c["client_cpu"]),
                          bl.fmt(c["daemon_cpu"] if name == "onecopyd" else None),
                          bl.fmt(c["server_cpu"] if src == "s3" else None), bl.fmt(c["ttfb_ms"], ".1f"),
-                         bl.fmt(c["copies"], ".3f") if name == "onecopyd" else "n/a", same])
+                         bl.fmt(c["copies"], ".3f") if name == "onecopyd" else "n/a",
+                         bl.fmt(c["after_decode"], ".3f") if name == "onecopyd" else "n/a", same])
         rows.append([src, "**daemon / in-process**", bl.ratio(d["gbps"], i["gbps"]), bl.ratio(d["cpu"], i["cpu"]),
-                     bl.ratio(d["client_cpu"], i["client_cpu"]), "", "", bl.ratio(d["ttfb_ms"], i["ttfb_ms"]), "", ""])
+                     bl.ratio(d["client_cpu"], i["client_cpu"]), "", "", bl.ratio(d["ttfb_ms"], i["ttfb_ms"]), "", "",
+                     ""])
     print()
     print(f"Scan of every column, {cells[('local', 'daemon')]['bytes'] / 1e9:.3f} GB decoded in "
           f"{a.shards} vortex files; median of {a.repeat}; S3 = {a.server} "
           "on loopback. CPU s/GB: onecopy's processes (benchmark process + onecopyd); the S3 server apart.")
     print()
     print(bl.table(["source", "path", "GB/s", "CPU s/GB (all onecopy)", "client CPU s/GB", "onecopyd CPU s/GB",
-                    "S3 server CPU s/GB", "first batch ms", "copies/byte", "same bytes"], rows))
+                    "S3 server CPU s/GB", "first batch ms", "copies/byte", "of them after decode",
+                    "same bytes"], rows))
     print()
     print("Reproduce: " + a.reproduce)
 
