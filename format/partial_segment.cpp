@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace oc::format {
 namespace {
@@ -99,6 +100,20 @@ void PartialSegment::fill(uint64_t file_offset, std::span<const uint8_t> bytes) 
     it = resident_.erase(it);
   }
   resident_.emplace(lo, end);
+}
+
+uint64_t PartialSegment::memory_resident() const {
+  const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::lock_guard lock(mu_);
+  uint64_t pages = 0, next = 0;  // next: the first page not counted yet (ranges come in order)
+  for (const auto& [b, e] : resident_) {
+    const uint64_t first = std::max(b / page, next), last = (e + page - 1) / page;
+    if (last > first) {
+      pages += last - first;
+      next = last;
+    }
+  }
+  return pages * page;
 }
 
 uint64_t PartialSegment::bytes_resident() const {

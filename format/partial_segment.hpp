@@ -55,6 +55,8 @@ class PartialSegment : public std::enable_shared_from_this<PartialSegment> {
   void fill(uint64_t file_offset, std::span<const uint8_t> bytes);
   /// Bytes of the segment read so far.
   [[nodiscard]] uint64_t bytes_resident() const;
+  /// Memory those bytes occupy: every page of the mapping they touch, whole.
+  [[nodiscard]] uint64_t memory_resident() const;
 
  private:
   PartialSegment(ByteRange range, uint8_t* base) : range_(range), base_(base) {}

@@ -84,7 +84,7 @@ inline void store_inlined(uint8_t* out, const uint8_t* v, uint32_t size, bool re
 /// Writes at @p out the canonical view of the @p size bytes at @p value, stored (when longer
 /// than kMaxInlined) at @p offset of data buffer @p buffer. Reads exactly @p size bytes.
 inline void store_view(uint8_t* out, const uint8_t* value, uint32_t size, uint32_t buffer,
-                uint32_t offset) noexcept {
+                       uint32_t offset) noexcept {
   std::memcpy(out, &size, 4);
   if (size <= kMaxInlined) {
     detail::store_inlined(out, value, size, false);

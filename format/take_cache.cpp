@@ -42,7 +42,7 @@ void TakeCache::put_back(uint64_t file, PartialSegments segments) noexcept {
   for (auto& [id, segment] : segments) {
     try {
       (void)segment->take_pending();  // a failed take's unread ranges are not the next one's
-      const uint64_t resident = segment->bytes_resident();
+      const uint64_t resident = segment->memory_resident();
       if (resident == 0 || resident > budget) continue;
       auto it = entries_.find({file, id});
       if (it != entries_.end()) {

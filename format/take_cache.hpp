@@ -7,8 +7,9 @@
 /// (format/partial_segment.hpp); at its end it hands them here, and the next take of the same
 /// `VortexFile` starts from what they hold, reading only what is still missing (segments below
 /// take_partial_segment_bytes, read whole, are read again: they are small). The process
-/// keeps at most `take_cache_bytes` of read bytes in all, dropping the least recently used
-/// segments first, and a file's segments go when the file closes.
+/// keeps at most `take_cache_bytes` of memory in them in all (the pages their bytes touch,
+/// whole: scattered rows touch a page each), dropping the least recently used segments first,
+/// and a file's segments go when the file closes.
 ///
 /// A take checks its segments out and owns them until it puts them back, so two takes never
 /// share one: concurrent takes of one file each read what the other holds out.
@@ -47,7 +48,7 @@ class TakeCache {
   void put_back(uint64_t file, PartialSegments segments) noexcept;
   /// Drops every segment of file @p file (it was closed).
   void forget(uint64_t file) noexcept;
-  /// Bytes read into the segments held (for tests and status).
+  /// Memory the segments held occupy (PartialSegment::memory_resident: whole pages).
   [[nodiscard]] uint64_t bytes() const;
 
  private:
