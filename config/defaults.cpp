@@ -192,6 +192,21 @@ constexpr std::array kKnobs{
     Knob{"http_stall_timeout_ms", "ONECOPY_HTTP_STALL_TIMEOUT_MS", "30000",
          "A response that delivers no byte for this long is abandoned (AWS CRT: 30 s).",
          OC_NUMBER_KNOB(http_stall_timeout_ms, 1, 3'600'000, false)},
+    Knob{"http_request_timeout_ms", "ONECOPY_HTTP_REQUEST_TIMEOUT_MS", "300000",
+         "One HTTP exchange (connect, request, whole response) is abandoned after this long, "
+         "however steadily bytes arrive; it is then retried like a stall.",
+         OC_NUMBER_KNOB(http_request_timeout_ms, 1, 86'400'000, false)},
+    Knob{"net_reactor_threads", "ONECOPY_NET_REACTOR_THREADS", "0",
+         "I/O reactor threads, each one io_uring multiplexing its share of the requests in "
+         "flight; 0 = one per core. The thread count does not grow with the in-flight cap.",
+         OC_NUMBER_KNOB(net_reactor_threads, 0, 1024, false)},
+    Knob{"dns_cache_ttl_ms", "ONECOPY_DNS_CACHE_TTL_MS", "30000",
+         "How long a resolved host name is reused (aws-c-io: 30 s); 0 resolves every connect.",
+         OC_NUMBER_KNOB(dns_cache_ttl_ms, 0, 86'400'000, false)},
+    Knob{"dns_resolver_threads", "ONECOPY_DNS_RESOLVER_THREADS", "2",
+         "Threads that run getaddrinfo for the reactors, which wait for them with the connect "
+         "deadline and never block on a lookup.",
+         OC_NUMBER_KNOB(dns_resolver_threads, 1, 64, false)},
     Knob{"http_connections_per_endpoint", "ONECOPY_HTTP_CONNECTIONS_PER_ENDPOINT", "64",
          "Keep-alive connections kept open per endpoint (host, port, scheme).",
          OC_NUMBER_KNOB(http_connections_per_endpoint, 1, 4096, false)},

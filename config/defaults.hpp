@@ -50,6 +50,10 @@ struct Defaults {
   uint32_t http_connect_timeout_ms;
   uint32_t http_first_byte_timeout_ms;
   uint32_t http_stall_timeout_ms;
+  uint32_t http_request_timeout_ms;
+  uint32_t net_reactor_threads;
+  uint32_t dns_cache_ttl_ms;
+  uint32_t dns_resolver_threads;
   uint32_t http_connections_per_endpoint;
   uint64_t net_pool_bytes;
   uint32_t s3_max_requests_in_flight;

@@ -10,6 +10,7 @@
 
 #include "config/defaults.hpp"
 #include "net/address.hpp"
+#include "net/resolver.hpp"
 #include "config/fd.hpp"
 #include "net/tls.hpp"
 
@@ -40,27 +41,23 @@ namespace {
 // Tries each resolved address in order (e.g. ::1 then 127.0.0.1 for "localhost") until one
 // connects; a timeout ends the attempt since the deadline is shared.
 Result<UniqueFd> connect_any(const ConnectOptions& o, const std::string& peer) {
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(o.host.c_str(), std::to_string(o.port).c_str(), &hints, &found);
-  OC_EXPECT(rc == 0, io, "cannot resolve {}: {}", peer, gai_strerror(rc));
-  std::unique_ptr<addrinfo, decltype(&freeaddrinfo)> list(found, &freeaddrinfo);
+  Resolver& resolver = o.resolver != nullptr ? *o.resolver : Resolver::global();
+  auto resolved = resolver.resolve(o.host, o.port, o.deadline);
+  if (!resolved.ok()) return std::move(resolved).error().with_context(fmt::format("connecting to {}", peer));
   OC_ASSIGN_OR_RETURN(Ring * ring, Ring::this_thread());
   Error last = OC_ERROR(Errc::io, "{} resolved to no address", peer);
-  for (const addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
+  for (const ResolvedAddress& a : *resolved) {
     // Checked on the address about to be connected, so a name rebound between a check and the
     // connect cannot reach an internal host.
-    if (o.public_only && !is_public_address(ai->ai_addr)) {
+    if (o.public_only && !is_public_address(a.addr())) {
       last = OC_ERROR(Errc::denied,
                       "{} resolves to {}, which is not a public address (loopback, link-local "
                       "and private hosts are fetched only when onecopyd's daemon_http_hosts "
                       "names them)",
-                      peer, address_text(ai->ai_addr));
+                      peer, address_text(a.addr()));
       continue;
     }
-    UniqueFd fd(socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    UniqueFd fd(socket(a.storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
     if (!fd.valid()) {
       last = errno_error(errno, fmt::format("socket for {}", peer), __FILE__, __LINE__);
       continue;
@@ -68,7 +65,7 @@ Result<UniqueFd> connect_any(const ConnectOptions& o, const std::string& peer) {
     // Requests are written whole; Nagle would only delay the last partial segment.
     const int one = 1;
     setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto connected = ring->connect(fd.get(), ai->ai_addr, ai->ai_addrlen, o.deadline);
+    auto connected = ring->connect(fd.get(), a.addr(), a.length, o.deadline);
     if (connected.ok()) return fd;
     last = std::move(connected).error().with_context(fmt::format("connecting to {}", peer));
     if (last.code() == Errc::timeout) break;
@@ -95,7 +92,9 @@ Result<std::unique_ptr<Connection>> Connection::open(const ConnectOptions& optio
   }
   OC_ASSIGN_OR_RETURN(s.fd, connect_any(o, s.peer));
   if (o.tls) {
-    OC_ASSIGN_OR_RETURN(s.tls, detail::TlsSession::handshake(s.fd.get(), o.host, s.peer, *o.tls, o.deadline,
+    // SNI and verification take an IPv6 literal without its URL brackets.
+    const std::string name(unbracketed(o.host));
+    OC_ASSIGN_OR_RETURN(s.tls, detail::TlsSession::handshake(s.fd.get(), name, s.peer, *o.tls, o.deadline,
                                                              s.counters));
   }
   return c;

@@ -25,6 +25,8 @@
 
 namespace oc::net {
 
+class Resolver;
+
 /// TLS settings. Peer verification (chain and hostname) is on by default.
 struct TlsConfig {
   bool verify_peer = true;
@@ -56,7 +58,7 @@ enum class Transport : uint8_t { plain, tls, ktls };
 [[nodiscard]] const char* transport_name(Transport t) noexcept;  ///< "plain", "tls", "ktls"
 
 struct ConnectOptions {
-  std::string host;  ///< DNS name or literal address; also the SNI and verified name for TLS
+  std::string host;  ///< DNS name or literal address ("[::1]" too); also the SNI and verified name
   uint16_t port = 0;
   std::shared_ptr<TlsContext> tls;  ///< null for plain TCP
   /// For DNS, TCP connect and the TLS handshake together; left default-constructed, it is
@@ -65,6 +67,8 @@ struct ConnectOptions {
   /// Connect only to public addresses (net/address.hpp): a host that resolves to loopback,
   /// link-local or private addresses only is `Errc::denied`. For URLs a client named.
   bool public_only = false;
+  /// Resolves `host`; null means `Resolver::global()` (tests inject faults with their own).
+  Resolver* resolver = nullptr;
 };
 
 struct ConnectionCounters {

@@ -143,23 +143,50 @@ CredentialsProvider::CredentialsProvider(CredentialsOptions options, GetEnv env,
       clock_(clock ? std::move(clock) : WallClock([] { return std::chrono::system_clock::now(); })) {}
 
 Result<ResolvedCredentials> CredentialsProvider::get() {
-  std::lock_guard lock(mu_);
-  const auto now = clock_();
+  std::unique_lock lock(mu_);
   const auto margin = std::chrono::seconds(defaults().credentials_refresh_margin_s);
+  const auto valid = [&](std::chrono::system_clock::time_point at) {
+    return cached_ && (!cached_->expiration || at < *cached_->expiration);
+  };
+  auto now = clock_();
   if (cached_ && (!cached_->expiration || now + margin < *cached_->expiration)) return *cached_;
+  if (refreshing_) {
+    // Someone is refreshing: the current credentials serve until they expire.
+    if (valid(now)) return *cached_;
+    Waiter w;
+    waiters_.push_back(&w);
+    lock.unlock();
+    w.wait_until(Deadline::max());  // a refresh always ends, its fetches under their timeouts
+    lock.lock();
+    if (last_) return *last_;
+    return OC_ERROR(Errc::io, "AWS credentials: the refresh ended without a result");
+  }
+  refreshing_ = true;
+  ++refreshes_;
+  lock.unlock();
   auto fresh = resolve_credentials(options_, env_, fetch_);
+  lock.lock();
+  refreshing_ = false;
+  now = clock_();
+  Result<ResolvedCredentials> out = fresh;
   if (fresh.ok()) {
     log::get().debug("AWS credentials from {}", fresh->source);
     cached_ = *fresh;
-    return fresh;
-  }
-  if (cached_ && now < *cached_->expiration) {
+  } else if (valid(now)) {
     log::get().warn(
         "refreshing AWS credentials failed, using the current ones until they expire: {}",
         fresh.error().to_string());
-    return *cached_;
+    out = *cached_;
   }
-  return fresh;
+  last_ = out;
+  for (Waiter* w : waiters_) w->notify();
+  waiters_.clear();
+  return out;
+}
+
+uint64_t CredentialsProvider::refreshes() const {
+  std::lock_guard lock(mu_);
+  return refreshes_;
 }
 
 }  // namespace oc::net

@@ -36,6 +36,7 @@
 #include "config/error.hpp"
 #include "net/aws_config.hpp"
 #include "net/sigv4.hpp"
+#include "net/reactor.hpp"
 
 namespace oc::net {
 
@@ -107,16 +108,25 @@ class CredentialsProvider {
  public:
   CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, WallClock clock = {});
 
-  /// @return current credentials, resolving or refreshing them when needed.
+  /// @return current credentials, resolving or refreshing them when needed. One refresh runs
+  /// at a time and no lock is held while it fetches: other callers meanwhile get the current
+  /// credentials while they are still valid, and otherwise wait for the refresh (a fiber
+  /// suspends) and share its result.
   [[nodiscard]] Result<ResolvedCredentials> get();
+
+  [[nodiscard]] uint64_t refreshes() const;  ///< resolutions run so far
 
  private:
   CredentialsOptions options_;
   GetEnv env_;
   HttpFetch fetch_;
   WallClock clock_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::optional<ResolvedCredentials> cached_;
+  bool refreshing_ = false;
+  std::vector<Waiter*> waiters_;                         // callers waiting for the refresh
+  std::optional<Result<ResolvedCredentials>> last_;  // the latest refresh's result, for them
+  uint64_t refreshes_ = 0;
 };
 
 }  // namespace oc::net

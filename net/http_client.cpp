@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "config/defaults.hpp"
+#include "net/reactor.hpp"
 
 namespace oc::net {
 namespace {
@@ -21,11 +22,6 @@ constexpr size_t kHeadReadBytes = 4096;
 // How long a PUT with `Expect: 100-continue` waits for the interim response before sending the
 // body anyway (curl waits 1 s; RFC 9110 §10.1.1 allows not waiting indefinitely).
 constexpr std::chrono::milliseconds kContinueWait{1000};
-
-std::span<std::byte> scratch() {
-  thread_local std::array<std::byte, kHeadReadBytes> buf;
-  return buf;
-}
 
 // The head goes into an inline buffer that holds any S3 request without a heap allocation.
 using HeadBuffer = fmt::basic_memory_buffer<char, 2048>;
@@ -47,8 +43,8 @@ bool is_success(int status) { return status >= 200 && status < 300; }
 class ResponseReader {
  public:
   ResponseReader(Connection& conn, std::span<std::byte> dest, const HttpTimeouts& t,
-                 ExchangeProgress& progress, const ExchangeOptions& o)
-      : conn_(conn), dest_(dest), t_(t), p_(progress), o_(o) {
+                 ExchangeProgress& progress, const ExchangeOptions& o, Deadline end)
+      : conn_(conn), dest_(dest), t_(t), p_(progress), o_(o), end_(end) {
     parser_.emplace(o.head_only);
   }
 
@@ -112,8 +108,9 @@ class ResponseReader {
  private:
   bool to_dest() const { return !dest_.empty() && is_success(parser_->head().status); }
 
+  // Every receive also honours the deadline of the whole exchange.
   Result<size_t> receive(std::span<std::byte> into, Deadline d) {
-    OC_ASSIGN_OR_RETURN(size_t n, conn_.recv(into, d));
+    OC_ASSIGN_OR_RETURN(size_t n, conn_.recv(into, std::min(d, end_)));
     ++p_.receive_calls;
     if (n > 0 && !p_.first_byte) {
       p_.first_byte = true;
@@ -205,10 +202,16 @@ class ResponseReader {
   std::string text_;
   bool leftover_ = false;
   Clock::time_point sent_at_ = Clock::now();  // readers are made right after the request is sent
+  Deadline end_;                              // of the whole exchange
+  // Head reads land here. One per reader, not per thread: a reactor thread runs many exchanges,
+  // each suspended in the middle of its own.
+  std::array<std::byte, kHeadReadBytes> scratch_;
+  std::span<std::byte> scratch() { return scratch_; }
 };
 
-Result<void> send(Connection& conn, std::span<const iovec> pieces, const HttpTimeouts& t) {
-  return conn.send_all(pieces, Clock::now() + t.stall);
+Result<void> send(Connection& conn, std::span<const iovec> pieces, const HttpTimeouts& t,
+                  Deadline end) {
+  return conn.send_all(pieces, std::min(Clock::now() + t.stall, end));
 }
 
 iovec iov(const void* p, size_t n) { return {const_cast<void*>(p), n}; }
@@ -219,7 +222,8 @@ HttpTimeouts HttpTimeouts::from_defaults() {
   const Defaults& d = defaults();
   return {std::chrono::milliseconds(d.http_connect_timeout_ms),
           std::chrono::milliseconds(d.http_first_byte_timeout_ms),
-          std::chrono::milliseconds(d.http_stall_timeout_ms)};
+          std::chrono::milliseconds(d.http_stall_timeout_ms),
+          std::chrono::milliseconds(d.http_request_timeout_ms)};
 }
 
 Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
@@ -229,20 +233,21 @@ Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
                          request.method == "POST";
   HeadBuffer head;
   format_head(head, request, with_body);
+  const Deadline end = timeouts.total.count() > 0 ? Clock::now() + timeouts.total : Deadline::max();
 
   bool body_withheld = false;
   if (request.expect_continue && !request.body.empty()) {
     const std::array pieces{iov(head.data(), head.size())};
-    OC_TRY(send(conn, pieces, timeouts));
+    OC_TRY(send(conn, pieces, timeouts, end));
     body_withheld = true;
   } else {
     const std::array pieces{iov(head.data(), head.size()),
                             iov(request.body.data(), request.body.size())};
-    OC_TRY(send(conn, std::span(pieces).first(request.body.empty() ? 1 : 2), timeouts));
+    OC_TRY(send(conn, std::span(pieces).first(request.body.empty() ? 1 : 2), timeouts, end));
   }
   progress.request_sent = true;
 
-  auto reader = std::make_unique<ResponseReader>(conn, dest, timeouts, progress, options);
+  auto reader = std::make_unique<ResponseReader>(conn, dest, timeouts, progress, options, end);
   if (body_withheld) {
     HttpTimeouts wait = timeouts;
     wait.first_byte = std::min(timeouts.first_byte, kContinueWait);
@@ -254,10 +259,10 @@ Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
       const bool leftover = !timed_out && reader->leftover();
       OC_EXPECT(!leftover, protocol, "bytes after 100 Continue before the body was sent");
       const std::array pieces{iov(request.body.data(), request.body.size())};
-      OC_TRY(send(conn, pieces, timeouts));
+      OC_TRY(send(conn, pieces, timeouts, end));
       progress.first_byte = false;
       progress.head_complete = false;
-      reader = std::make_unique<ResponseReader>(conn, dest, timeouts, progress, options);
+      reader = std::make_unique<ResponseReader>(conn, dest, timeouts, progress, options, end);
     } else {
       // A final answer before the body (say 403): the body was never sent, so the server may
       // still be waiting for it; this connection cannot carry another request.
@@ -292,10 +297,15 @@ Result<ConnectionPool::Lease> ConnectionPool::acquire(const EndpointKey& key, De
         return lease;
       }
       if (slot.open < cap_) break;
-      if (freed_.wait_until(lock, deadline) == std::cv_status::timeout) {
-        return OC_ERROR(Errc::timeout, "all {} connections to {}:{} stayed busy", cap_, key.host,
-                        key.port);
-      }
+      OC_EXPECT(Clock::now() < deadline, timeout, "all {} connections to {}:{} stayed busy", cap_,
+                key.host, key.port);
+      // A fiber waiting here suspends; it must not block the reactor that runs the holders.
+      Waiter w;
+      slot.waiters.push_back(&w);
+      lock.unlock();
+      w.wait_until(deadline);
+      lock.lock();
+      std::erase(slot.waiters, &w);
     }
     ++slot.open;
     ++opened_;
@@ -306,8 +316,9 @@ Result<ConnectionPool::Lease> ConnectionPool::acquire(const EndpointKey& key, De
   auto conn = Connection::open(options);
   if (!conn.ok()) {
     std::lock_guard lock(mu_);
-    --slots_[key].open;
-    freed_.notify_one();
+    Slot& slot = slots_[key];
+    --slot.open;
+    wake_all(slot);
     return std::move(conn).error();
   }
   return Lease{std::move(conn).value(), false};
@@ -316,17 +327,22 @@ Result<ConnectionPool::Lease> ConnectionPool::acquire(const EndpointKey& key, De
 void ConnectionPool::release(const EndpointKey& key, std::unique_ptr<Connection> conn,
                              bool reusable) {
   std::unique_ptr<Connection> closing;
-  {
-    std::lock_guard lock(mu_);
-    Slot& slot = slots_[key];
-    if (reusable && conn) {
-      slot.idle.push_back(std::move(conn));
-    } else {
-      closing = std::move(conn);
-      --slot.open;
-    }
+  std::lock_guard lock(mu_);
+  Slot& slot = slots_[key];
+  if (reusable && conn) {
+    slot.idle.push_back(std::move(conn));
+  } else {
+    closing = std::move(conn);
+    --slot.open;
   }
-  freed_.notify_one();
+  wake_all(slot);
+}
+
+// Every waiter re-checks the slot: one woken waiter that has already given up must not swallow
+// the only wake-up.
+void ConnectionPool::wake_all(Slot& slot) {
+  for (Waiter* w : slot.waiters) w->notify();
+  slot.waiters.clear();
 }
 
 uint64_t ConnectionPool::connections_opened() const {

@@ -4,7 +4,7 @@
 ///
 /// The request head is formatted into a small inline buffer and sent with the body in one
 /// gathered send; nothing is concatenated into intermediate strings. The response head is read
-/// into a small per-thread scratch buffer and parsed with llhttp. A successful (2xx) body then
+/// into a small scratch buffer of the exchange and parsed with llhttp. A successful (2xx) body then
 /// goes to the caller's destination span:
 /// - with `Content-Length`, the bytes that arrived with the head are copied once (counted in
 ///   `copied_bytes`) and the rest is received **directly into its slot**;
@@ -13,7 +13,6 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -30,6 +29,7 @@
 #include "config/error.hpp"
 #include "net/connection.hpp"
 #include "net/http_response.hpp"
+#include "net/reactor.hpp"
 
 namespace oc::net {
 
@@ -49,6 +49,7 @@ struct HttpTimeouts {
   std::chrono::milliseconds connect;
   std::chrono::milliseconds first_byte;
   std::chrono::milliseconds stall;
+  std::chrono::milliseconds total{0};  ///< the whole exchange, however steady; 0 = unbounded
   [[nodiscard]] static HttpTimeouts from_defaults();
 };
 
@@ -97,7 +98,8 @@ struct EndpointKey {
 };
 
 /// Keep-alive connections per endpoint. At most `cap` connections to one endpoint are open at
-/// once (idle plus in use); `acquire` waits for one to be released beyond that.
+/// once (idle plus in use); `acquire` waits for one to be released beyond that (a fiber
+/// suspends, a plain thread blocks).
 class ConnectionPool {
  public:
   /// @param tls context for https endpoints (may be null when only http is used).
@@ -124,11 +126,12 @@ class ConnectionPool {
   struct Slot {
     std::vector<std::unique_ptr<Connection>> idle;
     uint32_t open = 0;
+    std::vector<Waiter*> waiters;  // acquires waiting for a connection to this endpoint
   };
+  void wake_all(Slot& slot);
   std::shared_ptr<TlsContext> tls_;
   uint32_t cap_;
   mutable std::mutex mu_;
-  std::condition_variable freed_;
   std::map<EndpointKey, Slot> slots_;
   uint64_t opened_ = 0;
 };

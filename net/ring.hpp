@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// @brief One io_uring per I/O thread: socket connect, send and receive with deadlines.
+/// @brief Socket connect, send and receive with deadlines, as io_uring operations.
 ///
-/// Every network operation of the client runs through the calling thread's ring. Each operation
-/// is one SQE linked to an `IORING_OP_LINK_TIMEOUT`, so a deadline cancels it in the kernel and
-/// returns `Errc::timeout`. Capabilities are probed once per process (`ring_features()`); a
-/// missing feature is degraded around, never an error.
+/// Every network operation of the client runs through a ring. On a reactor's fiber
+/// (net/reactor.hpp) it is queued on the reactor's ring and the fiber is suspended until it
+/// completes, so many requests share one thread; on any other thread it runs on that thread's
+/// own ring and blocks it. Each operation is one SQE linked to an `IORING_OP_LINK_TIMEOUT`, so a
+/// deadline cancels it in the kernel and returns `Errc::timeout`. Capabilities are probed once
+/// per process (`ring_features()`); a missing feature is degraded around, never an error.
 #pragma once
 
 #include <sys/socket.h>
@@ -52,7 +54,8 @@ struct RingCounters {
 /// The calling thread's ring. Not thread-safe: use only from the thread that obtained it.
 class Ring {
  public:
-  /// @return this thread's ring, created on first use; `Errc::unsupported` without io_uring.
+  /// @return this thread's ring (its io_uring is made on the first operation off a reactor).
+  ///         Operations fail with `Errc::unsupported` without io_uring.
   [[nodiscard]] static Result<Ring*> this_thread();
 
   /// Non-blocking-style connect through the ring (IORING_OP_CONNECT).
@@ -66,6 +69,7 @@ class Ring {
   /// IORING_OP_RECVMSG, for kTLS record types in control messages.
   [[nodiscard]] Result<size_t> recvmsg(int fd, msghdr* msg, Deadline deadline);
 
+  /// Counters of the ring the calling code's operations run on (its reactor's, on a fiber).
   [[nodiscard]] const RingCounters& counters() const noexcept;
 
   ~Ring();
@@ -74,6 +78,9 @@ class Ring {
 
  private:
   Ring();
+  template <class F>
+  [[nodiscard]] Result<int> run(const char* op, int fd, Deadline deadline, const F& prep);
+  [[nodiscard]] bool pool_registered() const noexcept;
   struct State;
   State* state_;
 };

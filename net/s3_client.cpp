@@ -1,18 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/s3_client.hpp"
 
+#include <openssl/evp.h>
 #include <time.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <random>
-#include <thread>
 
 #include "config/defaults.hpp"
 #include "config/log.hpp"
 #include "net/http_fetch.hpp"
 #include "net/presign.hpp"
+#include "net/reactor.hpp"
+#include "net/scheduler.hpp"
 #include "net/sigv4.hpp"
 #include "net/url.hpp"
 
@@ -28,12 +30,6 @@ std::string amz_date_now() {
   char buf[17];
   strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &utc);
   return buf;
-}
-
-uint64_t thread_cpu_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
 void store_max(std::atomic<uint64_t>& a, uint64_t v) {
@@ -88,6 +84,30 @@ std::string error_code_of(std::string_view text) {
   return token ? e->code : "(no S3 error code)";
 }
 
+// The ETag S3 gives an object completed from @p parts: the MD5 of the parts' binary MD5s, then
+// "-" and the part count (a fact of S3 and its clones, not a documented contract; a part whose
+// ETag is not an MD5, as with SSE-KMS, gives none).
+std::optional<std::string> multipart_etag(std::span<const CompletedPart> parts) {
+  std::string digests;
+  for (const CompletedPart& p : parts) {
+    std::string_view hex = p.etag;
+    if (hex.size() >= 2 && hex.front() == '"' && hex.back() == '"') hex = hex.substr(1, hex.size() - 2);
+    if (hex.size() != 32) return std::nullopt;
+    for (size_t i = 0; i < 32; i += 2) {
+      unsigned byte = 0;
+      auto [end, ec] = std::from_chars(hex.data() + i, hex.data() + i + 2, byte, 16);
+      if (ec != std::errc() || end != hex.data() + i + 2) return std::nullopt;
+      digests.push_back(static_cast<char>(byte));
+    }
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(digests.data(), digests.size(), md, &len, EVP_md5(), nullptr) != 1) return std::nullopt;
+  std::string out = "\"";
+  for (unsigned i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
+  return out + fmt::format("-{}\"", parts.size());
+}
+
 }  // namespace
 
 // One logical request: what to send, where the body goes, and what has been achieved so far.
@@ -111,6 +131,9 @@ struct S3Client::Call {
   std::string etag;         // If-Match once known
   uint64_t object_size = 0;
   CancelToken* cancel = nullptr;
+  // False for requests whose repetition is not harmless (CreateMultipartUpload creates another
+  // upload, CompleteMultipartUpload may have completed): not resent once the request went out.
+  bool idempotent = true;
   RequestStats stats;
 
   [[nodiscard]] std::string describe() const {
@@ -156,8 +179,10 @@ Result<std::shared_ptr<S3Client>> S3Client::create(S3ClientConfig config) {
   std::shared_ptr<TlsContext> tls;
   OC_ASSIGN_OR_RETURN(tls, TlsContext::create(config.tls));
   std::shared_ptr<S3Client> c(new S3Client(std::move(config)));
-  c->pool_ = std::make_unique<ConnectionPool>(std::move(tls),
-                                              defaults().http_connections_per_endpoint);
+  const uint32_t per_endpoint = c->config_.connections_per_endpoint != 0
+                                   ? c->config_.connections_per_endpoint
+                                   : defaults().http_connections_per_endpoint;
+  c->pool_ = std::make_unique<ConnectionPool>(std::move(tls), per_endpoint);
   return c;
 }
 
@@ -264,10 +289,10 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
     };
   }
 
-  const uint64_t cpu0 = thread_cpu_ns();
+  const uint64_t cpu0 = task_cpu_ns();
   auto dest = call.dest.empty() ? call.dest : call.dest.subspan(call.done);
   auto r = exchange(*lease.conn, req, dest, config_.timeouts, progress, options);
-  call.stats.cpu += std::chrono::nanoseconds(thread_cpu_ns() - cpu0);
+  call.stats.cpu += std::chrono::nanoseconds(task_cpu_ns() - cpu0);
   if (call.cancel) call.cancel->attach(nullptr);
 
   const bool reusable = r.ok() && r->reusable;
@@ -276,6 +301,15 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
 }
 
 Result<HttpResponse> S3Client::perform(Call& call) {
+  // Every request runs on a reactor under the scheduler's cap, whoever asks for it.
+  return scheduler().call([&] { return perform_attempts(call); });
+}
+
+Scheduler& S3Client::scheduler() const noexcept {
+  return config_.scheduler != nullptr ? *config_.scheduler : Scheduler::global();
+}
+
+Result<HttpResponse> S3Client::perform_attempts(Call& call) {
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
   struct CpuAccount {
     S3Counters& c;
@@ -339,10 +373,18 @@ Result<HttpResponse> S3Client::perform(Call& call) {
       last_failure = err.to_string();
       // The server may close an idle keep-alive connection just as it is reused; nothing was
       // processed, so one immediate retry on a fresh connection is free (as curl does).
-      if (stale_retry_left && reused && !progress.first_byte) {
+      if (stale_retry_left && reused && !progress.first_byte && call.idempotent) {
         stale_retry_left = false;
         continue;
       }
+    }
+    // A request that may have taken effect is not sent again blindly: its caller decides.
+    if (!call.idempotent && progress.request_sent) {
+      counters_.failures.fetch_add(1, std::memory_order_relaxed);
+      return Error(r.ok() ? Errc::io : r.error().code(),
+                   fmt::format("{}: {} (not retried: the request may have taken effect)",
+                               call.describe(), last_failure),
+                   __FILE__, __LINE__);
     }
     if (++attempt_no >= max_attempts) {
       counters_.failures.fetch_add(1, std::memory_order_relaxed);
@@ -353,7 +395,8 @@ Result<HttpResponse> S3Client::perform(Call& call) {
     const auto wait = backoff(attempt_no);
     log::get().debug("{}: attempt {} failed ({}); retrying in {} ms", call.describe(), attempt_no,
                      last_failure, wait.count());
-    std::this_thread::sleep_for(wait);
+    // A timer of the reactor: the request holds no thread and no connection meanwhile.
+    sleep_until(Clock::now() + wait);
   }
 }
 
@@ -456,6 +499,7 @@ Result<std::string> S3Client::put_object(std::string_view bucket, std::string_vi
 
 Result<std::string> S3Client::create_multipart(std::string_view bucket, std::string_view key) {
   Call call("POST", bucket, key);
+  call.idempotent = false;
   call.query.emplace_back("uploads", "");
   OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
   return parse_initiate_multipart(r.text);
@@ -479,14 +523,41 @@ Result<std::string> S3Client::complete_multipart(std::string_view bucket, std::s
                                                  std::string_view upload_id,
                                                  std::span<const CompletedPart> parts) {
   OC_ASSIGN_OR_RETURN(const std::string xml, complete_multipart_body(parts));
-  Call call("POST", bucket, key);
-  call.body = std::as_bytes(std::span(xml.data(), xml.size()));
-  call.query.emplace_back("uploadId", upload_id);
-  OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
-  // S3 may answer 200 and still report an error in the body; the parser turns that into one.
-  auto done = parse_complete_multipart(r.text);
-  if (!done.ok()) return std::move(done).error().with_context(call.describe());
-  return done->etag;
+  const std::optional<std::string> expected = multipart_etag(parts);
+  const uint32_t max_attempts = defaults().s3_max_attempts;
+  Error last = OC_ERROR(Errc::io, "CompleteMultipartUpload was not attempted");
+  for (uint32_t attempt_no = 0; attempt_no < max_attempts; ++attempt_no) {
+    if (attempt_no > 0) {
+      // The last attempt may have completed the upload before its answer was lost: an object
+      // with the ETag these parts make says so, and completing again would fail (NoSuchUpload).
+      if (auto head = head_object(bucket, key); head.ok() && expected && head->etag == *expected) {
+        return head->etag;
+      }
+      sleep_until(Clock::now() + backoff(attempt_no));
+    }
+    Call call("POST", bucket, key);
+    call.idempotent = false;
+    call.body = std::as_bytes(std::span(xml.data(), xml.size()));
+    call.query.emplace_back("uploadId", upload_id);
+    auto r = perform(call);
+    if (r.ok()) {
+      // S3 may answer 200 and still report an error in the body; the parser turns that into one.
+      auto done = parse_complete_multipart(r->text);
+      if (done.ok()) return done->etag;
+      last = std::move(done).error().with_context(call.describe());
+    } else {
+      last = std::move(r).error();
+    }
+    // Refusals that a retry cannot change end here; a lost answer, a reset or a 5xx is checked
+    // and retried.
+    if (last.code() == Errc::denied || last.code() == Errc::invalid) break;
+    if (last.code() == Errc::not_found && attempt_no == 0) break;
+  }
+  if (auto head = head_object(bucket, key); head.ok() && expected && head->etag == *expected) {
+    return head->etag;
+  }
+  counters_.failures.fetch_add(1, std::memory_order_relaxed);
+  return last;
 }
 
 Result<void> S3Client::abort_multipart(std::string_view bucket, std::string_view key,

@@ -2,10 +2,14 @@
 /// @file
 /// @brief The S3 client: signed requests with retries, validated ranged GETs into pinned memory.
 ///
-/// Every call is one logical request that may take several attempts. Attempts are retried with
-/// exponential backoff and full jitter (`s3_backoff_base_ms`, `s3_backoff_max_ms`, at most
-/// `s3_max_attempts`) on connection errors, resets, timeouts, truncated bodies, 5xx and 429
-/// (which covers 503 SlowDown). A ranged GET that breaks mid-body resumes from the first missing
+/// Every call is one logical request that may take several attempts, run as a job of the global
+/// `Scheduler` (on a reactor, under the in-flight cap) whichever thread makes it. Attempts are
+/// retried with exponential backoff and full jitter (`s3_backoff_base_ms`, `s3_backoff_max_ms`,
+/// at most `s3_max_attempts`) on connection errors, resets, timeouts, truncated bodies, 5xx and
+/// 429 (which covers 503 SlowDown); the backoff is a reactor timer, holding no thread and no
+/// connection. CreateMultipartUpload is not resent once it went out (a second upload would be
+/// left behind); a failed CompleteMultipartUpload is retried only after a HEAD shows the object
+/// does not already carry the ETag its parts make. A ranged GET that breaks mid-body resumes from the first missing
 /// byte. Before a body byte is placed, the response is checked: the status, `Content-Range`
 /// against the request and `Content-Length` against the range. Every range of an object is
 /// pinned to one ETag with `If-Match`, so an object replaced mid-read fails with `Errc::corrupt`
@@ -32,11 +36,17 @@
 
 namespace oc::net {
 
+class Scheduler;
+
 struct S3ClientConfig {
   S3Endpoint endpoint;
   std::shared_ptr<CredentialsProvider> credentials;  ///< null: anonymous (unsigned) requests
   TlsConfig tls = TlsConfig::from_env();
   HttpTimeouts timeouts = HttpTimeouts::from_defaults();
+  /// Runs the requests; null means `Scheduler::global()`. Must outlive the client.
+  Scheduler* scheduler = nullptr;
+  /// Keep-alive connections per endpoint; 0 means `http_connections_per_endpoint`.
+  uint32_t connections_per_endpoint = 0;
   /// Resolves endpoint, region and credentials as the AWS SDKs do (see s3_endpoint.hpp and
   /// credentials.hpp), from the process environment and ~/.aws.
   [[nodiscard]] static Result<S3ClientConfig> from_environment();
@@ -142,9 +152,10 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
                                       std::span<std::byte> dest, std::string_view etag,
                                       CancelToken* cancel = nullptr);
 
-  /// Reads every range of @p obj concurrently through the global `Scheduler`, all pinned to
+  /// Reads every range of @p obj concurrently through the client's `Scheduler`, all pinned to
   /// @p etag. With `s3_hedge_after_ms` set, a range still running after that long is re-issued
-  /// into scratch memory and the first answer wins (the loser is cancelled).
+  /// into scratch memory and the first answer wins (the loser is cancelled). Call it from a
+  /// plain thread, not from a scheduler job: it waits on a condition variable.
   [[nodiscard]] Result<void> fetch_ranges(const ObjectRef& obj, std::string_view etag,
                                           std::span<const RangeFetch> ranges);
 
@@ -186,6 +197,8 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   struct Call;
   explicit S3Client(S3ClientConfig config);
   Result<HttpResponse> perform(Call& call);
+  Result<HttpResponse> perform_attempts(Call& call);
+  [[nodiscard]] Scheduler& scheduler() const noexcept;
   Result<HttpResponse> attempt(Call& call, ExchangeProgress& progress, bool& reused);
 
   S3ClientConfig config_;

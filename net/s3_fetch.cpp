@@ -64,7 +64,7 @@ Result<void> S3Client::fetch_ranges(const ObjectRef& obj, std::string_view etag,
   shared->slots = std::make_unique<Slot[]>(ranges.size());
   for (size_t i = 0; i < ranges.size(); ++i) shared->slots[i].range = ranges[i];
   const std::string pin(etag);
-  Scheduler& scheduler = Scheduler::global();
+  Scheduler& scheduler = this->scheduler();
   auto lane = scheduler.lane();
 
   auto launch = [&, pin](size_t i, bool hedge) {

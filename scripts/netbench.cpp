@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
 
   // Like the baselines, which fault their destination in before timing: I/O threads, their
   // rings and the pinned pool's registration are set up first.
-  oc::net::Scheduler::global().prestart(static_cast<uint32_t>(n));
+  oc::net::Scheduler::global().prestart();
   rusage before{}, after{};
   const auto ring0 = oc::net::ring_totals();
   getrusage(RUSAGE_SELF, &before);

@@ -23,18 +23,30 @@ class LoopbackServer {
  public:
   using Handler = std::function<void(int fd)>;
 
-  explicit LoopbackServer(Handler handler) : handler_(std::move(handler)) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  /// Listens on 127.0.0.1, or on ::1 with @p ipv6.
+  explicit LoopbackServer(Handler handler, bool ipv6 = false) : handler_(std::move(handler)) {
+    listen_fd_ = ::socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    ::listen(listen_fd_, 64);
-    socklen_t len = sizeof a;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
+    if (ipv6) {
+      sockaddr_in6 a{};
+      a.sin6_family = AF_INET6;
+      a.sin6_addr = in6addr_loopback;
+      ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      socklen_t len = sizeof a;
+      ::listen(listen_fd_, 1024);
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+      port_ = ntohs(a.sin6_port);
+    } else {
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      ::listen(listen_fd_, 1024);
+      socklen_t len = sizeof a;
+      ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+      port_ = ntohs(a.sin_port);
+    }
     acceptor_ = std::thread([this] { accept_loop(); });
   }
   ~LoopbackServer() {
