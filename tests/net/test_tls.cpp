@@ -179,13 +179,3 @@ TEST_CASE("TLS handshake against a silent server times out", "[net]") {
   CHECK(conn.error().code() == Errc::timeout);
   CHECK(Clock::now() - start < 2s);
 }
-
-TEST_CASE("TLS with allow_ktls falls back to userspace TLS without kernel TLS", "[net]") {
-  if (ring_features().ktls) return;  // covered by onecopy-tests-ktls
-  TlsConfig config;
-  config.ca_file = test_pki().ca_file;
-  auto ctx = TlsContext::create(config);
-  REQUIRE(ctx.ok());
-  REQUIRE((*ctx)->config().allow_ktls);
-  transfer(good_server(), "127.0.0.1", 1 << 20, *ctx, Transport::tls);
-}
