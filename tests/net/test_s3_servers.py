@@ -120,14 +120,14 @@ def test_client_on_ceph(ceph, tls):
     endpoint = ceph["S3_ENDPOINT_TLS" if tls else "S3_ENDPOINT"]
     env = s3_env(ceph, endpoint, bucket)
     env["OC_S3_STRICT"] = "1"
-    run_suite("[s3]", env)
+    run_suite("[s3],[strict]", env)
 
 
 def test_client_on_swift(swift):
     bucket, _ = make_bucket(swift)
     env = s3_env(swift, swift["S3_ENDPOINT"], bucket)
     env["OC_S3_STRICT"] = "1"
-    run_suite("[s3]", env)
+    run_suite("[s3],[strict]", env)
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["http", "https"])
