@@ -196,6 +196,10 @@ constexpr std::array kKnobs{
          "One HTTP exchange (connect, request, whole response) is abandoned after this long, "
          "however steadily bytes arrive; it is then retried like a stall.",
          OC_NUMBER_KNOB(http_request_timeout_ms, 1, 86'400'000, false)},
+    Knob{"http_multirange_max_parts", "ONECOPY_HTTP_MULTIRANGE_MAX_PARTS", "32",
+         "http(s) URL sources: ranges asked for in one GET, answered as multipart/byteranges "
+         "where the server does (probed per endpoint; S3 never is); 0 or 1 = one range a GET.",
+         OC_NUMBER_KNOB(http_multirange_max_parts, 0, 1024, false)},
     Knob{"net_reactor_threads", "ONECOPY_NET_REACTOR_THREADS", "0",
          "I/O reactor threads, each one io_uring multiplexing its share of the requests in "
          "flight; 0 = one per core. The thread count does not grow with the in-flight cap.",

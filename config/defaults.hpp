@@ -51,6 +51,7 @@ struct Defaults {
   uint32_t http_first_byte_timeout_ms;
   uint32_t http_stall_timeout_ms;
   uint32_t http_request_timeout_ms;
+  uint32_t http_multirange_max_parts;
   uint32_t net_reactor_threads;
   uint32_t dns_cache_ttl_ms;
   uint32_t dns_resolver_threads;

@@ -83,6 +83,7 @@ class ResponseReader {
   // Reads the rest of the body after `read_head`.
   Result<void> read_body() {
     const ResponseHead& h = parser_->head();
+    if (multipart_) return read_multipart_body(*h.content_length);
     if (parser_->message_complete()) return {};
     if (to_dest() && h.content_length && !h.chunked) return read_sized_body(*h.content_length);
     while (!parser_->message_complete()) {
@@ -153,6 +154,7 @@ class ResponseReader {
   }
 
   Result<void> vet_head() {
+    if (!o_.parts.empty() && is_success(parser_->head().status)) return vet_multipart_head();
     if (!to_dest()) return {};
     const ResponseHead& h = parser_->head();
     OC_EXPECT(!h.content_length || *h.content_length <= dest_.size(), protocol,
@@ -161,7 +163,41 @@ class ResponseReader {
     return o_.check ? o_.check(h) : Result<void>{};
   }
 
+  // A server that ignores the ranges answers 200 with the whole object, or merges them into
+  // one 206 range: either is found here, before a byte lands anywhere.
+  Result<void> vet_multipart_head() {
+    const ResponseHead& h = parser_->head();
+    const std::string* type = h.find("content-type");
+    std::optional<std::string> boundary =
+        h.status == 206 && type != nullptr ? byteranges_boundary(*type) : std::nullopt;
+    OC_EXPECT(boundary, unsupported,
+              "the server answered a {}-range request with HTTP {} {}, not multipart/byteranges",
+              o_.parts.size(), h.status, type != nullptr ? *type : "(no Content-Type)");
+    OC_EXPECT(h.content_length && !h.chunked, unsupported,
+              "multipart/byteranges answer without a Content-Length");
+    if (o_.check) OC_TRY(o_.check(h));
+    boundary_ = std::move(*boundary);
+    multipart_ = true;
+    return {};
+  }
+
+  Result<void> read_multipart_body(uint64_t length) {
+    DeframeCounters c;
+    const ReceiveFn from_wire = [&](std::span<std::byte> into) {
+      return receive(into, Clock::now() + t_.stall);
+    };
+    auto r = deframe_byteranges(boundary_, o_.parts, spill_, length, from_wire, c);
+    p_.body_bytes += c.placed;
+    p_.copied_bytes += c.copied;
+    return r;
+  }
+
   Result<void> place(std::span<const uint8_t> b, bool in_dest) {
+    if (multipart_) {
+      // What came with the head: at most one head read, deframed by read_multipart_body.
+      spill_.append(reinterpret_cast<const char*>(b.data()), b.size());
+      return {};
+    }
     if (!to_dest()) {
       OC_EXPECT(text_.size() + b.size() <= o_.max_text, protocol,
                 "response body exceeds {} bytes", o_.max_text);
@@ -203,6 +239,9 @@ class ResponseReader {
   bool leftover_ = false;
   Clock::time_point sent_at_ = Clock::now();  // readers are made right after the request is sent
   Deadline end_;                              // of the whole exchange
+  bool multipart_ = false;                    // a multi-range answer, deframed into o_.parts
+  std::string boundary_;
+  std::string spill_;                         // multipart body bytes that came with the head
   // Head reads land here. One per reader, not per thread: a reactor thread runs many exchanges,
   // each suspended in the middle of its own.
   std::array<std::byte, kHeadReadBytes> scratch_;

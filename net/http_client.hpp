@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "config/error.hpp"
+#include "net/byteranges.hpp"
 #include "net/connection.hpp"
 #include "net/http_response.hpp"
 #include "net/reactor.hpp"
@@ -78,6 +79,10 @@ struct ExchangeOptions {
   bool head_only = false;               ///< a HEAD request: headers, never a body
   HeadCheck check;                      ///< run on a 2xx head bound for the destination
   uint64_t max_text = uint64_t{16} << 20;
+  /// A multi-range GET: a 2xx answer must be a 206 `multipart/byteranges` with a Content-Length,
+  /// deframed into these slots (net/byteranges.hpp); any other 2xx answer (200 with the whole
+  /// object, a single range) is `Errc::unsupported` before a byte is placed. `dest` stays empty.
+  std::span<const RangeFetch> parts;
 };
 
 /// Sends @p request on @p conn and reads the response. A 2xx body goes to @p dest (which must be

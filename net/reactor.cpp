@@ -131,7 +131,7 @@ struct Reactor::State {
     if (!wake_fd.valid()) return errno_error(errno, "eventfd for a reactor", __FILE__, __LINE__);
     OC_EXPECT(ring_features().io_uring, unsupported, "io_uring is not available (kernel or seccomp)");
     OC_TRY(core.init(std::max(depth, 4U), kCqEntries,
-                     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN));
+                     IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, /*with_pool=*/true));
     return {};
   }
 
@@ -334,6 +334,7 @@ uint32_t Reactor::live_fibers() const noexcept {
 pid_t Reactor::thread_id() const noexcept { return state_->tid.load(); }
 bool Reactor::pool_registered() const noexcept { return state_->core.pool_registered; }
 const RingCounters& Reactor::counters() const noexcept { return state_->core.counters; }
+void Reactor::count_fixed_read() noexcept { state_->core.count_fixed_read(); }
 
 Result<int> Reactor::run_op(const char* op, int fd, Deadline deadline, detail::PrepFn prep,
                             const void* ctx) {

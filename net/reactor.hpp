@@ -69,6 +69,8 @@ class Reactor {
   /// Whether the destination pool is registered with this reactor's ring (READ_FIXED usable).
   [[nodiscard]] bool pool_registered() const noexcept;
   [[nodiscard]] const RingCounters& counters() const noexcept;
+  /// Counts a receive that landed in a registered buffer (Ring::recv's READ_FIXED).
+  void count_fixed_read() noexcept;
 
  private:
   friend class Waiter;

@@ -97,7 +97,8 @@ void call_prep(io_uring_sqe* sqe, const void* ctx) {
 
 namespace detail {
 
-Result<void> RingCore::init(unsigned sq_entries, unsigned cq_entries, unsigned flags) {
+Result<void> RingCore::init(unsigned sq_entries, unsigned cq_entries, unsigned flags,
+                            bool with_pool) {
   io_uring_params p{};
   int rc = -EINVAL;
   // Fall back flag by flag: kernels before 6.1 refuse DEFER_TASKRUN and SINGLE_ISSUER.
@@ -113,7 +114,7 @@ Result<void> RingCore::init(unsigned sq_entries, unsigned cq_entries, unsigned f
   }
   if (rc < 0) return errno_error(rc, "io_uring_queue_init", __FILE__, __LINE__);
   live = true;
-  register_pool(*this);
+  if (with_pool) register_pool(*this);
   return {};
 }
 
@@ -182,8 +183,10 @@ Result<int> Ring::run(const char* op, int fd, Deadline deadline, const F& prep) 
   }
   if (!s.core.live) {
     OC_EXPECT(ring_features().io_uring, unsupported, "io_uring is not available (kernel or seccomp)");
-    // Every operation may need a second SQE for its linked timeout.
-    OC_TRY(s.core.init(std::max(defaults().io_queue_depth, 2U), 0, 0));
+    // Every operation may need a second SQE for its linked timeout. No pool registration here:
+    // client requests run on reactors, whose rings pin the pool at start-up; pinning it for a
+    // plain thread's first operation could take seconds of that operation's deadline.
+    OC_TRY(s.core.init(std::max(defaults().io_queue_depth, 2U), 0, 0, /*with_pool=*/false));
     s.owner = ::getpid();
   }
   return run_blocking(s.core, op, fd, deadline, &call_prep<F>, &prep);
@@ -251,8 +254,11 @@ Result<size_t> Ring::recv(int fd, std::span<std::byte> dest, Deadline deadline) 
                                            }
                                          }));
   if (fixed) {
-    if (!Reactor::current()) ++state_->core.counters.fixed_reads;
-    g_totals.fixed_reads.fetch_add(1, std::memory_order_relaxed);
+    if (Reactor* r = Reactor::current()) {
+      r->count_fixed_read();
+    } else {
+      state_->core.count_fixed_read();
+    }
   }
   return static_cast<size_t>(got);
 }

@@ -62,9 +62,9 @@ class Ring {
   [[nodiscard]] Result<void> connect(int fd, const sockaddr* addr, socklen_t len, Deadline deadline);
   /// Sends all of @p pieces (IORING_OP_SENDMSG, resubmitted on short writes).
   [[nodiscard]] Result<void> send_all(int fd, std::span<const iovec> pieces, Deadline deadline);
-  /// Receives at most @p dest.size() bytes; 0 means orderly EOF. When @p dest lies inside the
-  /// registered destination pool and the kernel supports it, uses READ_FIXED (no page pinning per
-  /// call); otherwise IORING_OP_RECV.
+  /// Receives at most @p dest.size() bytes; 0 means orderly EOF. On a reactor, when @p dest lies
+  /// inside the registered destination pool and the kernel supports it, uses READ_FIXED (no page
+  /// pinning per call); otherwise IORING_OP_RECV. Plain threads' rings never register the pool.
   [[nodiscard]] Result<size_t> recv(int fd, std::span<std::byte> dest, Deadline deadline);
   /// IORING_OP_RECVMSG, for kTLS record types in control messages.
   [[nodiscard]] Result<size_t> recvmsg(int fd, msghdr* msg, Deadline deadline);

@@ -27,8 +27,9 @@ struct RingCore {
   RingCounters counters;
 
   /// Creates the ring with @p flags, falling back to fewer flags on kernels that refuse them
-  /// (SINGLE_ISSUER and DEFER_TASKRUN need 6.1), and registers the buffer pool.
-  [[nodiscard]] Result<void> init(unsigned sq_entries, unsigned cq_entries, unsigned flags);
+  /// (SINGLE_ISSUER and DEFER_TASKRUN need 6.1), and registers the buffer pool if @p with_pool.
+  [[nodiscard]] Result<void> init(unsigned sq_entries, unsigned cq_entries, unsigned flags,
+                                  bool with_pool);
   ~RingCore();
 
   void count_submit() noexcept;

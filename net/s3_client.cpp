@@ -134,12 +134,17 @@ struct S3Client::Call {
   // False for requests whose repetition is not harmless (CreateMultipartUpload creates another
   // upload, CompleteMultipartUpload may have completed): not resent once the request went out.
   bool idempotent = true;
+  std::span<const RangeFetch> parts;  // a multi-range GET (URL objects): one slot per range
   RequestStats stats;
 
   [[nodiscard]] std::string describe() const {
     std::string s = presigned ? fmt::format("{} {}", method, redact_url(presigned->original))
                               : fmt::format("{} s3://{}/{}", method, bucket, key);
     if (offset) s += fmt::format(" bytes={}-{}", *offset, *offset + dest.size() - 1);
+    if (!parts.empty()) {
+      s += fmt::format(" {} ranges in bytes={}-{}", parts.size(), parts.front().offset,
+                       parts.back().offset + parts.back().dest.size() - 1);
+    }
     return s;
   }
 };
@@ -198,6 +203,7 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
     headers.emplace_back("range",
                          fmt::format("bytes={}-{}", from, *call.offset + call.dest.size() - 1));
   }
+  if (!call.parts.empty()) headers.emplace_back("range", byte_ranges_header(call.parts));
   if (!call.etag.empty()) headers.emplace_back("if-match", call.etag);
 
   if (call.presigned) {
@@ -255,6 +261,22 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
 
   ExchangeOptions options;
   options.head_only = call.head_only;
+  options.parts = call.parts;
+  if (!call.parts.empty()) {
+    // Each part's Content-Range is checked as it arrives (byteranges.cpp); the object is pinned
+    // here.
+    options.check = [&](const ResponseHead& h) -> Result<void> {
+      const std::string* etag = h.find("etag");
+      if (!call.etag.empty()) {
+        OC_EXPECT(etag && *etag == call.etag, corrupt,
+                  "object changed while being read: ETag {} became {}", call.etag,
+                  etag ? *etag : "(none)");
+      } else if (etag) {
+        call.etag = *etag;
+      }
+      return {};
+    };
+  }
   const uint64_t want_first = call.offset ? *call.offset + call.done : 0;
   const uint64_t want_last = call.offset ? *call.offset + call.dest.size() - 1 : 0;
   if (call.offset) {
@@ -365,8 +387,9 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
     } else {
       const Error& err = r.error();
       // Wrong ETag or a range past the end: retrying cannot help.
+      // A server that does not do multi-range answers: the caller falls back to single ranges.
       if (err.code() == Errc::corrupt || err.code() == Errc::invalid ||
-          err.code() == Errc::denied) {
+          err.code() == Errc::denied || err.code() == Errc::unsupported) {
         counters_.failures.fetch_add(1, std::memory_order_relaxed);
         return Error(err).with_context(call.describe());
       }
@@ -441,6 +464,22 @@ Result<RangeRead> S3Client::get_url_range(std::string_view url, uint64_t offset,
   call.etag = std::string(if_match);
   OC_TRY(perform(call));
   return RangeRead{call.etag, call.object_size, call.stats};
+}
+
+Result<RequestStats> S3Client::get_url_ranges(std::string_view url,
+                                              std::span<const RangeFetch> parts,
+                                              std::string_view if_match, bool public_only) {
+  OC_EXPECT(!parts.empty(), invalid, "no ranges of {}", redact_url(url));
+  for (const RangeFetch& p : parts) {
+    OC_EXPECT(!p.dest.empty(), invalid, "empty range of {}", redact_url(url));
+  }
+  Call call("GET");
+  call.parts = parts;
+  call.public_only = public_only;
+  OC_ASSIGN_OR_RETURN(call.presigned, parse_url(url));
+  call.etag = std::string(if_match);
+  OC_TRY(perform(call));
+  return call.stats;
 }
 
 Result<ObjectInfo> S3Client::stat_url(std::string_view url, bool public_only) {

@@ -21,6 +21,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "config/error.hpp"
+#include "net/byteranges.hpp"
 #include "net/connection.hpp"
 #include "net/credentials.hpp"
 #include "net/http_client.hpp"
@@ -66,6 +69,7 @@ struct S3Counters {
   std::atomic<uint64_t> cpu_ns{0};          ///< CPU time of the threads while in requests
   std::atomic<uint64_t> hedges{0};          ///< hedged re-issues of straggling ranges
   std::atomic<uint64_t> hedges_won{0};
+  std::atomic<uint64_t> multirange_gets{0};  ///< GETs that carried several ranges and got them
 };
 
 /// Per-request accounting, returned with results.
@@ -114,12 +118,6 @@ struct ObjectRef {
   [[nodiscard]] std::string describe() const;  ///< "s3://b/k", or the URL without its query
 };
 
-/// One piece of a multi-range read: bytes [offset, offset + dest.size()) go to dest.
-struct RangeFetch {
-  uint64_t offset = 0;
-  std::span<std::byte> dest;
-};
-
 class S3Client : public std::enable_shared_from_this<S3Client> {
  public:
   [[nodiscard]] static Result<std::shared_ptr<S3Client>> create(S3ClientConfig config);
@@ -141,6 +139,13 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
                                                 std::span<std::byte> dest,
                                                 std::string_view if_match = {},
                                                 bool public_only = false);
+  /// One GET of many ranges of a URL (`Range: bytes=a-b,c-d,...`), whose multipart/byteranges
+  /// answer is deframed straight into each range's slot. `Errc::unsupported` when the server
+  /// answers otherwise (the whole object, or one merged range), before any byte is placed.
+  [[nodiscard]] Result<RequestStats> get_url_ranges(std::string_view url,
+                                                    std::span<const RangeFetch> parts,
+                                                    std::string_view if_match = {},
+                                                    bool public_only = false);
   /// The object's size and ETag through a presigned GET URL (a 1-byte ranged GET: S3 refuses
   /// HEAD on a URL presigned for GET).
   [[nodiscard]] Result<ObjectInfo> stat_url(std::string_view url, bool public_only = false);
@@ -154,8 +159,11 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
 
   /// Reads every range of @p obj concurrently through the client's `Scheduler`, all pinned to
   /// @p etag. With `s3_hedge_after_ms` set, a range still running after that long is re-issued
-  /// into scratch memory and the first answer wins (the loser is cancelled). Call it from a
-  /// plain thread, not from a scheduler job: it waits on a condition variable.
+  /// into scratch memory and the first answer wins (the loser is cancelled). Ranges of a URL
+  /// object go up to `http_multirange_max_parts` to a GET, where the server answers multi-range
+  /// requests with multipart/byteranges (probed per endpoint; never for S3, which answers them
+  /// with the whole object). Call it from a plain thread, not from a scheduler job: it waits on
+  /// a condition variable.
   [[nodiscard]] Result<void> fetch_ranges(const ObjectRef& obj, std::string_view etag,
                                           std::span<const RangeFetch> ranges);
 
@@ -197,6 +205,12 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   struct Call;
   explicit S3Client(S3ClientConfig config);
   Result<HttpResponse> perform(Call& call);
+  Result<void> fetch_url_multirange(const ObjectRef& obj, std::string_view etag,
+                                    std::span<const RangeFetch> ranges);
+  /// Whether @p url's endpoint answered a multi-range GET with multipart/byteranges: nullopt
+  /// until one was tried.
+  std::optional<bool> multirange_known(std::string_view url) const;
+  void note_multirange(std::string_view url, bool works);
   Result<HttpResponse> perform_attempts(Call& call);
   [[nodiscard]] Scheduler& scheduler() const noexcept;
   Result<HttpResponse> attempt(Call& call, ExchangeProgress& progress, bool& reused);
@@ -204,6 +218,8 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   S3ClientConfig config_;
   std::unique_ptr<ConnectionPool> pool_;
   S3Counters counters_;
+  mutable std::mutex multirange_mu_;
+  std::map<std::string, bool, std::less<>> multirange_;  // "host:port" -> answers multi-range
 };
 
 }  // namespace oc::net

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "config/defaults.hpp"
+#include "config/log.hpp"
 #include "net/buffer_pool.hpp"
 #include "net/s3_client.hpp"
 #include "net/url.hpp"
@@ -57,8 +58,68 @@ Result<RangeRead> S3Client::get(const ObjectRef& obj, uint64_t offset, std::span
   return get_range(obj.bucket, obj.key, offset, dest, etag, cancel);
 }
 
+namespace {
+
+// "host:port" of a URL, the unit multi-range support is remembered by.
+std::string endpoint_of(std::string_view url) {
+  auto u = parse_url(url);
+  return u.ok() ? fmt::format("{}:{}", u->host, u->port) : std::string(url);
+}
+
+}  // namespace
+
+std::optional<bool> S3Client::multirange_known(std::string_view url) const {
+  const std::string key = endpoint_of(url);
+  std::lock_guard lock(multirange_mu_);
+  auto it = multirange_.find(key);
+  if (it == multirange_.end()) return std::nullopt;
+  return it->second;
+}
+
+void S3Client::note_multirange(std::string_view url, bool works) {
+  std::string key = endpoint_of(url);
+  std::lock_guard lock(multirange_mu_);
+  multirange_[std::move(key)] = works;
+}
+
+// Ranges of a URL object in groups, one GET each. Until the endpoint has answered one, every
+// group tries; a group refused (`unsupported`) marks the endpoint and reads its ranges one by
+// one, and later fetches go straight to single-range GETs.
+Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_view etag,
+                                            std::span<const RangeFetch> ranges) {
+  const size_t per_get = defaults().http_multirange_max_parts;
+  const std::string pin(etag);
+  TaskGroup group(scheduler());
+  for (size_t i = 0; i < ranges.size(); i += per_get) {
+    const auto batch = ranges.subspan(i, std::min(per_get, ranges.size() - i));
+    group.run([this, &obj, &pin, batch]() -> Result<void> {
+      if (batch.size() > 1 && multirange_known(obj.url).value_or(true)) {
+        auto r = get_url_ranges(obj.url, batch, pin, obj.public_only);
+        if (r.ok()) {
+          note_multirange(obj.url, true);
+          counters_.multirange_gets.fetch_add(1, std::memory_order_relaxed);
+          return {};
+        }
+        if (r.error().code() != Errc::unsupported) return std::move(r).error();
+        log::get().debug("{}: {}; reading its ranges one GET each", obj.describe(),
+                         r.error().message());
+        note_multirange(obj.url, false);
+      }
+      for (const RangeFetch& part : batch) OC_TRY(get(obj, part.offset, part.dest, pin));
+      return {};
+    });
+  }
+  return group.wait();
+}
+
 Result<void> S3Client::fetch_ranges(const ObjectRef& obj, std::string_view etag,
                                     std::span<const RangeFetch> ranges) {
+  // Multi-range GETs for http(s) origins, where the endpoint does them; hedging works on single
+  // ranges and keeps that path.
+  if (!obj.url.empty() && ranges.size() > 1 && defaults().http_multirange_max_parts > 1 &&
+      defaults().s3_hedge_after_ms == 0 && multirange_known(obj.url).value_or(true)) {
+    return fetch_url_multirange(obj, etag, ranges);
+  }
   auto shared = std::make_shared<Shared>();
   shared->count = ranges.size();
   shared->slots = std::make_unique<Slot[]>(ranges.size());

@@ -83,8 +83,14 @@ void Scheduler::dispatch_locked(std::unique_lock<std::mutex>& lock) {
     ++running_;
     peak_ = std::max(peak_, running_);
     reactors_[r]->spawn([this, r, job = std::move(job)] {
-      job();
-      finished(r);
+      try {
+        job();
+      } catch (const std::exception& e) {
+        log::get().error("net: a scheduler job threw: {}", e.what());
+      } catch (...) {
+        log::get().error("net: a scheduler job threw a non-standard exception");
+      }
+      finished(r);  // the slot is freed whatever the job did
     });
   }
 }

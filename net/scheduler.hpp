@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <list>
 #include <memory>
@@ -95,12 +96,18 @@ template <class F>
 auto Scheduler::call(F&& fn) -> decltype(fn()) {
   if (Reactor::current() != nullptr) return fn();
   std::optional<decltype(fn())> out;
+  std::exception_ptr thrown;  // handed back to the caller's thread, never lost in a fiber
   Waiter done;
   submit(lane(), [&] {
-    out.emplace(fn());
+    try {
+      out.emplace(fn());
+    } catch (...) {
+      thrown = std::current_exception();
+    }
     done.notify();
   });
   done.wait_until(Deadline::max());
+  if (thrown) std::rethrow_exception(thrown);
   return std::move(*out);
 }
 

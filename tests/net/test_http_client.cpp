@@ -26,6 +26,7 @@ std::string pattern(size_t n) {
 std::unique_ptr<net::Connection> connect_to(uint16_t port) {
   net::ConnectOptions o{"127.0.0.1", port, nullptr, net::Clock::now() + std::chrono::seconds(5)};
   auto c = net::Connection::open(o);
+  INFO((c.ok() ? std::string("ok") : c.error().to_string()));
   REQUIRE(c.ok());
   return std::move(c).value();
 }

@@ -7,6 +7,7 @@
 
 #include "net/buffer_pool.hpp"
 #include "net/ring.hpp"
+#include "net/scheduler.hpp"
 #include "tests/net/loopback.hpp"
 
 using namespace std::chrono_literals;
@@ -129,6 +130,9 @@ TEST_CASE("ring recv uses READ_FIXED inside the pool and plain recv elsewhere", 
     drain(fd);
   });
   const int fd = connect_to(server.port());
+  // On a reactor, whose ring registered the pool at start-up.
+  Scheduler scheduler(1, 1, "oc-tring");
+  scheduler.call([&] {
   Ring& r = ring();
   auto lease = BufferPool::global().acquire(kBytes);
   REQUIRE(lease.ok());
@@ -151,5 +155,7 @@ TEST_CASE("ring recv uses READ_FIXED inside the pool and plain recv elsewhere", 
   CHECK(r.counters().fixed_reads == after_pool);
   CHECK(r.counters().operations > 0);
   CHECK(r.counters().submits >= r.counters().operations);
+  return 0;
+  });
   close(fd);
 }

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Multi-range GETs (RFC 9110 §14.2): the `Range` header for many ranges, and the
+/// `multipart/byteranges` answer (RFC 9110 §14.6) deframed straight into each range's slot.
+///
+/// The body of a multi-range 206 is, for each part:
+///
+///     CRLF "--" boundary CRLF
+///     Content-Type: ... CRLF            (any header fields)
+///     Content-Range: bytes FIRST-LAST/SIZE CRLF
+///     CRLF
+///     <LAST - FIRST + 1 bytes>
+///
+/// then CRLF "--" boundary "--" CRLF (and an epilogue nobody sends). The delimiters and part
+/// headers are read into a small buffer; each part's bytes go to the slot of the range its
+/// `Content-Range` names, received there directly except for what arrived with its header.
+/// A part that names a range not asked for (or one already filled) is refused before any of its
+/// bytes land, so nothing is ever written to the wrong place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "config/error.hpp"
+
+namespace oc::net {
+
+/// One piece of a multi-range read: bytes [offset, offset + dest.size()) go to dest.
+struct RangeFetch {
+  uint64_t offset = 0;
+  std::span<std::byte> dest;
+};
+
+/// @return "bytes=a-b,c-d,..." for @p ranges (non-empty, each non-empty).
+[[nodiscard]] std::string byte_ranges_header(std::span<const RangeFetch> ranges);
+
+/// @return the boundary of a `Content-Type: multipart/byteranges; boundary=...` value, or
+///         nullopt for any other type or a missing or malformed boundary.
+[[nodiscard]] std::optional<std::string> byteranges_boundary(std::string_view content_type);
+
+/// Receives more body bytes into the span; 0 means the peer closed.
+using ReceiveFn = std::function<Result<size_t>(std::span<std::byte>)>;
+
+struct DeframeCounters {
+  uint64_t placed = 0;  ///< range bytes written to slots
+  uint64_t copied = 0;  ///< of those, copied from the delimiter buffer rather than received there
+};
+
+/// Deframes a multipart/byteranges body of @p body_length bytes, of which @p spill arrived with
+/// the response head, the rest coming from @p receive. Every range of @p ranges must be filled
+/// exactly once. Errors: `Errc::protocol` naming what was wrong (a part not asked for, a
+/// missing part, framing, a body longer or shorter than its length).
+[[nodiscard]] Result<void> deframe_byteranges(std::string_view boundary,
+                                              std::span<const RangeFetch> ranges,
+                                              std::string_view spill, uint64_t body_length,
+                                              const ReceiveFn& receive, DeframeCounters& counters);
+
+}  // namespace oc::net
