@@ -209,4 +209,39 @@ Result<void> deframe_byteranges(std::string_view boundary, std::span<const Range
   return {};
 }
 
+Result<void> fuzz_deframe_byteranges(std::span<const uint8_t> bytes) {
+  OC_EXPECT(!bytes.empty(), invalid, "empty input");
+  const size_t step = bytes[0] % 64 + 1;
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 1, bytes.size() - 1);
+  const size_t eol = text.find('\n');
+  OC_EXPECT(eol != std::string_view::npos, invalid, "no range list");
+  std::string_view list = text.substr(0, eol);
+  const std::string_view body = text.substr(eol + 1);
+  std::vector<std::vector<std::byte>> slots;
+  std::vector<RangeFetch> ranges;
+  while (!list.empty() && ranges.size() < 16) {
+    uint64_t first = 0, last = 0;
+    auto a = std::from_chars(list.data(), list.data() + list.size(), first);
+    OC_EXPECT(a.ec == std::errc() && a.ptr != list.data() + list.size() && *a.ptr == '-', invalid,
+              "bad range list");
+    auto b = std::from_chars(a.ptr + 1, list.data() + list.size(), last);
+    OC_EXPECT(b.ec == std::errc() && last >= first && last - first < 65536, invalid, "bad range");
+    slots.emplace_back(last - first + 1);
+    ranges.push_back({first, slots.back()});
+    list.remove_prefix(static_cast<size_t>(b.ptr - list.data()));
+    if (!list.empty() && list.front() == ',') list.remove_prefix(1);
+  }
+  OC_EXPECT(!ranges.empty(), invalid, "no ranges");
+  size_t at = 0;
+  const ReceiveFn wire = [&](std::span<std::byte> into) -> Result<size_t> {
+    const size_t n = std::min({into.size(), step, body.size() - at});
+    std::memcpy(into.data(), body.data() + at, n);
+    at += n;
+    return n;
+  };
+  DeframeCounters c;
+  const size_t spill = std::min(body.size(), step);
+  return deframe_byteranges("B", ranges, body.substr(0, spill), body.size(), wire, c);
+}
+
 }  // namespace oc::net

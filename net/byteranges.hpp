@@ -60,4 +60,9 @@ struct DeframeCounters {
                                               std::string_view spill, uint64_t body_length,
                                               const ReceiveFn& receive, DeframeCounters& counters);
 
+/// Fuzzing entry point: @p bytes is a range list ("a-b,c-d", at most 16 ranges of at most
+/// 64 KiB each), a newline, then a multipart body with boundary "B", delivered in pieces of
+/// the first byte's value (mod 64, plus 1).
+[[nodiscard]] Result<void> fuzz_deframe_byteranges(std::span<const uint8_t> bytes);
+
 }  // namespace oc::net

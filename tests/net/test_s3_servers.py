@@ -173,6 +173,56 @@ def test_ranges_past_4_gib(state):
         stop("nginx", d)
 
 
+@pytest.fixture(scope="module")
+def nginx_take(state):
+    """nginx (static) serving a take file at /bkt/t.vortex, with 100 rows to take and the rows
+    a local take gives."""
+    import random
+    d = state / "nginx-take"
+    srv = start("nginx", d)
+    www = Path(srv["WWW_DIR"]) / "bkt"
+    www.mkdir(parents=True, exist_ok=True)
+    local = www / "t.vortex"
+    n = write_take_file(local)
+    rows = ",".join(map(str, random.Random(11).sample(range(n), 100)))
+    expected = onecopy("take", str(local), rows, "--format", "jsonl", env=dict(os.environ)).stdout
+    yield srv, rows, expected
+    stop("nginx", d)
+
+
+def take_counting_requests(srv, uri, rows, **knobs):
+    log = Path(srv["ACCESS_LOG"])
+    before = len(log.read_text().splitlines()) if log.exists() else 0
+    out = onecopy("take", uri, rows, "--format", "jsonl", env=dict(os.environ, **knobs)).stdout
+    return out, len(log.read_text().splitlines()) - before
+
+
+def test_take_over_http_shares_multirange_gets(nginx_take):
+    """Over an http(s) origin that answers multi-range GETs (nginx), a take's ranges share GETs,
+    deframed into their slots: the rows equal a local take, for fewer requests than one range a
+    GET."""
+    srv, rows, expected = nginx_take
+    url = srv["S3_ENDPOINT"] + "/bkt/t.vortex"
+    multi, multi_requests = take_counting_requests(srv, url, rows)
+    single, single_requests = take_counting_requests(srv, url, rows,
+                                                     ONECOPY_HTTP_MULTIRANGE_MAX_PARTS="1")
+    print(f"take of 100 rows over http: {multi_requests} requests with multi-range GETs, "
+          f"{single_requests} with one range a GET")
+    assert multi == expected and single == expected
+    assert multi_requests < single_requests
+
+
+def test_ipv6_literal_endpoint(nginx_take):
+    """The same file through http://[::1]:PORT: connect, Host header and ranges over IPv6."""
+    srv, rows, expected = nginx_take
+    if "S3_ENDPOINT_V6" not in srv:
+        pytest.skip("loopback has no IPv6 address on this machine")
+    v6, requests = take_counting_requests(srv, srv["S3_ENDPOINT_V6"] + "/bkt/t.vortex", rows)
+    assert v6 == expected
+    assert requests > 0
+    assert "::1" in Path(srv["ACCESS_LOG"]).read_text()
+
+
 # ---- the CLI and the Python package -----------------------------------------------------------
 
 def test_cli_cp_ls_and_scan(moto, tmp_path):

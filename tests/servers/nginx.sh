@@ -9,6 +9,7 @@
 #
 # Env: NGINX_HTTP_PORT, NGINX_HTTPS_PORT (default: free ports), NGINX_WORKERS (default 2).
 # Static mode: exact single ranges (206), multi-range -> multipart/byteranges, sendfile,
+# also on [::1] where loopback has IPv6 (S3_ENDPOINT_V6), requests logged (ACCESS_LOG),
 # keep-alive (100000 requests, 120 s). Signatures and x-amz-* headers are ignored; no PUT,
 # no listing; the ETag is nginx's "mtime-size". Proxy mode forwards the request URI and
 # Host header verbatim (SigV4 signatures still verify upstream), streams both ways, with
@@ -57,11 +58,16 @@ start() {
   local user_line="" server
   [ "$(id -u)" -eq 0 ] && user_line="user root;"
   if [ "$mode" = static ]; then
+    # IPv6 loopback too where the machine has it, for clients given http://[::1]:PORT.
+    local v6=""
+    ip -6 addr show lo 2>/dev/null | grep -q 'inet6 ::1/128' && v6="listen [::1]:$http_port;"
     server="
   server {
     listen 127.0.0.1:$http_port;
+    $v6
     listen 127.0.0.1:$https_port ssl;
     root $STATE/www;
+    access_log $STATE/log/access.log;   # tests count the requests a client made
     output_buffers 2 1m;
     location / { limit_except GET { deny all; } }   # GET allows HEAD
   }"
@@ -132,6 +138,9 @@ CONF
   log "ready ($mode) in $(elapsed) s"
   local lines=()
   [ -n "$http_port" ] && lines+=("S3_ENDPOINT=http://127.0.0.1:$http_port")
+  [ "$mode" = static ] && grep -q 'listen \[::1\]' "$STATE/nginx.conf" &&
+    lines+=("S3_ENDPOINT_V6=http://[::1]:$http_port")
+  [ "$mode" = static ] && lines+=("ACCESS_LOG=$STATE/log/access.log")
   lines+=("S3_ENDPOINT_TLS=https://127.0.0.1:$https_port" "CA_FILE=$STATE/tls/ca.crt")
   [ "$mode" = static ] && lines+=("WWW_DIR=$STATE/www")
   [ "$mode" = proxy ] && lines+=("UPSTREAM_URL=$upstream")
