@@ -23,6 +23,7 @@
 #include "config/defaults.hpp"
 #include "net/connection.hpp"
 #include "net/credentials.hpp"
+#include "net/http_client.hpp"
 #include "net/reactor.hpp"
 #include "net/resolver.hpp"
 #include "net/s3_client.hpp"
@@ -295,12 +296,15 @@ TEST_CASE("requests waiting out their backoff hold no thread", "[net][reactor]")
   REQUIRE(server.answered("busy1") == kRequests);
   // Every request has had its 503; each waits 0..1 s before its retry. With most of them
   // waiting, the process still has two reactor threads, and none per request.
+  // Read in this order: a request that finished before in_flight() was read had retried
+  // before retried() was read, so in_flight >= waiting.
+  const uint32_t in_flight = scheduler.in_flight();
   const int waiting = kRequests - server.retried();
   const int threads = threads_named("oc-tbko");
   INFO("requests waiting out a backoff: " << waiting);
   CHECK(waiting >= kRequests / 2);
   CHECK(threads == 2);
-  CHECK(scheduler.in_flight() + 0 >= static_cast<uint32_t>(waiting));
+  CHECK(in_flight >= static_cast<uint32_t>(waiting));
   REQUIRE(group.wait().ok());
   set_defaults(saved);
   CHECK(server.retried() == kRequests);
@@ -446,4 +450,101 @@ TEST_CASE("credentials refresh once while many requests wait", "[net][reactor][c
   CHECK(provider.refreshes() == 2);
   CHECK(fetches.load() == 6);
   CHECK(std::count(second.begin(), second.end(), first[0]) >= 1);
+}
+
+TEST_CASE("an exchange that trickles is cut by the whole-exchange deadline", "[net][reactor]") {
+  // One body byte every 20 ms never trips the 1 s stall timer; the 400 ms total does.
+  LoopbackServer server([](int fd) {
+    if (LoopbackServer::read_head(fd).empty()) return;
+    LoopbackServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n");
+    for (int i = 0; i < 200; ++i) {
+      if (!LoopbackServer::write_all(fd, "x")) return;
+      std::this_thread::sleep_for(20ms);
+    }
+  });
+  net::ConnectOptions o{"127.0.0.1", server.port(), nullptr, Clock::now() + 5s};
+  auto conn = net::Connection::open(o);
+  REQUIRE(conn.ok());
+  net::HttpRequest req;
+  req.method = "GET";
+  req.target = "/slow";
+  req.host = "127.0.0.1";
+  net::HttpTimeouts t{2000ms, 2000ms, 1000ms, 400ms};
+  std::vector<std::byte> dest(1000);
+  net::ExchangeProgress progress;
+  const auto t0 = Clock::now();
+  auto r = net::exchange(**conn, req, dest, t, progress);
+  const auto took = Clock::now() - t0;
+  REQUIRE(!r.ok());
+  CHECK(r.error().code() == Errc::timeout);
+  CHECK(progress.body_bytes > 0);  // it was making progress, just too slowly
+  CHECK(took < 1500ms);
+}
+
+namespace {
+
+// CreateMultipartUpload and CompleteMultipartUpload whose answers are lost: the server acts on
+// each request, then resets the connection instead of answering. A HEAD finds the object.
+struct MultipartServer {
+  uint16_t port() const { return server.port(); }
+  std::atomic<int> creates{0}, completes{0}, heads{0};
+  std::string object_etag;  // what HEAD reports once completed
+  std::atomic<bool> completed{false};
+  LoopbackServer server{[this](int fd) {
+    for (;;) {
+      const std::string head = LoopbackServer::read_head(fd);
+      if (head.empty()) return;
+      const size_t cl = head.find("Content-Length: ");
+      if (cl != std::string::npos) {
+        (void)LoopbackServer::read_exact(fd, std::stoul(head.substr(cl + 16)));
+      }
+      const linger hard{1, 0};
+      if (head.starts_with("POST") && head.find("?uploads") != std::string::npos) {
+        ++creates;
+        ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+        return;
+      }
+      if (head.starts_with("POST")) {
+        ++completes;
+        completed = true;
+        ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+        return;
+      }
+      if (head.starts_with("HEAD")) {
+        ++heads;
+        LoopbackServer::write_all(
+            fd, completed ? fmt::format("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nETag: {}\r\n\r\n", object_etag)
+                          : std::string("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"));
+        continue;
+      }
+      LoopbackServer::write_all(fd, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+    }
+  }};
+};
+
+}  // namespace
+
+TEST_CASE("multipart requests that may have taken effect are not blindly resent",
+          "[net][reactor]") {
+  MultipartServer srv;
+  // The ETag S3 gives an object completed from parts "a" and "b": MD5 of their MD5s, "-2".
+  srv.object_etag = "\"96e024ba2074fe77e8e965ba43a704be-2\"";
+  net::Scheduler scheduler(8, 1, "oc-tmpu");
+  auto client = client_for(fmt::format("http://127.0.0.1:{}", srv.port()), scheduler);
+  SECTION("CreateMultipartUpload is sent once") {
+    auto r = client->create_multipart("bkt", "obj");
+    REQUIRE(!r.ok());
+    CHECK(r.error().message().find("not retried") != std::string::npos);
+    CHECK(srv.creates.load() == 1);
+  }
+  SECTION("a CompleteMultipartUpload whose answer was lost is found done, not resent") {
+    const std::vector<net::CompletedPart> parts{{1, "\"0cc175b9c0f1b6a831c399e269772661\""},
+                                                {2, "\"92eb5ffee6ae2fec3ad71c777531578f\""}};
+    auto r = client->complete_multipart("bkt", "obj", "upload-1", parts);
+    INFO((r.ok() ? std::string("ok") : r.error().to_string()));
+    REQUIRE(r.ok());
+    CHECK(*r == srv.object_etag);
+    CHECK(srv.completes.load() == 1);
+    CHECK(srv.heads.load() >= 1);
+  }
 }
