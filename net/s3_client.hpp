@@ -159,10 +159,10 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
 
   /// Reads every range of @p obj concurrently through the client's `Scheduler`, all pinned to
   /// @p etag. With `s3_hedge_after_ms` set, a range still running after that long is re-issued
-  /// into scratch memory and the first answer wins (the loser is cancelled). Ranges of a URL
-  /// object go up to `http_multirange_max_parts` to a GET, where the server answers multi-range
-  /// requests with multipart/byteranges (probed per endpoint; never for S3, which answers them
-  /// with the whole object). Call it from a plain thread, not from a scheduler job: it waits on
+  /// into scratch memory and the first answer wins (the loser is cancelled). Small ranges of a
+  /// URL object go up to `http_multirange_max_parts` (and `s3_get_part_bytes`) to a GET, where
+  /// the server answers multi-range requests with multipart/byteranges (probed per endpoint;
+  /// never for S3, which answers them with the whole object). Call it from a plain thread, not from a scheduler job: it waits on
   /// a condition variable.
   [[nodiscard]] Result<void> fetch_ranges(const ObjectRef& obj, std::string_view etag,
                                           std::span<const RangeFetch> ranges);

@@ -82,16 +82,26 @@ void S3Client::note_multirange(std::string_view url, bool works) {
   multirange_[std::move(key)] = works;
 }
 
-// Ranges of a URL object in groups, one GET each. Until the endpoint has answered one, every
-// group tries; a group refused (`unsupported`) marks the endpoint and reads its ranges one by
-// one, and later fetches go straight to single-range GETs.
+// Ranges of a URL object in groups, one GET each: consecutive ranges join a group while it has
+// fewer than `http_multirange_max_parts` and at most `s3_get_part_bytes` in all, so the many
+// small ranges of a take share GETs while large ranges keep a GET (and a connection) each. Until
+// the endpoint has answered one, every group tries; a group refused (`unsupported`) marks the
+// endpoint and reads its ranges one by one, and later fetches go straight to single-range GETs.
 Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_view etag,
                                             std::span<const RangeFetch> ranges) {
-  const size_t per_get = defaults().http_multirange_max_parts;
+  const size_t max_parts = defaults().http_multirange_max_parts;
+  const uint64_t max_bytes = defaults().s3_get_part_bytes;
   const std::string pin(etag);
   TaskGroup group(scheduler());
-  for (size_t i = 0; i < ranges.size(); i += per_get) {
-    const auto batch = ranges.subspan(i, std::min(per_get, ranges.size() - i));
+  for (size_t i = 0; i < ranges.size();) {
+    size_t n = 1;
+    uint64_t bytes = ranges[i].dest.size();
+    while (i + n < ranges.size() && n < max_parts && bytes + ranges[i + n].dest.size() <= max_bytes) {
+      bytes += ranges[i + n].dest.size();
+      ++n;
+    }
+    const auto batch = ranges.subspan(i, n);
+    i += n;
     group.run([this, &obj, &pin, batch]() -> Result<void> {
       if (batch.size() > 1 && multirange_known(obj.url).value_or(true)) {
         auto r = get_url_ranges(obj.url, batch, pin, obj.public_only);
