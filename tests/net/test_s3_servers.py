@@ -212,12 +212,16 @@ def test_take_over_http_shares_multirange_gets(nginx_take):
     assert multi_requests < single_requests
 
 
-def test_ipv6_literal_endpoint(nginx_take):
-    """The same file through http://[::1]:PORT: connect, Host header and ranges over IPv6."""
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_ipv6_literal_endpoint(nginx_take, scheme):
+    """The same file through http(s)://[::1]:PORT: connect, Host header, ranges and, over TLS,
+    verification against the certificate's IP ::1 (no SNI for an address) over IPv6."""
     srv, rows, expected = nginx_take
-    if "S3_ENDPOINT_V6" not in srv:
+    key = "S3_ENDPOINT_V6" if scheme == "http" else "S3_ENDPOINT_TLS_V6"
+    if key not in srv:
         pytest.skip("loopback has no IPv6 address on this machine")
-    v6, requests = take_counting_requests(srv, srv["S3_ENDPOINT_V6"] + "/bkt/t.vortex", rows)
+    v6, requests = take_counting_requests(srv, srv[key] + "/bkt/t.vortex", rows,
+                                          AWS_CA_BUNDLE=srv["CA_FILE"])
     assert v6 == expected
     assert requests > 0
     assert "::1" in Path(srv["ACCESS_LOG"]).read_text()

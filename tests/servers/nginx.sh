@@ -9,7 +9,8 @@
 #
 # Env: NGINX_HTTP_PORT, NGINX_HTTPS_PORT (default: free ports), NGINX_WORKERS (default 2).
 # Static mode: exact single ranges (206), multi-range -> multipart/byteranges, sendfile,
-# also on [::1] where loopback has IPv6 (S3_ENDPOINT_V6), requests logged (ACCESS_LOG),
+# also on [::1] where loopback has IPv6 (S3_ENDPOINT_V6, S3_ENDPOINT_TLS_V6: the certificate
+# names IP ::1), requests logged (ACCESS_LOG),
 # keep-alive (100000 requests, 120 s). Signatures and x-amz-* headers are ignored; no PUT,
 # no listing; the ETag is nginx's "mtime-size". Proxy mode forwards the request URI and
 # Host header verbatim (SigV4 signatures still verify upstream), streams both ways, with
@@ -60,7 +61,8 @@ start() {
   if [ "$mode" = static ]; then
     # IPv6 loopback too where the machine has it, for clients given http://[::1]:PORT.
     local v6=""
-    ip -6 addr show lo 2>/dev/null | grep -q 'inet6 ::1/128' && v6="listen [::1]:$http_port;"
+    ip -6 addr show lo 2>/dev/null | grep -q 'inet6 ::1/128' &&
+      v6="listen [::1]:$http_port; listen [::1]:$https_port ssl;"
     server="
   server {
     listen 127.0.0.1:$http_port;
@@ -139,7 +141,7 @@ CONF
   local lines=()
   [ -n "$http_port" ] && lines+=("S3_ENDPOINT=http://127.0.0.1:$http_port")
   [ "$mode" = static ] && grep -q 'listen \[::1\]' "$STATE/nginx.conf" &&
-    lines+=("S3_ENDPOINT_V6=http://[::1]:$http_port")
+    lines+=("S3_ENDPOINT_V6=http://[::1]:$http_port" "S3_ENDPOINT_TLS_V6=https://[::1]:$https_port")
   [ "$mode" = static ] && lines+=("ACCESS_LOG=$STATE/log/access.log")
   lines+=("S3_ENDPOINT_TLS=https://127.0.0.1:$https_port" "CA_FILE=$STATE/tls/ca.crt")
   [ "$mode" = static ] && lines+=("WWW_DIR=$STATE/www")
