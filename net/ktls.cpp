@@ -3,6 +3,8 @@
 // afterwards the ring moves plaintext, and only non-data records need looking at.
 #include <linux/tls.h>
 #include <openssl/err.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -28,19 +30,33 @@ constexpr unsigned char kCloseNotify = 0;
 bool ktls_enabled() noexcept { return g_ktls_enabled.load(std::memory_order_relaxed); }
 void disable_ktls() noexcept { g_ktls_enabled.store(false, std::memory_order_relaxed); }
 
-Result<void> set_socket_timeouts(int fd, Deadline deadline) {
-  timeval tv{};  // zero: no timeout
-  if (deadline != Deadline::max()) {
-    const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
-    OC_EXPECT(left.count() > 0, timeout, "deadline passed on fd {}", fd);
-    tv.tv_sec = left.count() / 1'000'000;
-    tv.tv_usec = left.count() % 1'000'000;
+Result<int> TlsSession::on_socket_bio(const char* what, Deadline deadline,
+                                      const std::function<int()>& call) {
+  // Non-blocking only for the call: the ring's own receives on this socket expect a blocking
+  // one (io_uring arms a poll for those instead of failing with EAGAIN).
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0 || ::fcntl(fd_, F_SETFL, flags | O_NONBLOCK) != 0) {
+    return errno_error(errno, "fcntl(O_NONBLOCK)", __FILE__, __LINE__);
   }
-  if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0 ||
-      setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
-    return errno_error(errno, "setsockopt(SO_RCVTIMEO/SO_SNDTIMEO)", __FILE__, __LINE__);
+  struct Restore {
+    int fd, flags;
+    ~Restore() { (void)::fcntl(fd, F_SETFL, flags); }
+  } restore{fd_, flags};
+  OC_ASSIGN_OR_RETURN(Ring * ring, Ring::this_thread());
+  for (;;) {
+    ERR_clear_error();
+    const int rc = call();
+    if (rc == 1) return rc;
+    const int err = SSL_get_error(ssl_, rc);
+    if (err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE) return failure(what, rc);
+    auto ready = ring->poll(fd_, err == SSL_ERROR_WANT_READ ? POLLIN : POLLOUT, deadline);
+    if (!ready.ok()) {
+      if (ready.error().code() == Errc::timeout) {
+        return OC_ERROR(Errc::timeout, "TLS {} with {} timed out", what, peer_);
+      }
+      return std::move(ready).error();
+    }
   }
-  return {};
 }
 
 Result<void> TlsSession::handshake_ktls(Deadline deadline) {
@@ -48,17 +64,9 @@ Result<void> TlsSession::handshake_ktls(Deadline deadline) {
   BIO* sock = BIO_new_socket(fd_, BIO_NOCLOSE);
   OC_EXPECT(sock != nullptr, protocol, "TLS: BIO_new_socket: {}", openssl_errors());
   SSL_set_bio(ssl_, sock, sock);
-  OC_TRY(set_socket_timeouts(fd_, deadline));
-  ERR_clear_error();
-  const int rc = SSL_connect(ssl_);
-  if (rc != 1) {
-    // A blocking socket that reports "would block" hit SO_RCVTIMEO/SO_SNDTIMEO.
-    const int err = SSL_get_error(ssl_, rc);
-    OC_EXPECT(err != SSL_ERROR_WANT_READ && err != SSL_ERROR_WANT_WRITE, timeout,
-              "TLS handshake with {} timed out", peer_);
-    return failure("handshake", rc);
-  }
-  OC_TRY(set_socket_timeouts(fd_, Deadline::max()));
+  // OpenSSL moves the handshake's bytes itself; each wait is a ring poll, so a fiber suspends
+  // instead of blocking its reactor.
+  OC_TRY(on_socket_bio("handshake", deadline, [this] { return SSL_connect(ssl_); }));
   const bool send = BIO_get_ktls_send(SSL_get_wbio(ssl_)) != 0;
   const bool recv = BIO_get_ktls_recv(SSL_get_rbio(ssl_)) != 0;
   if (send && recv) {

@@ -263,6 +263,13 @@ Result<size_t> Ring::recv(int fd, std::span<std::byte> dest, Deadline deadline) 
   return static_cast<size_t>(got);
 }
 
+Result<void> Ring::poll(int fd, short events, Deadline deadline) {
+  OC_TRY(run("poll", fd, deadline, [&](io_uring_sqe* sqe) {
+    io_uring_prep_poll_add(sqe, fd, static_cast<unsigned>(events));
+  }));
+  return {};
+}
+
 Result<size_t> Ring::recvmsg(int fd, msghdr* msg, Deadline deadline) {
   OC_ASSIGN_OR_RETURN(const int got, run("recvmsg", fd, deadline, [&](io_uring_sqe* sqe) {
                         io_uring_prep_recvmsg(sqe, fd, msg, 0);

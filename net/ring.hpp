@@ -66,6 +66,9 @@ class Ring {
   /// inside the registered destination pool and the kernel supports it, uses READ_FIXED (no page
   /// pinning per call); otherwise IORING_OP_RECV. Plain threads' rings never register the pool.
   [[nodiscard]] Result<size_t> recv(int fd, std::span<std::byte> dest, Deadline deadline);
+  /// Waits until @p fd is ready for @p events (POLLIN, POLLOUT; IORING_OP_POLL_ADD), for
+  /// OpenSSL calls on a non-blocking socket BIO (the kTLS handshake).
+  [[nodiscard]] Result<void> poll(int fd, short events, Deadline deadline);
   /// IORING_OP_RECVMSG, for kTLS record types in control messages.
   [[nodiscard]] Result<size_t> recvmsg(int fd, msghdr* msg, Deadline deadline);
 

@@ -9,6 +9,7 @@
 
 #include <openssl/ssl.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -49,6 +50,10 @@ class TlsSession {
   [[nodiscard]] Result<void> handshake_ktls(Deadline deadline);
   [[nodiscard]] Result<size_t> recv_ktls(std::span<std::byte> dest, Deadline deadline);
   [[nodiscard]] Error failure(const char* what, int ssl_result);
+  /// Runs @p call (an SSL_* call returning 1 on success) on the socket BIO, made non-blocking
+  /// for it, waiting for readiness with ring polls until @p deadline.
+  [[nodiscard]] Result<int> on_socket_bio(const char* what, Deadline deadline,
+                                          const std::function<int()>& call);
 
   static int bio_read(BIO* bio, char* buf, size_t len, size_t* got);
   static int bio_write(BIO* bio, const char* buf, size_t len, size_t* put);
@@ -72,7 +77,5 @@ class TlsSession {
 [[nodiscard]] bool ktls_enabled() noexcept;
 void disable_ktls() noexcept;
 
-/// Applies SO_RCVTIMEO/SO_SNDTIMEO for the time left until @p deadline (blocking socket BIO).
-[[nodiscard]] Result<void> set_socket_timeouts(int fd, Deadline deadline);
 
 }  // namespace oc::net::detail

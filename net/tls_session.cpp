@@ -180,12 +180,16 @@ Result<void> TlsSession::send_all(std::span<const iovec> pieces, Deadline deadli
     OC_ASSIGN_OR_RETURN(Ring * ring, Ring::this_thread());
     return ring->send_all(fd_, pieces, deadline);
   }
-  if (ktls_send_only_) OC_TRY(set_socket_timeouts(fd_, deadline));
   deadline_ = deadline;
-  auto write = [this](const void* p, size_t n) -> Result<void> {
+  auto write = [this, deadline](const void* p, size_t n) -> Result<void> {
     if (n == 0) return {};
-    ERR_clear_error();
     size_t put = 0;  // without SSL_MODE_ENABLE_PARTIAL_WRITE, success means all n bytes
+    if (ktls_send_only_) {
+      // The kernel encrypts; OpenSSL writes to the socket BIO, polled through the ring.
+      OC_TRY(on_socket_bio("write", deadline, [&] { return SSL_write_ex(ssl_, p, n, &put); }));
+      return {};
+    }
+    ERR_clear_error();
     const int rc = SSL_write_ex(ssl_, p, n, &put);
     if (rc != 1) return failure("write", rc);
     return {};

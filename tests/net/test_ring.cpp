@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 
+#include <poll.h>
+#include <sys/socket.h>
+
 #include <netinet/tcp.h>
 
 #include <vector>
@@ -158,4 +161,28 @@ TEST_CASE("ring recv uses READ_FIXED inside the pool and plain recv elsewhere", 
   return 0;
   });
   close(fd);
+}
+
+TEST_CASE("ring poll waits for readiness until its deadline, on a thread or a reactor", "[net]") {
+  int sv[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+  auto check = [&] {
+    Ring& r = ring();
+    auto idle = r.poll(sv[0], POLLIN, Clock::now() + 50ms);
+    REQUIRE(!idle.ok());
+    CHECK(idle.error().code() == Errc::timeout);
+    CHECK(::write(sv[1], "x", 1) == 1);
+    CHECK(r.poll(sv[0], POLLIN, Clock::now() + 5s).ok());
+    char c;
+    CHECK(::read(sv[0], &c, 1) == 1);
+    CHECK(r.poll(sv[0], POLLOUT, Clock::now() + 5s).ok());
+    return 0;
+  };
+  SECTION("plain thread") { check(); }
+  SECTION("reactor") {
+    Scheduler scheduler(1, 1, "oc-tpoll");
+    scheduler.call(check);
+  }
+  ::close(sv[0]);
+  ::close(sv[1]);
 }
