@@ -149,6 +149,24 @@ struct S3Client::Call {
   }
 };
 
+namespace {
+
+// Every response of a logical request comes from one version of the object: the first ETag seen
+// (or the one the caller pinned) must be the ETag of every later attempt's response.
+Result<void> pin_etag(std::string& pinned, const ResponseHead& h) {
+  const std::string* etag = h.find("etag");
+  if (!pinned.empty()) {
+    OC_EXPECT(etag && *etag == pinned, corrupt,
+              "object changed while being read: ETag {} became {}", pinned,
+              etag ? *etag : "(none)");
+  } else if (etag) {
+    pinned = *etag;
+  }
+  return {};
+}
+
+}  // namespace
+
 // ---- CancelToken ---------------------------------------------------------------------------------
 
 void CancelToken::cancel() {
@@ -265,17 +283,7 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
   if (!call.parts.empty()) {
     // Each part's Content-Range is checked as it arrives (byteranges.cpp); the object is pinned
     // here.
-    options.check = [&](const ResponseHead& h) -> Result<void> {
-      const std::string* etag = h.find("etag");
-      if (!call.etag.empty()) {
-        OC_EXPECT(etag && *etag == call.etag, corrupt,
-                  "object changed while being read: ETag {} became {}", call.etag,
-                  etag ? *etag : "(none)");
-      } else if (etag) {
-        call.etag = *etag;
-      }
-      return {};
-    };
+    options.check = [&](const ResponseHead& h) { return pin_etag(call.etag, h); };
   }
   const uint64_t want_first = call.offset ? *call.offset + call.done : 0;
   const uint64_t want_last = call.offset ? *call.offset + call.dest.size() - 1 : 0;
@@ -298,14 +306,7 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
                 "Content-Length {} does not match the {} bytes requested",
                 h.content_length ? fmt::to_string(*h.content_length) : "(none)",
                 want_last - want_first + 1);
-      const std::string* etag = h.find("etag");
-      if (!call.etag.empty()) {
-        OC_EXPECT(etag && *etag == call.etag, corrupt,
-                  "object changed while being read: ETag {} became {}", call.etag,
-                  etag ? *etag : "(none)");
-      } else if (etag) {
-        call.etag = *etag;
-      }
+      OC_TRY(pin_etag(call.etag, h));
       call.object_size = cr->total;
       return {};
     };
