@@ -85,8 +85,8 @@ void S3Client::note_multirange(std::string_view url, bool works) {
 // Ranges of a URL object in groups, one GET each: consecutive ranges join a group while it has
 // fewer than `http_multirange_max_parts` and at most `s3_get_part_bytes` in all, so the many
 // small ranges of a take share GETs while large ranges keep a GET (and a connection) each. Until
-// the endpoint has answered one, every group tries; a group refused (`unsupported`) marks the
-// endpoint and reads its ranges one by one, and later fetches go straight to single-range GETs.
+// the endpoint has answered one, every group tries; a group that fails marks the endpoint and
+// reads its ranges one by one, and later fetches go straight to single-range GETs.
 Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_view etag,
                                             std::span<const RangeFetch> ranges) {
   const size_t max_parts = defaults().http_multirange_max_parts;
@@ -110,7 +110,10 @@ Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_vi
           counters_.multirange_gets.fetch_add(1, std::memory_order_relaxed);
           return {};
         }
-        if (r.error().code() != Errc::unsupported) return std::move(r).error();
+        // A changed object fails the read; anything else (a 200 or single-range answer, a 416
+        // or 400 from a server that refuses multi-range requests, a transient failure) costs
+        // this endpoint its multi-range GETs, and the ranges go one a GET with the usual retries.
+        if (r.error().code() == Errc::corrupt) return std::move(r).error();
         log::get().debug("{}: {}; reading its ranges one GET each", obj.describe(),
                          r.error().message());
         note_multirange(obj.url, false);

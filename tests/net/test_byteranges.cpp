@@ -170,6 +170,7 @@ namespace {
 //   parts    multipart/byteranges, as nginx does
 //   whole    200 with the whole object for several ranges (as S3 does), 206 for one
 //   wrong    multipart whose second part names a range one byte longer than asked
+//   refuse   416 for several ranges, 206 for one
 struct RangeServer {
   std::string mode;
   std::atomic<int> requests{0};
@@ -193,6 +194,10 @@ struct RangeServer {
       }
       std::string body, type = "multipart/byteranges; boundary=00000000001";
       int status = 206;
+      if (mode == "refuse" && ranges.size() > 1) {
+        if (!LoopbackServer::write_all(fd, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n")) return;
+        continue;
+      }
       if ((mode == "whole" && ranges.size() > 1) || ranges.empty()) {
         status = 200;
         type = "application/octet-stream";
@@ -261,6 +266,12 @@ TEST_CASE("multi-range GETs of a URL: parts, a server that ignores ranges, a wro
     REQUIRE(client->fetch_ranges(obj, "", third.ranges).ok());
     CHECK(third.exact());
     CHECK(srv.requests.load() - before == 40);
+  }
+  SECTION("a server that refuses multi-range requests with 416: one range a GET") {
+    srv.mode = "refuse";
+    REQUIRE(client->fetch_ranges(obj, "", s.ranges).ok());
+    CHECK(s.exact());
+    CHECK(client->counters().multirange_gets.load() == 0);
   }
   SECTION("a part whose Content-Range was not asked for: refused, nothing misplaced") {
     srv.mode = "wrong";
