@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/expr_bind.hpp"
+#include "format/expr_parser.hpp"
 
 #include <fmt/ranges.h>
 
@@ -224,7 +225,20 @@ class Binder {
                    fmt::format("cannot filter on column {} of type {}", path_to_string(col.path),
                                t.to_string()));
     }
-    if (!literal_fits(d, lit.literal.kind)) {
+    Literal value = lit.literal;
+    if (d == Domain::temporal && value.kind == Literal::Kind::string) {
+      // `ship BETWEEN '1994-01-01' AND '1994-12-31'`: the text is read as a date or timestamp.
+      auto coerced = temporal_from_text(value.s);
+      if (!coerced) {
+        return error(Errc::invalid, lit,
+                     fmt::format("cannot read {} as a {} for column {}: expected 'YYYY-MM-DD' or "
+                                 "'YYYY-MM-DD HH:MM:SS[.ffffff]'",
+                                 literal_to_string(value), t.to_string(),
+                                 path_to_string(col.path)));
+      }
+      value = *coerced;
+    }
+    if (!literal_fits(d, value.kind)) {
       return error(
           Errc::invalid, lit,
           fmt::format("cannot compare column {} ({}) with {} literal {}", path_to_string(col.path),
@@ -235,10 +249,9 @@ class Binder {
     n.kind = BoundNode::Kind::compare;
     n.column = c;
     n.op = col_left ? op : flip(op);
-    n.literal = lit.literal;
+    n.literal = value;
     // Temporal literals all become microseconds; evaluation scales to the column's unit exactly.
-    if (lit.literal.kind == Literal::Kind::date)
-      n.literal = Literal::timestamp(lit.literal.i * kMicrosPerDay);
+    if (value.kind == Literal::Kind::date) n.literal = Literal::timestamp(value.i * kMicrosPerDay);
     return n;
   }
 

@@ -225,6 +225,17 @@ bool parse_timestamp(std::string_view s, int64_t& micros) {
   return true;
 }
 
+}  // namespace
+
+std::optional<Literal> temporal_from_text(std::string_view text) {
+  int64_t v = 0;
+  if (text.size() == 10 && parse_date_prefix(text, v)) return Literal::date(v);
+  if (parse_timestamp(text, v)) return Literal::timestamp(v);
+  return std::nullopt;
+}
+
+namespace {
+
 class Parser {
  public:
   Parser(std::string_view src, std::vector<Token> toks, uint32_t max_depth)

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -42,6 +43,11 @@ namespace oc::format {
 /// column and caret. Nesting of parentheses and NOT deeper than `defaults().max_expr_depth` is
 /// `Errc::invalid`.
 [[nodiscard]] Result<ExprPtr> parse_expr(std::string_view sql);
+
+/// A string literal read as a temporal value, as DuckDB and PostgreSQL read `'1994-01-01'` next
+/// to a date or timestamp column: 'YYYY-MM-DD' is a date, 'YYYY-MM-DD HH:MM:SS[.f{1,6}]' a
+/// timestamp (UTC). @return nullopt for any other text.
+[[nodiscard]] std::optional<Literal> temporal_from_text(std::string_view text);
 
 /// Fuzzing entry point: parses @p bytes; on success prints the tree and parses the print again.
 /// @return the parse error, if any. A printed tree that fails to parse or prints differently is

@@ -523,6 +523,45 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
   CHECK(*t == std::vector<Truth>{T, F});
 }
 
+TEST_CASE("string literals next to date and timestamp columns read as DuckDB and PostgreSQL read them",
+          "[expr]") {
+  using oc::test::nested_golden::make_temporal;
+  auto date = make_temporal("vortex.date", TimeUnit::days, PType::i32, true);
+  auto ts_s = make_temporal("vortex.timestamp", TimeUnit::s, PType::i64, false);
+  auto batch = strukt(
+      {"ship", "ts"},
+      {prim<int32_t>(PType::i32, {8765, 8766, 9130, 9131, 0}, {true, true, true, true, false}, date),
+       prim<int64_t>(PType::i64, {1714564799, 1714564800, 1714564801, 0, 1}, {}, ts_s)});
+  // 1994-01-01 is day 8766, 1994-12-31 day 9130; 2024-05-01 12:00:00 is second 1714564800.
+  const std::pair<const char*, const char*> same[] = {
+      {"ship BETWEEN '1994-01-01' AND '1994-12-31'",
+       "ship BETWEEN DATE '1994-01-01' AND DATE '1994-12-31'"},
+      {"ship >= '1994-01-01'", "ship >= DATE '1994-01-01'"},
+      {"'1994-12-31' >= ship", "DATE '1994-12-31' >= ship"},
+      {"ship IN ('1994-01-01', '1994-12-31')", "ship IN (DATE '1994-01-01', DATE '1994-12-31')"},
+      {"ts > '2024-05-01 12:00:00'", "ts > TIMESTAMP '2024-05-01 12:00:00'"},
+      {"ts <= '2024-05-01 12:00:00.5'", "ts <= TIMESTAMP '2024-05-01 12:00:00.5'"},
+      {"ts >= '2024-05-01'", "ts >= DATE '2024-05-01'"},
+  };
+  for (auto [text, typed] : same) {
+    INFO(text);
+    CHECK(truth(text, batch) == truth(typed, batch));
+  }
+  CHECK(truth("ship BETWEEN '1994-01-01' AND '1994-12-31'", batch) ==
+        std::vector<Truth>{F, T, T, F, N});
+  CHECK(truth("ts > '2024-05-01 12:00:00'", batch) == std::vector<Truth>{F, F, T, F, F});
+  // Text that is no date or timestamp is an error pointing at it; strings still compare with
+  // strings only.
+  const DType& schema = *batch->dtype;
+  auto err = bind_error("ship > '1994-13-01'", schema);
+  CHECK(err.code() == Errc::invalid);
+  CHECK(err.message().starts_with("cannot read '1994-13-01' as a "));
+  CHECK(err.message().find("expected 'YYYY-MM-DD' or 'YYYY-MM-DD HH:MM:SS[.ffffff]' at column 8") !=
+        std::string::npos);
+  CHECK(bind_error("ts = 'yesterday'", schema).code() == Errc::invalid);
+  CHECK(bind_error("ts = '2024-05-01T12:00:00'", schema).code() == Errc::invalid);
+}
+
 TEST_CASE("filter_rows keeps the rows the mask selects", "[expr]") {
   auto batch =
       strukt({"x", "s"}, {prim<int32_t>(PType::i32, {1, 2, 3, 4}, {true, false, true, true}),

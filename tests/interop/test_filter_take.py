@@ -667,6 +667,10 @@ def test_scans_equal_pyarrow_at_every_thread_count(tpch, threads, monkeypatch):
         cols = ["l_orderkey", "l_comment", "l_extendedprice"]
         got = pa.table(f.scan(filter=sql, columns=cols, batch_rows=5000))
         assert_tables_equal(got, table.select(cols).filter(mask), f"threads={threads} filter={sql!r}")
+        # The same dates as users write them, plain strings (DuckDB and PostgreSQL read them so).
+        plain = "l_shipdate BETWEEN '1995-01-01' AND '1995-03-31' AND l_returnflag = 'R'"
+        got = pa.table(f.scan(filter=plain, columns=cols, batch_rows=5000))
+        assert_tables_equal(got, table.select(cols).filter(mask), f"threads={threads} filter={plain!r}")
     finally:
         monkeypatch.undo()
         onecopy.reload_settings()
