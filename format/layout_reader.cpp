@@ -883,8 +883,13 @@ Result<std::unique_ptr<LayoutReader>> struct_reader(const LayoutPtr& l, const DT
   OC_EXPECT(t->kind == TypeKind::struct_, corrupt, "vortex.struct layout for {}", t->to_string());
   const size_t nf = t->children.size();
   const size_t first = l->children.size() - nf;
-  OC_EXPECT(l->children.size() == nf || (l->children.size() == nf + 1 && t->nullable), corrupt,
-            "struct layout has {} children for {} fields", l->children.size(), nf);
+  // A nullable struct carries its validity as child 0, always: vortex-data refuses one without
+  // it (`nchildren == expected`), and 0.36.0 wrote such files while their statistics counted
+  // nulls, so reading them as all-valid would be wrong data.
+  const size_t expected = nf + (t->nullable ? 1 : 0);
+  OC_EXPECT(l->children.size() == expected, corrupt,
+            "struct layout has {} children, expected {} ({} fields{})", l->children.size(), expected,
+            nf, t->nullable ? " and the validity of a nullable struct" : "");
   std::unique_ptr<LayoutReader> validity;
   if (first == 1) {
     OC_ASSIGN_OR_RETURN(validity, make_layout_reader(l->children[0], DType::make_bool(false), cache, depth + 1));
