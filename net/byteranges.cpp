@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "net/url.hpp"
+
 namespace oc::net {
 
 namespace {
@@ -242,6 +244,36 @@ Result<void> fuzz_deframe_byteranges(std::span<const uint8_t> bytes) {
   DeframeCounters c;
   const size_t spill = std::min(body.size(), step);
   return deframe_byteranges("B", ranges, body.substr(0, spill), body.size(), wire, c);
+}
+
+namespace {
+
+// "host:port" of a URL, the unit multi-range support is remembered by.
+std::string endpoint_of(std::string_view url) {
+  auto u = parse_url(url);
+  return u.ok() ? fmt::format("{}:{}", u->host, u->port) : std::string(url);
+}
+
+}  // namespace
+
+std::optional<bool> MultirangeMemo::known(std::string_view url) const {
+  const std::string key = endpoint_of(url);
+  std::lock_guard lock(mu_);
+  auto it = works_.find(key);
+  if (it == works_.end()) return std::nullopt;
+  return it->second;
+}
+
+void MultirangeMemo::note(std::string_view url, bool works) {
+  std::string key = endpoint_of(url);
+  std::lock_guard lock(mu_);
+  if (!works_.contains(key) && works_.size() >= max_) works_.clear();
+  works_[std::move(key)] = works;
+}
+
+size_t MultirangeMemo::size() const {
+  std::lock_guard lock(mu_);
+  return works_.size();
 }
 
 }  // namespace oc::net

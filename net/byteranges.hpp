@@ -21,6 +21,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,5 +66,25 @@ struct DeframeCounters {
 /// 64 KiB each), a newline, then a multipart body with boundary "B", delivered in pieces of
 /// the first byte's value (mod 64, plus 1).
 [[nodiscard]] Result<void> fuzz_deframe_byteranges(std::span<const uint8_t> bytes);
+
+/// Which endpoints ("host:port" of a URL) answered a multi-range GET with multipart/byteranges,
+/// and which did not. Thread-safe. It holds `kMaxEndpoints` endpoints at most: when a new one
+/// finds it full it starts over (forgetting only costs one probe per endpoint), so a client
+/// naming ever new hosts cannot grow it.
+class MultirangeMemo {
+ public:
+  static constexpr size_t kMaxEndpoints = 4096;
+  explicit MultirangeMemo(size_t max_endpoints = kMaxEndpoints) : max_(max_endpoints) {}
+
+  /// @return whether @p url's endpoint answered with multipart/byteranges; nullopt until noted.
+  [[nodiscard]] std::optional<bool> known(std::string_view url) const;
+  void note(std::string_view url, bool works);
+  [[nodiscard]] size_t size() const;
+
+ private:
+  size_t max_;
+  mutable std::mutex mu_;
+  std::map<std::string, bool, std::less<>> works_;
+};
 
 }  // namespace oc::net

@@ -79,10 +79,12 @@ std::string_view unbracketed(std::string_view host) noexcept {
   return host;
 }
 
-Resolver::Resolver(uint32_t threads, std::chrono::milliseconds ttl, Lookup lookup)
+Resolver::Resolver(uint32_t threads, std::chrono::milliseconds ttl, Lookup lookup,
+                   size_t max_cached)
     : thread_count_(std::max<uint32_t>(1, threads)),
       ttl_(ttl),
-      lookup_(lookup ? std::move(lookup) : Lookup(&system_lookup)) {}
+      lookup_(lookup ? std::move(lookup) : Lookup(&system_lookup)),
+      max_cached_(std::max<size_t>(1, max_cached)) {}
 
 Resolver::~Resolver() {
   {
@@ -159,12 +161,34 @@ void Resolver::worker() {
     lock.unlock();
     auto r = lookup_(p->host);
     lock.lock();
-    if (r.ok() && ttl_.count() > 0) cache_[p->host] = Cached{r.value(), Clock::now() + ttl_};
+    if (r.ok() && ttl_.count() > 0) cache_locked(p->host, r.value());
     p->result = std::move(r);
     if (auto it = pending_.find(p->host); it != pending_.end() && it->second == p) pending_.erase(it);
     for (Waiter* w : p->waiters) w->notify();
     p->waiters.clear();
   }
+}
+
+// Entries are otherwise dropped only when their own name is asked for again after the TTL, so
+// a full cache is swept here: the expired names first, then (all still fresh) the one that
+// expires first. A sweep is linear in the cache; only a new name in a full cache sweeps.
+void Resolver::cache_locked(const std::string& host, const std::vector<ResolvedAddress>& addresses) {
+  const Clock::time_point now = Clock::now();
+  if (!cache_.contains(host) && cache_.size() >= max_cached_) {
+    std::erase_if(cache_, [&](const auto& e) { return e.second.expires <= now; });
+    if (cache_.size() >= max_cached_) {
+      auto first = std::min_element(cache_.begin(), cache_.end(), [](const auto& a, const auto& b) {
+        return a.second.expires < b.second.expires;
+      });
+      cache_.erase(first);
+    }
+  }
+  cache_[host] = Cached{addresses, now + ttl_};
+}
+
+size_t Resolver::cached_hosts() const {
+  std::lock_guard lock(mu_);
+  return cache_.size();
 }
 
 uint64_t Resolver::lookups() const {

@@ -7,7 +7,9 @@
 /// and a caller waits through a `Waiter` (suspending its fiber on a reactor) until its deadline
 /// at most; a lookup that outlives the deadline finishes in the background and fills the cache.
 /// One lookup per name is in flight however many callers ask. Answers are reused for
-/// `dns_cache_ttl_ms` (getaddrinfo reports no TTL); failures are not cached. Address literals
+/// `dns_cache_ttl_ms` (getaddrinfo reports no TTL); failures are not cached. The cache holds
+/// `kMaxCachedHosts` names at most: a name cached past that drops the expired ones, then the
+/// one that expires first, so a client naming ever new hosts cannot grow it. Address literals
 /// (`127.0.0.1`, `::1`, `[::1]`) are answered at once.
 #pragma once
 
@@ -47,8 +49,11 @@ class Resolver {
   /// Looks up a name (no port): the system's getaddrinfo, or a fault injected by a test.
   using Lookup = std::function<Result<std::vector<ResolvedAddress>>(const std::string& host)>;
 
-  /// @param lookup null means getaddrinfo.
-  Resolver(uint32_t threads, std::chrono::milliseconds ttl, Lookup lookup = nullptr);
+  static constexpr size_t kMaxCachedHosts = 4096;
+
+  /// @param lookup null means getaddrinfo. @param max_cached at most this many names cached.
+  Resolver(uint32_t threads, std::chrono::milliseconds ttl, Lookup lookup = nullptr,
+           size_t max_cached = kMaxCachedHosts);
   ~Resolver();  ///< waits for lookups in progress
   Resolver(const Resolver&) = delete;
   Resolver& operator=(const Resolver&) = delete;
@@ -62,6 +67,7 @@ class Resolver {
                                                              Deadline deadline);
 
   [[nodiscard]] uint64_t lookups() const;  ///< lookups started (cache misses)
+  [[nodiscard]] size_t cached_hosts() const;  ///< names in the cache, expired ones included
 
  private:
   struct Pending;
@@ -71,10 +77,12 @@ class Resolver {
   };
   void worker();
   void start_locked();
+  void cache_locked(const std::string& host, const std::vector<ResolvedAddress>& addresses);
 
   uint32_t thread_count_;
   std::chrono::milliseconds ttl_;
   Lookup lookup_;
+  size_t max_cached_;
   mutable std::mutex mu_;
   std::condition_variable work_;
   std::deque<std::shared_ptr<Pending>> queue_;

@@ -207,10 +207,6 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   Result<HttpResponse> perform(Call& call);
   Result<void> fetch_url_multirange(const ObjectRef& obj, std::string_view etag,
                                     std::span<const RangeFetch> ranges);
-  /// Whether @p url's endpoint answered a multi-range GET with multipart/byteranges: nullopt
-  /// until one was tried.
-  std::optional<bool> multirange_known(std::string_view url) const;
-  void note_multirange(std::string_view url, bool works);
   Result<HttpResponse> perform_attempts(Call& call);
   [[nodiscard]] Scheduler& scheduler() const noexcept;
   Result<HttpResponse> attempt(Call& call, ExchangeProgress& progress, bool& reused);
@@ -218,8 +214,7 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   S3ClientConfig config_;
   std::unique_ptr<ConnectionPool> pool_;
   S3Counters counters_;
-  mutable std::mutex multirange_mu_;
-  std::map<std::string, bool, std::less<>> multirange_;  // "host:port" -> answers multi-range
+  MultirangeMemo multirange_;  // which endpoints answer multi-range GETs
 };
 
 }  // namespace oc::net

@@ -58,30 +58,6 @@ Result<RangeRead> S3Client::get(const ObjectRef& obj, uint64_t offset, std::span
   return get_range(obj.bucket, obj.key, offset, dest, etag, cancel);
 }
 
-namespace {
-
-// "host:port" of a URL, the unit multi-range support is remembered by.
-std::string endpoint_of(std::string_view url) {
-  auto u = parse_url(url);
-  return u.ok() ? fmt::format("{}:{}", u->host, u->port) : std::string(url);
-}
-
-}  // namespace
-
-std::optional<bool> S3Client::multirange_known(std::string_view url) const {
-  const std::string key = endpoint_of(url);
-  std::lock_guard lock(multirange_mu_);
-  auto it = multirange_.find(key);
-  if (it == multirange_.end()) return std::nullopt;
-  return it->second;
-}
-
-void S3Client::note_multirange(std::string_view url, bool works) {
-  std::string key = endpoint_of(url);
-  std::lock_guard lock(multirange_mu_);
-  multirange_[std::move(key)] = works;
-}
-
 // Ranges of a URL object in groups, one GET each: consecutive ranges join a group while it has
 // fewer than `http_multirange_max_parts` and at most `s3_get_part_bytes` in all, so the many
 // small ranges of a take share GETs while large ranges keep a GET (and a connection) each. Until
@@ -103,10 +79,10 @@ Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_vi
     const auto batch = ranges.subspan(i, n);
     i += n;
     group.run([this, &obj, &pin, batch]() -> Result<void> {
-      if (batch.size() > 1 && multirange_known(obj.url).value_or(true)) {
+      if (batch.size() > 1 && multirange_.known(obj.url).value_or(true)) {
         auto r = get_url_ranges(obj.url, batch, pin, obj.public_only);
         if (r.ok()) {
-          note_multirange(obj.url, true);
+          multirange_.note(obj.url, true);
           counters_.multirange_gets.fetch_add(1, std::memory_order_relaxed);
           return {};
         }
@@ -116,7 +92,7 @@ Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_vi
         if (r.error().code() == Errc::corrupt) return std::move(r).error();
         log::get().debug("{}: {}; reading its ranges one GET each", obj.describe(),
                          r.error().message());
-        note_multirange(obj.url, false);
+        multirange_.note(obj.url, false);
       }
       for (const RangeFetch& part : batch) OC_TRY(get(obj, part.offset, part.dest, pin));
       return {};
@@ -130,7 +106,7 @@ Result<void> S3Client::fetch_ranges(const ObjectRef& obj, std::string_view etag,
   // Multi-range GETs for http(s) origins, where the endpoint does them; hedging works on single
   // ranges and keeps that path.
   if (!obj.url.empty() && ranges.size() > 1 && defaults().http_multirange_max_parts > 1 &&
-      defaults().s3_hedge_after_ms == 0 && multirange_known(obj.url).value_or(true)) {
+      defaults().s3_hedge_after_ms == 0 && multirange_.known(obj.url).value_or(true)) {
     return fetch_url_multirange(obj, etag, ranges);
   }
   auto shared = std::make_shared<Shared>();

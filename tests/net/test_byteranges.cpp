@@ -283,3 +283,18 @@ TEST_CASE("multi-range GETs of a URL: parts, a server that ignores ranges, a wro
     CHECK(s.untouched(2));
   }
 }
+
+TEST_CASE("multi-range memo: per endpoint, bounded", "[net][byteranges]") {
+  net::MultirangeMemo memo(3);
+  CHECK_FALSE(memo.known("http://a.example:81/x").has_value());
+  memo.note("http://a.example:81/x", true);
+  memo.note("http://b.example/y", false);
+  CHECK(memo.known("http://a.example:81/other") == std::optional<bool>(true));
+  CHECK(memo.known("http://b.example:80/z") == std::optional<bool>(false));
+  CHECK_FALSE(memo.known("http://a.example:82/x").has_value());  // another port, another endpoint
+  for (int i = 0; i < 1000; ++i) memo.note(fmt::format("http://h{}.example/o", i), i % 2 == 0);
+  CHECK(memo.size() <= 3);
+  CHECK(memo.known("http://h999.example/o") == std::optional<bool>(false));
+  memo.note("http://h999.example/o", true);  // a known endpoint is updated in place
+  CHECK(memo.known("http://h999.example/o") == std::optional<bool>(true));
+}

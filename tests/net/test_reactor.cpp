@@ -385,6 +385,24 @@ TEST_CASE("one lookup per name in flight, answers reused for the TTL", "[net][re
   }
 }
 
+TEST_CASE("the DNS cache holds a bounded number of names, the freshest kept", "[net][reactor][dns]") {
+  std::atomic<int> calls{0};
+  auto lookup = [&](const std::string&) -> Result<std::vector<net::ResolvedAddress>> {
+    ++calls;
+    return net::Resolver(1, 0ms).resolve("127.0.0.1", 0, Clock::now() + 1s);
+  };
+  net::Resolver resolver(1, 60s, lookup, 8);
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(resolver.resolve(fmt::format("h{}.example", i), 80, Clock::now() + 5s).ok());
+    CHECK(resolver.cached_hosts() <= 8);
+  }
+  CHECK(calls.load() == 100);
+  REQUIRE(resolver.resolve("h99.example", 80, Clock::now() + 5s).ok());  // the newest stays
+  CHECK(calls.load() == 100);
+  REQUIRE(resolver.resolve("h0.example", 80, Clock::now() + 5s).ok());  // the oldest went
+  CHECK(calls.load() == 101);
+}
+
 TEST_CASE("IPv6 literal endpoints: connect, Host header and ranged GETs", "[net][reactor]") {
   ObjectServer server(0, /*ipv6=*/true);
   net::Scheduler scheduler(8, 1, "oc-tv6");
