@@ -37,6 +37,7 @@ void register_default_encodings() {
     encodings::register_sequence();
     encodings::register_rle();
     encodings::register_onpair();
+    encodings::register_delta();
     // @@ENCODING-REGISTRATIONS@@ (helpers add their register_<name>() calls above this line)
   });
 }
