@@ -38,6 +38,7 @@ void register_default_encodings() {
     encodings::register_rle();
     encodings::register_onpair();
     encodings::register_delta();
+    encodings::register_pco();
     // @@ENCODING-REGISTRATIONS@@ (helpers add their register_<name>() calls above this line)
   });
 }

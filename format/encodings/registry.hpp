@@ -33,6 +33,7 @@ void register_zigzag();      // vortex.zigzag
 void register_sequence();    // vortex.sequence
 void register_rle();         // fastlanes.rle
 void register_onpair();      // vortex.onpair
+void register_pco();         // vortex.pco, vortex.pco.v2
 void register_delta();       // fastlanes.delta
 // @@ENCODING-DECLARATIONS@@ (helpers add their register_<name>() declarations above this line)
 

@@ -55,10 +55,10 @@ TEST_CASE("vortex.struct decodes fields after an optional validity child", "[for
 }
 
 TEST_CASE("unknown encodings fail with their name", "[format][canonical]") {
-  auto c = decode(node("vortex.pco"), DType::make_primitive(PType::f64, false), 3);
+  auto c = decode(node("vortex.future"), DType::make_primitive(PType::f64, false), 3);
   REQUIRE_FALSE(c.ok());
   CHECK(c.error().code() == Errc::unsupported);
-  CHECK(c.error().to_string().find("unsupported encoding vortex.pco") != std::string::npos);
+  CHECK(c.error().to_string().find("unsupported encoding vortex.future") != std::string::npos);
 }
 
 TEST_CASE("vortex.null and vortex.masked produce nulls", "[format][canonical]") {

@@ -34,7 +34,7 @@ from test_interop import same
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 
-# Corpus files checked (default writer; compact files hold pco columns onecopy does not read).
+# Corpus files checked: the default writer (the compact ones are checked in test_interop.py).
 CORPUS_CASES = [
     "numeric_none_nulls", "numeric_some_nulls", "numeric_all_nulls",
     "string_none_nulls", "string_some_nulls", "string_all_nulls",

@@ -82,35 +82,24 @@ def test_every_file_opens_with_the_right_shape(corpus: Path):
 @pytest.mark.parametrize("writer", ["default", "ed2025-05", "ed2025-10", "compact"])
 def test_every_column_equals_pyarrow(corpus: Path, writer: str):
     checked = 0
-    unsupported = []
     for path in sorted(corpus.glob(f"*.{writer}.vortex")):
         f = onecopy.open(path)
         exp = expected_table(path)
         for name in exp.schema.names:
             got, err = column_or_error(f, name)
-            if err is not None:
-                # Only pco (compact files) may be missing, and it must say so by name.
-                assert writer == "compact" and err.code == "unsupported" and "vortex.pco" in str(err), \
-                    f"{path.name}:{name}: {err}"
-                unsupported.append(f"{path.name}:{name}")
-                continue
+            assert err is None, f"{path.name}:{name}: {err}"
             a = normalize(got, exp.column(name))
             e = exp.column(name).combine_chunks()
             assert same(a, e), f"{path.name}:{name} differs:\n got {a.slice(0, 5)}\n exp {e.slice(0, 5)}"
             checked += 1
     assert checked > 0
-    if writer != "compact":
-        assert not unsupported
 
 
 def test_zone_maps_decode(corpus: Path):
     zoned = 0
     for path in vortex_files(corpus):
         info = onecopy.open(path).inspect()
-        errors = info["zone_errors"]
-        if path.name.split(".")[1] == "compact":
-            errors = [e for e in errors if "vortex.pco" not in e]  # pco-encoded zone tables
-        assert errors == [], path.name
+        assert info["zone_errors"] == [], path.name
         zoned += str(info["layout"]).count("zone_len")
     assert zoned > 100
 

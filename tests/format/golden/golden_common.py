@@ -14,7 +14,7 @@ import vortex as vx
 HERE = pathlib.Path(__file__).resolve().parent
 PTYPES = {pa.int8(): "i8", pa.int16(): "i16", pa.int32(): "i32", pa.int64(): "i64",
           pa.uint8(): "u8", pa.uint16(): "u16", pa.uint32(): "u32", pa.uint64(): "u64",
-          pa.float32(): "f32", pa.float64(): "f64"}
+          pa.float16(): "f16", pa.float32(): "f32", pa.float64(): "f64"}
 
 
 def serialize(arr):
