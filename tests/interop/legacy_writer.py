@@ -1,0 +1,143 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Writes Arrow IPC tables as Vortex files with whichever `vortex-data` release is importable.
+
+Runs inside a release's own environment (tests/interop/old_writers.py builds them), so it imports
+nothing from this repository and nothing newer than pyarrow and that release's `vortex`:
+
+    python legacy_writer.py ARROW_DIR OUT_DIR
+
+For every ARROW_DIR/<case>.arrow it writes OUT_DIR/<case>.<writer>.vortex with the release's
+default writer and, from 0.54 on, its compact one, then OUT_DIR/writer.json: the release, the
+API each writer went through, and what the release could not write. The Python API moved:
+
+    0.36-0.53  vortex.io.write(vx.array(table), path)       default only
+    0.54-0.58  VortexWriteOptions.{default,compact}().write_path(table, path)
+    0.59-      VortexWriteOptions.{default,compact}().write(table, path)
+
+(the table as it is, as corpus.py passes it to 0.93, or as vx.array(table) where a release's
+write raises TypeError on it). The tables are read with 64-byte aligned buffers: 0.5x releases
+panic on a decimal buffer at an 8-byte offset, on a writer thread, leaving an empty file behind.
+
+A table the release rejects is written again without the columns it rejects one by one (recorded
+under "dropped"); a case it cannot write at all, or writes short, is recorded under "failed".
+Neither is an error of the reader under test. Each file is then read back by the release itself
+into <file>.readback.arrow, which tells a writer's loss from a reader's bug; a file the release
+cannot read back is kept and recorded under "unread".
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.ipc
+import vortex as vx
+import vortex.io
+
+
+# What a release's bindings raise: pyo3 turns a Rust panic ("not yet supported") into
+# pyo3_runtime.PanicException, a BaseException that is not an Exception.
+class _Stop(Exception):
+    pass
+
+
+def _guard(call):
+    """Runs call(); any failure but an interrupt comes back as _Stop("Type: message")."""
+    try:
+        return call()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: BLE001
+        raise _Stop(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
+
+
+_ALIGNED = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.At64Byte)
+
+
+def _writers():
+    """{writer name: (api description, write(table, path))} for this release."""
+    options = getattr(vortex.io, "VortexWriteOptions", None)
+    if options is None:
+        return {"default": ("vortex.io.write(vx.array(table))", lambda t, p: vortex.io.write(vx.array(t), p))}
+    out = {}
+    for name in ("default", "compact"):
+        make = getattr(options, name, None)
+        if make is None:
+            continue
+        method = "write" if hasattr(make(), "write") else "write_path"
+
+        def write(t, p, make=make, method=method):
+            w = getattr(make(), method)
+            try:
+                w(t, p)
+            except TypeError:  # releases whose write takes only Vortex arrays or iterators
+                w(vx.array(t), p)
+
+        out[name] = (f"VortexWriteOptions.{name}().{method}", write)
+    return out
+
+
+def _write_table(write, table: pa.Table, path: Path) -> dict:
+    """Writes the table, dropping the columns this release rejects; returns {column: error}."""
+    try:
+        _guard(lambda: write(table, str(path)))
+        return {}
+    except _Stop as whole:
+        dropped = {}
+        for name in table.column_names:
+            try:
+                _guard(lambda: write(table.select([name]), str(path)))
+            except _Stop as e:
+                dropped[name] = str(e)
+        if not dropped or len(dropped) == table.num_columns:
+            path.unlink(missing_ok=True)
+            raise whole
+        _guard(lambda: write(table.drop_columns(list(dropped)), str(path)))
+        return dropped
+
+
+def _read_back(path: Path, rows: int) -> None:
+    """Writes what the release itself reads from `path` as `<file>.readback.arrow`, after checking
+    that it holds every row: the checker tells a writer's loss from a reader's bug with it."""
+    f = vx.open(str(path))
+    if len(f) != rows:  # a panic on a writer thread can leave a short file and no exception
+        path.unlink()
+        raise ValueError(f"the file holds {len(f)} rows of {rows}; removed")
+    got = f.to_arrow()
+    got = got.read_all() if hasattr(got, "read_all") else got
+    with pa.OSFile(str(path) + ".readback.arrow", "wb") as sink, pa.ipc.new_file(sink, got.schema) as w:
+        w.write_table(got)
+
+
+def main(arrow_dir: Path, out_dir: Path) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    writers = _writers()
+    manifest = {"release": importlib.metadata.version("vortex-data"),
+                "writers": {name: api for name, (api, _) in writers.items()}, "dropped": {}, "failed": {},
+                "unread": {}}
+    for arrow in sorted(arrow_dir.glob("*.arrow")):
+        with pa.memory_map(str(arrow)) as src:
+            table = pa.ipc.open_file(src, options=_ALIGNED).read_all()
+        for name, (_, write) in writers.items():
+            path = out_dir / f"{arrow.stem}.{name}.vortex"
+            try:
+                dropped = _write_table(write, table, path)
+            except _Stop as e:
+                manifest["failed"][path.name] = str(e)
+                continue
+            if dropped:
+                manifest["dropped"][path.name] = dropped
+            try:
+                _guard(lambda: _read_back(path, table.num_rows))
+            except _Stop as e:
+                manifest["failed" if not path.exists() else "unread"][path.name] = str(e)
+    (out_dir / "writer.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
