@@ -442,14 +442,23 @@ def test_filters_on_corpus_equal_pyarrow(corpus: Path, case: str):
     check_filters(path, table, seed=sum(map(ord, case)), count=count)
 
 
+@pytest.mark.parametrize("case", ["numeric_some_nulls", "numeric_none_nulls", "typed_some_nulls"])
+def test_filters_on_compact_corpus_equal_pyarrow(corpus: Path, case: str):
+    """Compact files: their number columns are vortex.pco."""
+    path = corpus / f"{case}.compact.vortex"
+    assert "vortex.pco" in str(onecopy.open(path).inspect()), f"{path.name} holds no pco column"
+    table = read_arrow(corpus / f"{case}.arrow")
+    count = FILTERS_PER_CORPUS_FILE // 3 if case == "multi_million" else FILTERS_PER_CORPUS_FILE
+    check_filters(path, table, seed=sum(map(ord, case)), count=count)
+
+
 @pytest.mark.parametrize("name", list(TPCH_FILTERS))
 def test_filters_on_tpch_equal_pyarrow(tpch, name: str):
     path, table = tpch[name]
     check_filters(path, table, seed=1000 + len(name), count=TPCH_FILTERS[name])
 
 
-@pytest.fixture(scope="session")
-def zoned(tmp_path_factory) -> tuple[Path, pa.Table]:
+def zoned_table() -> pa.Table:
     """200k rows sorted by key, written in many zones: long common string prefixes (over 64
     bytes, so zone min/max are truncated), floats with NaN and infinities, nulls."""
     rng = np.random.default_rng(42)
@@ -473,8 +482,24 @@ def zoned(tmp_path_factory) -> tuple[Path, pa.Table]:
         "id": pa.array(np.arange(n, dtype=np.uint32)),
         "sparse": pa.array(np.arange(n, dtype=np.int64), mask=~(np.arange(n) % 5000 == 0)),
     })
+    return table
+
+
+@pytest.fixture(scope="session")
+def zoned(tmp_path_factory) -> tuple[Path, pa.Table]:
+    table = zoned_table()
     path = tmp_path_factory.mktemp("zoned") / "zoned.vortex"
     corpus_mod.WRITERS["default"]().write(table, str(path))
+    return path, table
+
+
+@pytest.fixture(scope="session")
+def zoned_compact(tmp_path_factory) -> tuple[Path, pa.Table]:
+    """The zoned table through the compact writer: its numbers are vortex.pco, zone maps too."""
+    table = zoned_table()
+    path = tmp_path_factory.mktemp("zoned") / "zoned.compact.vortex"
+    corpus_mod.WRITERS["compact"]().write(table, str(path))
+    assert "vortex.pco" in str(onecopy.open(path).inspect()), "the compact writer chose no pco"
     return path, table
 
 
@@ -482,6 +507,13 @@ def zoned(tmp_path_factory) -> tuple[Path, pa.Table]:
 def test_pruning_never_drops_a_matching_row(zoned, seed: int):
     path, table = zoned
     check_filters(path, table, seed=seed, count=25, atoms=["cmp", "cmp", "between", "between", "like", "in"],
+                  depth=2)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_pruning_over_pco_columns_never_drops_a_matching_row(zoned_compact, seed: int):
+    path, table = zoned_compact
+    check_filters(path, table, seed=100 + seed, count=25, atoms=["cmp", "cmp", "between", "between", "in"],
                   depth=2)
 
 
@@ -581,6 +613,10 @@ def test_take_on_tpch_equals_pyarrow(tpch):
 
 def test_take_on_zoned_equals_pyarrow(zoned):
     check_take(*zoned, seed=3)
+
+
+def test_take_over_pco_columns_equals_pyarrow(zoned_compact):
+    check_take(*zoned_compact, seed=4)
 
 
 TAKE_ERRORS = (onecopy.OnecopyError, pa.ArrowException, ValueError, IndexError, OverflowError, TypeError)
