@@ -9,8 +9,10 @@ contender timed in a process of its own.
 
 Data: tpchgen-cli (from requirements.txt, in the venv next to this Python) writes lineitem at
 scale factor --sf as Parquet into --data-dir (default build/bench-data/sf<SF>); that table is
-written again by vortex-data with its default options (`lineitem.vortex`), and twice by pyarrow
-with zstd, its string views as plain strings (pyarrow 21 cannot `take` views):
+written again by vortex-data twice, with its default options (`lineitem.vortex`) and with its
+compact writer (`lineitem.compact.vortex`, `VortexWriteOptions.compact()`: numbers become
+`vortex.pco`, strings `vortex.zstd`), and twice by pyarrow with zstd, its string views as plain
+strings (pyarrow 21 cannot `take` views):
   - "Parquet (pyarrow defaults)", `lineitem.zstd.parquet`: otherwise pyarrow's default options
     (row groups of up to 1 Mi rows, no page index);
   - "Parquet (random access)", `lineitem.rg<N>.zstd.parquet`: written for random access, row
@@ -46,12 +48,17 @@ Measured, at each thread count of --threads (default 1, then all cores):
      row selection by the page index (no API reads a subset of a row group's pages), so on the
      random-access file the small row groups do the work and the page index is there for readers
      that use it; take is reported against both files;
-  4. decoded GB/s per core of each system's full scan (the bytes of the buffers of the
+  4. the compact-written file: measurements 1 and 3 (full scan, open+take, take) again, with
+     onecopy and vortex-data only, on `lineitem.compact.vortex`: the same children, the same
+     code and answers, the same rounds, repeat, threads and rows; only the file differs (its
+     rows are labelled "(compact file)");
+  5. decoded GB/s per core of each system's full scan, of both Vortex files (the bytes of the buffers of the
      pyarrow.Table it returned, `get_total_buffer_size`, over its time, over the threads), next
      to this machine's single-thread memcpy rate: a numpy copy of a 256 MiB array into another
      (both touched first), best of max(--repeat, 5) in each of --rounds child processes, 1e9
      bytes per second; the physical limit of a scan that writes its output once;
-  5. file sizes.
+  6. file sizes: the compact-written Vortex file against the default one and both Parquet files,
+     with the array encodings each Vortex file holds (from `inspect`).
 
 Threads, set in each child before its first scan: pyarrow follows `pa.set_cpu_count` /
 `set_io_thread_count` (and `use_threads`, on above 1 thread); vortex-data follows
@@ -79,9 +86,11 @@ Targets (issue 17, printed as measured, met or not): the full scan at most 0.8x 
 vortex-data, at 1 thread and at all cores; the filtered scan at most 1.0x vortex-data; take of
 100 random rows on an open file at most 1.0x vortex-data and at least 100x faster than Parquet
 with pyarrow's defaults (reported against the random-access Parquet too); and the filtered scan
-reads at most 1.2x the bytes of the segments holding matching rows.
+reads at most 1.2x the bytes of the segments holding matching rows. The compact file has no
+target: its ratios are reported.
 
-Chart: the time table drawn as bar charts (one per measurement and thread count) into --chart
+Chart: the time table drawn as bar charts (one per measurement and thread count, the compact
+file's measurements included, with its two systems) into --chart
 (default build/bench-format.png; --chart '' skips it) with matplotlib. When matplotlib is
 missing, scripts/bench-format-requirements.txt is installed into this venv with pip (numpy held
 at its installed version); when that fails the chart is skipped with a message, never the
@@ -114,6 +123,23 @@ TAKE_ROWS = 100
 SYSTEMS = ["onecopy", "vortex-data", "parquet", "parquet-ra"]
 MEASURES = [("full", "full scan, all columns"), ("filtered", "filtered scan"),
             ("open-take", f"open+take {TAKE_ROWS} rows"), ("take", f"take {TAKE_ROWS} rows (open file)")]
+# The compact-written file: the same child measurements on lineitem.compact.vortex, for the two
+# systems that read Vortex. A key is the child's measurement with this prefix.
+COMPACT = "compact-"
+VORTEX_SYSTEMS = ["onecopy", "vortex-data"]
+COMPACT_MEASURES = [(COMPACT + "full", "full scan, all columns (compact file)"),
+                    (COMPACT + "open-take", f"open+take {TAKE_ROWS} rows (compact file)"),
+                    (COMPACT + "take", f"take {TAKE_ROWS} rows (open file, compact file)")]
+ALL_MEASURES = MEASURES + COMPACT_MEASURES
+
+
+def child_measure(key: str) -> str:
+    """The measurement the child runs for a table key ("compact-full" -> "full")."""
+    return key.removeprefix(COMPACT)
+
+
+def systems_of(key: str) -> list[str]:
+    return VORTEX_SYSTEMS if key.startswith(COMPACT) else SYSTEMS
 
 
 # ---------------------------------------------------------------------------------------------
@@ -125,6 +151,7 @@ def prepare(data_dir: Path, sf: float, rg_rows: int) -> dict[str, Path]:
     d.mkdir(parents=True, exist_ok=True)
     raw = d / "lineitem.parquet"
     vtx = d / "lineitem.vortex"
+    compact = d / "lineitem.compact.vortex"
     zstd = d / "lineitem.zstd.parquet"
     tuned = d / f"lineitem.rg{rg_rows}.zstd.parquet"
     if not raw.exists():
@@ -134,14 +161,16 @@ def prepare(data_dir: Path, sf: float, rg_rows: int) -> dict[str, Path]:
         print(f"generating lineitem at SF {sf:g} into {d} ...", file=sys.stderr)
         subprocess.run([cli, "parquet", "-s", f"{sf:g}", "--tables=lineitem", f"--output-dir={d}"], check=True)
     table = None
-    if not vtx.exists():
+    for path, options in [(vtx, "default"), (compact, "compact")]:
+        if path.exists():
+            continue
         import vortex as vx
 
-        table = pq.read_table(raw)
-        print(f"writing {vtx.name} with vortex-data default options ...", file=sys.stderr)
-        tmp = vtx.with_suffix(".tmp")
-        vx.io.VortexWriteOptions.default().write(table, str(tmp))
-        tmp.rename(vtx)
+        table = table if table is not None else pq.read_table(raw)
+        print(f"writing {path.name} with vortex-data's {options} options ...", file=sys.stderr)
+        tmp = path.with_suffix(".tmp")
+        getattr(vx.io.VortexWriteOptions, options)().write(table, str(tmp))
+        tmp.rename(path)
     plain = None
     for path, opts in [(zstd, {}), (tuned, {"row_group_size": rg_rows, "write_page_index": True})]:
         if path.exists():
@@ -156,7 +185,7 @@ def prepare(data_dir: Path, sf: float, rg_rows: int) -> dict[str, Path]:
         tmp = path.with_suffix(".tmp")
         pq.write_table(plain, str(tmp), compression="zstd", **opts)
         tmp.rename(path)
-    return {"raw": raw, "vortex": vtx, "parquet": zstd, "parquet-ra": tuned}
+    return {"raw": raw, "vortex": vtx, "vortex-compact": compact, "parquet": zstd, "parquet-ra": tuned}
 
 
 def warm(paths) -> None:
@@ -231,6 +260,30 @@ def matching_segment_bytes(path: Path, table: pa.Table, names: list[str]) -> tup
     return hit, total
 
 
+def array_encodings(path: Path) -> dict[str, int]:
+    """Array nodes by encoding over every data chunk of the file (zone tables skipped), most
+    frequent first, from the file's layout (`inspect`)."""
+    sys.path.insert(0, str(ROOT / "python"))
+    import onecopy
+
+    counts: dict[str, int] = {}
+
+    def arrays(a):
+        counts[a["encoding"]] = counts.get(a["encoding"], 0) + 1
+        for c in a["children"]:
+            arrays(c)
+
+    def layouts(node):
+        if "array" in node:
+            arrays(node["array"])
+        kids = node["children"][:1] if node["encoding"] == "vortex.zoned" else node["children"]
+        for c in kids:
+            layouts(c)
+
+    layouts(onecopy.open(path).inspect()["layout"])
+    return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
 # ---------------------------------------------------------------------------------------------
 # Children
 
@@ -254,7 +307,7 @@ def run_child(args: list[str]) -> dict:
 
 def check(system: str, measure: str, got: dict, expected: dict) -> None:
     """Every system must give pyarrow's answer before its time counts."""
-    exp = expected[measure]
+    exp = expected[child_measure(measure)]
     for k, v in exp.items():
         g = got["check"].get(k)
         ok = math.isclose(g, v, rel_tol=1e-9, abs_tol=1e-6) if isinstance(v, float) else g == v
@@ -332,6 +385,7 @@ def main():
     hit, total = matching_segment_bytes(paths["vortex"], reference, names)
     del reference, filtered, taken
     explain = onecopy_explain_bytes(paths["vortex"])
+    encodings = {f: array_encodings(paths[f]) for f in ("vortex", "vortex-compact")}
     warm(paths)
 
     # This machine's single-thread memcpy rate, in children of their own too.
@@ -341,26 +395,29 @@ def main():
     results: list[dict] = []
     idx_arg = ",".join(map(str, idx.tolist()))
     for t in threads:
-        for key, label in MEASURES:
+        for key, label in ALL_MEASURES:
+            systems, measure = systems_of(key), child_measure(key)
+            vortex = paths["vortex-compact" if key.startswith(COMPACT) else "vortex"]
             for r in range(rounds):
-                order = SYSTEMS[r % len(SYSTEMS):] + SYSTEMS[:r % len(SYSTEMS)]
+                order = systems[r % len(systems):] + systems[:r % len(systems)]
                 for s in order:
                     print(f"[{t} thread{'s' if t > 1 else ''}] {label}: round {r + 1}/{rounds}, {s} ...",
                           file=sys.stderr)
                     parquet = paths["parquet-ra"] if s == "parquet-ra" else paths["parquet"]
-                    got = run_child(["--system", s, "--measure", key, "--threads", str(t), "--repeat", str(repeat),
-                                     "--vortex", str(paths["vortex"]), "--parquet", str(parquet), "--idx", idx_arg])
+                    got = run_child(["--system", s, "--measure", measure, "--threads", str(t), "--repeat", str(repeat),
+                                     "--vortex", str(vortex), "--parquet", str(parquet), "--idx", idx_arg])
                     check(s, key, got, expected)
-                    got["round"] = r
+                    got["key"], got["round"] = key, r
                     results.append(got)
 
     def children(key, t, s):
-        return [c for c in results if c["measure"] == key and c["threads"] == t and c["system"] == s]
+        return [c for c in results if c["key"] == key and c["threads"] == t and c["system"] == s]
 
     def best_child(key, t, s):
         return min(children(key, t, s), key=lambda c: c["best_s"])
 
-    best = {(key, t, s): best_child(key, t, s)["best_s"] for key, _ in MEASURES for t in threads for s in SYSTEMS}
+    best = {(key, t, s): best_child(key, t, s)["best_s"]
+            for key, _ in ALL_MEASURES for t in threads for s in systems_of(key)}
 
     method = (f"a process per contender (a fresh Python per system, measurement and thread count), interleaved "
               f"over {rounds} round{'s' if rounds > 1 else ''}; each child: 1 warm-up, then best of {repeat}; "
@@ -375,36 +432,41 @@ def main():
           "Parquet (random access) | onecopy / vortex-data | onecopy / Parquet defaults | onecopy / Parquet RA "
           "| spread |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for key, label in MEASURES:
+    for key, label in ALL_MEASURES:
         for t in threads:
-            o, v, p, q = (best[(key, t, s)] for s in SYSTEMS)
-            spreads = {s: max(c["best_s"] for c in children(key, t, s)) / best[(key, t, s)] for s in SYSTEMS}
+            o, v, p, q = (best.get((key, t, s)) for s in SYSTEMS)
+            spreads = {s: max(c["best_s"] for c in children(key, t, s)) / best[(key, t, s)] for s in systems_of(key)}
             worst = max(spreads, key=spreads.get)
             print(f"| {label} | {t} | {fmt_time(o)} | {fmt_time(v)} | {fmt_time(p)} | {fmt_time(q)} | "
                   f"{ratio(o, v)} | {ratio(o, p)} | {ratio(o, q)} | {spreads[worst]:.2f}x ({short[worst]}) |")
     print(f"\nRandom-access Parquet: {labels['parquet-ra']}; take there and in the defaults file reads the row "
-          f"groups holding the rows (pyarrow 21 selects no pages by the page index).")
+          f"groups holding the rows (pyarrow 21 selects no pages by the page index). \"(compact file)\": the same "
+          f"measurement by the same children on {paths['vortex-compact'].name}, written by vortex-data's compact "
+          f"writer; only onecopy and vortex-data read it (n/a: not run).")
 
     print(f"\nFull scan throughput. Decoded bytes: the buffers of the pyarrow.Table each system returned "
           f"(get_total_buffer_size); GB = 1e9 B; per core: over the threads. How measured: {method}.")
     print(f"This machine's single-thread memcpy (numpy copy of 256 MiB into a touched array, best of "
           f"{max(repeat, 5)} in each of {rounds} processes): {memcpy_gbps:.2f} GB/s.\n")
-    print("| threads | system | time | decoded bytes | GB/s | GB/s per core | per core / memcpy |")
-    print("|---|---|---|---|---|---|---|")
+    print("| threads | file | system | time | decoded bytes | GB/s | GB/s per core | per core / memcpy |")
+    print("|---|---|---|---|---|---|---|---|")
     for t in threads:
-        for s in SYSTEMS:
-            c = best_child("full", t, s)
-            gbps = c["out_bytes"] / c["best_s"] / 1e9
-            print(f"| {t} | {short[s]} | {fmt_time(c['best_s'])} | {fmt_bytes(c['out_bytes'])} | {gbps:.2f} | "
-                  f"{gbps / t:.2f} | {gbps / t / memcpy_gbps:.2f}x |")
+        for key in ("full", COMPACT + "full"):
+            for s in systems_of(key):
+                c = best_child(key, t, s)
+                gbps = c["out_bytes"] / c["best_s"] / 1e9
+                print(f"| {t} | {'compact' if key.startswith(COMPACT) else 'default'} | {short[s]} | "
+                      f"{fmt_time(c['best_s'])} | {fmt_bytes(c['out_bytes'])} | {gbps:.2f} | {gbps / t:.2f} | "
+                      f"{gbps / t / memcpy_gbps:.2f}x |")
 
     print(f"\nBytes. rchar (read(2)/pread(2) bytes, page-cache hits included; not io_uring or mmap) during the "
           f"fastest run of the fastest child. How measured: {method}.\n")
     print("| measurement | threads | onecopy | vortex-data | Parquet (pyarrow defaults) | Parquet (random access) |")
     print("|---|---|---|---|---|---|")
-    for key, label in MEASURES:
+    for key, label in ALL_MEASURES:
         for t in threads:
-            cells = " | ".join(fmt_bytes(best_child(key, t, s)["rchar"]) for s in SYSTEMS)
+            cells = " | ".join(fmt_bytes(best_child(key, t, s)["rchar"]) if s in systems_of(key) else "n/a"
+                               for s in SYSTEMS)
             print(f"| {label} (rchar) | {t} | {cells} |")
     print(f"| filtered scan (onecopy scan --explain, bytes read) | - | {fmt_bytes(explain)} | | | |")
     print(f"| segments holding matching rows ({', '.join(['l_shipdate', *PROJ])}) | - | {fmt_bytes(hit)} "
@@ -412,6 +474,17 @@ def main():
     size = {s: paths[{"onecopy": "vortex", "vortex-data": "vortex"}.get(s, s)].stat().st_size for s in SYSTEMS}
     print(f"| file size | - | {fmt_bytes(size['onecopy'])} | {fmt_bytes(size['vortex-data'])} (same file) | "
           f"{fmt_bytes(size['parquet'])} | {fmt_bytes(size['parquet-ra'])} |")
+
+    files = [("vortex-compact", "Vortex, vortex-data compact writer"), ("vortex", "Vortex, vortex-data defaults"),
+             ("parquet", "Parquet (pyarrow defaults, zstd)"), ("parquet-ra", "Parquet (random access, zstd)")]
+    nbytes = {f: paths[f].stat().st_size for f, _ in files}
+    print("\nFile sizes (bytes on disk, MiB = 2^20 B).\n")
+    print("| file | size | / Vortex defaults | / Parquet defaults | / Parquet RA | array encodings (nodes, top 6) |")
+    print("|---|---|---|---|---|---|")
+    for f, label in files:
+        enc = ", ".join(f"{e} {k}" for e, k in list(encodings[f].items())[:6]) if f in encodings else ""
+        print(f"| {label} ({paths[f].name}) | {fmt_bytes(nbytes[f])} | {ratio(nbytes[f], nbytes['vortex'])} | "
+              f"{ratio(nbytes[f], nbytes['parquet'])} | {ratio(nbytes[f], nbytes['parquet-ra'])} | {enc} |")
 
     print("\nTargets (issue 17), as measured in the tables above:")
 
@@ -452,17 +525,26 @@ def main():
         print(f"- decoded GB/s per core, onecopy full scan ({thr(t)}): {per_core:.2f}, "
               f"{per_core / memcpy_gbps:.2f}x this machine's single-thread memcpy ({memcpy_gbps:.2f} GB/s) (reported)")
 
+    print("\nCompact-written file (no target; reported), onecopy / vortex-data on the same file:")
+    for key, label in COMPACT_MEASURES:
+        for t in threads:
+            o, v = best[(key, t, "onecopy")], best[(key, t, "vortex-data")]
+            d = best[(child_measure(key), t, "onecopy")]
+            print(f"- {label} ({thr(t)}): {fmt_time(o)} vs {fmt_time(v)} = {o / v:.2f}x; onecopy on the compact "
+                  f"file / on the default file: {o / d:.2f}x")
+
     if a.json:
         out = Path(a.json)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"sf": a.sf, "rows": n, "threads": threads, "rounds": rounds, "repeat": repeat,
                                    "parquet_rg_rows": a.parquet_rg_rows, "cores": os.cpu_count(),
                                    "memcpy": memcpy, "memcpy_gbps": memcpy_gbps, "method": method,
-                                   "files": {k: str(p) for k, p in paths.items()}, "children": results}, indent=1))
+                                   "files": {k: str(p) for k, p in paths.items()}, "file_bytes": nbytes,
+                                   "encodings": encodings, "children": results}, indent=1))
         print(f"\nraw results: {out}")
     if a.chart:
         print(format_chart.draw(Path(a.chart), best, SYSTEMS, {**labels, "parquet-ra": "Parquet (random access)"},
-                                MEASURES, threads, f"{title}; {labels['parquet-ra']}", method))
+                                ALL_MEASURES, threads, f"{title}; {labels['parquet-ra']}", method))
     else:
         print("chart: not drawn (--chart '')")
 

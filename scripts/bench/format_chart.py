@@ -70,7 +70,8 @@ def _fmt(s: float) -> str:
 def draw(path: Path, best: dict, systems: list[str], labels: dict[str, str], measures: list[tuple[str, str]],
          threads: list[int], title: str, method: str) -> str:
     """best[(measure, threads, system)] = seconds. One row of bar charts per thread count, one
-    column per measurement; take charts on a log scale (their bars span orders of magnitude)."""
+    column per measurement; take charts on a log scale where their bars span an order of magnitude
+    or more (a linear one otherwise, so that two close bars look close)."""
     why = ensure_matplotlib()
     if why is not None:
         return f"chart skipped: {why}"
@@ -91,7 +92,7 @@ def draw(path: Path, best: dict, systems: list[str], labels: dict[str, str], mea
                 ax.set_xticks(range(len(names)), [labels[s] for s in names], rotation=20, ha="right", fontsize=8)
                 ax.set_title(f"{label}, {t} thread{'s' if t > 1 else ''}", fontsize=9)
                 ax.set_ylabel("ms (lower is better)", fontsize=8)
-                if "take" in key and vals and min(vals) > 0:
+                if "take" in key and vals and min(vals) > 0 and max(vals) >= 10 * min(vals):
                     ax.set_yscale("log")
                 for b, s in zip(bars, names):
                     ax.annotate(_fmt(best[(key, t, s)]), (b.get_x() + b.get_width() / 2, b.get_height()),
