@@ -76,7 +76,7 @@ TEST_CASE("a window outside the array is refused", "[format][slice]") {
 }
 
 TEST_CASE("row-range scans equal the same rows of a full scan", "[format][slice][reader]") {
-  for (const char* name : {"mixed.vortex", "compact_strings.vortex"}) {
+  for (const char* name : {"mixed.vortex", "compact_strings.vortex", "compact_numbers.vortex"}) {
     auto f = *format::VortexFile::open_path(seed_path(name));
     auto all_scan = f->scan({});
     REQUIRE(all_scan.ok());

@@ -454,7 +454,7 @@ uint64_t bytes_read_by_a_small_take(const format::VortexFile& f) {
 }  // namespace
 
 TEST_CASE("file takes equal a full scan then take, in the order given", "[format][take][reader]") {
-  for (const char* seed : {"tiny.vortex", "mixed.vortex", "compact_strings.vortex"}) {
+  for (const char* seed : {"tiny.vortex", "mixed.vortex", "compact_strings.vortex", "compact_numbers.vortex"}) {
     CHECK(check_file_takes(seed_path(seed)));  // the seed files use only encodings onecopy has
   }
 }

@@ -37,6 +37,15 @@ def main():
     vx.io.write(pa.table({"x": pa.array([1, 2, 3], type=pa.int8())}), str(OUT / "tiny.vortex"))
     vx.io.VortexWriteOptions.compact().write(pa.table({"s": pa.array([f"row {i}" for i in range(500)])}),
                                              str(OUT / "compact_strings.vortex"))
+    # Numbers through the compact writer: vortex.pco arrays (two pages a column, some nulls).
+    m = 9000
+    walk = np.cumsum(rng.integers(-50, 50, m))
+    vx.io.VortexWriteOptions.compact().write(pa.table({
+        "walk": pa.array(walk.astype(np.int64), mask=rng.random(m) < 0.05),
+        "sine": pa.array((np.sin(np.arange(m) / 40) * 20000).astype(np.int16)),
+        "x": pa.array(rng.standard_normal(m), mask=rng.random(m) < 0.2),
+        "u": pa.array(rng.geometric(0.01, m).astype(np.uint32)),
+    }), str(OUT / "compact_numbers.vortex"))
     write_zoned()
     write_sessions()
 
