@@ -9,6 +9,7 @@ Run it with the pcodec release whose format you want:
               /tmp/pco3/bin/pip install pcodec==0.3.4 'numpy<2'      (pco 0.4.4, as Vortex 0.36-0.5x)
               /tmp/pco3/bin/python tests/format/golden/make_pco_golden.py
   format 4.1: .venv/bin/python tests/format/golden/make_pco_golden.py  (pcodec 1.0.1, pco 1.0.1)
+With --seeds (any pcodec) it turns the goldens into fuzz seeds, tests/fuzz/seeds/pco/.
 The 4.1 run also writes the hand-made goldens (secondary latents that go through the delta
 encoding, which no pcodec compressor writes), encoded here bit by bit and decoded by the
 formulas of pcodec's docs/format.md, independently of the C++ decoder.
@@ -207,8 +208,36 @@ def handmade():
     write("hand_f32_float_quant_lookback_secondary", "f32", header, [(meta.bytes(), [(n, page.bytes())])], values)
 
 
+def seeds():
+    """tests/fuzz/seeds/pco/: each golden's first chunk in the layout of pcodec::fuzz_decode."""
+    dst = Path(__file__).resolve().parents[2] / "fuzz" / "seeds" / "pco"
+    dst.mkdir(parents=True, exist_ok=True)
+    for src in sorted(OUT.glob("*.pcod")):
+        b = src.read_bytes()
+        number, hlen = struct.unpack_from("<II", b, 4)
+        pos = 12 + hlen
+        header = b[12:pos]
+        pos += 4  # n_chunks
+        (mlen,) = struct.unpack_from("<I", b, pos)
+        meta = b[pos + 4:pos + 4 + mlen]
+        pos += 4 + mlen
+        (n_pages,) = struct.unpack_from("<I", b, pos)
+        pos += 4
+        seed = bytes([number, 1 if header[0] == 3 else 0]) + struct.pack("<H", len(meta)) + meta
+        for _ in range(n_pages):
+            n, plen = struct.unpack_from("<II", b, pos)
+            seed += struct.pack("<HH", n, plen) + b[pos + 8:pos + 8 + plen]
+            pos += 8 + plen
+        (dst / src.stem).write_bytes(seed)
+        print(f"seed {src.stem}: {len(seed)} bytes")
+
+
 if __name__ == "__main__":
-    if V1:
+    import sys
+
+    if "--seeds" in sys.argv:
+        seeds()
+    elif V1:
         format41()
     else:
         format3()
