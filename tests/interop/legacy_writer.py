@@ -22,11 +22,14 @@ A table the release rejects is written again without the columns it rejects one 
 under "dropped"); a case it cannot write at all, or writes short, is recorded under "failed".
 Neither is an error of the reader under test. Each file is then read back by the release itself
 into <file>.readback.arrow, which tells a writer's loss from a reader's bug; a file the release
-cannot read back is kept and recorded under "unread".
+cannot read back is kept and recorded under "unread". writer.json is saved after every file: a
+write that makes no progress for HANG_SECONDS ends the process (exit 1), and a rerun resumes after
+that file, recorded under "failed".
 """
 
 from __future__ import annotations
 
+import faulthandler
 import importlib.metadata
 import json
 import sys
@@ -54,6 +57,7 @@ def _guard(call):
         raise _Stop(f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}") from None
 
 
+HANG_SECONDS = 30  # a case takes a few seconds at most on 2 busy cores
 _ALIGNED = pa.ipc.IpcReadOptions(ensure_alignment=pa.ipc.Alignment.At64Byte)
 
 
@@ -115,26 +119,45 @@ def _read_back(path: Path, rows: int) -> None:
 def main(arrow_dir: Path, out_dir: Path) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     writers = _writers()
+    saved = out_dir / "writer.json"
     manifest = {"release": importlib.metadata.version("vortex-data"),
                 "writers": {name: api for name, (api, _) in writers.items()}, "dropped": {}, "failed": {},
-                "unread": {}}
+                "unread": {}, "done": [], "current": None}
+    if saved.exists():  # a rerun after a hung write: resume, that file given up
+        manifest = json.loads(saved.read_text())
+        if manifest["current"]:
+            manifest["failed"][manifest["current"]] = f"hung: no progress in {HANG_SECONDS} s, killed"
+            Path(out_dir / manifest["current"]).unlink(missing_ok=True)
+
+    def save(current):
+        manifest["current"] = current
+        saved.write_text(json.dumps(manifest, indent=1, sort_keys=True))
+
     for arrow in sorted(arrow_dir.glob("*.arrow")):
         with pa.memory_map(str(arrow)) as src:
             table = pa.ipc.open_file(src, options=_ALIGNED).read_all()
         for name, (_, write) in writers.items():
             path = out_dir / f"{arrow.stem}.{name}.vortex"
+            if path.name in manifest["done"] or path.name in manifest["failed"]:
+                continue
+            save(path.name)
+            # A release's writer can deadlock (0.71.0 does on nested_all_nulls): the watchdog
+            # thread ends the process, and the caller runs it again to resume after this file.
+            faulthandler.dump_traceback_later(HANG_SECONDS, exit=True)
             try:
                 dropped = _write_table(write, table, path)
             except _Stop as e:
                 manifest["failed"][path.name] = str(e)
-                continue
-            if dropped:
-                manifest["dropped"][path.name] = dropped
-            try:
-                _guard(lambda: _read_back(path, table.num_rows))
-            except _Stop as e:
-                manifest["failed" if not path.exists() else "unread"][path.name] = str(e)
-    (out_dir / "writer.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
+            else:
+                if dropped:
+                    manifest["dropped"][path.name] = dropped
+                try:
+                    _guard(lambda: _read_back(path, table.num_rows))
+                except _Stop as e:
+                    manifest["failed" if not path.exists() else "unread"][path.name] = str(e)
+            faulthandler.cancel_dump_traceback_later()
+            manifest["done"].append(path.name)
+            save(None)
 
 
 if __name__ == "__main__":
