@@ -4,7 +4,8 @@
 #      the capability: GPU, kTLS);
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and
 #   3. from that build, each libFuzzer target for FUZZ_SECONDS (default 20) over its seeds;
-#   4. pytest: the interop corpus written by vortex-data, the Python package, onecopyd (started
+#   4. pytest: the interop corpus written by vortex-data (and by four older releases, each
+#      installed from PyPI into build/old-writers), the Python package, onecopyd (started
 #      on a temporary socket by tests/daemon), the fault proxy of
 #      tests/servers/, and the S3 client against Ceph RGW, Swift, moto and nginx, which
 #      tests/net/test_s3_servers.py starts with tests/servers/*.sh;
