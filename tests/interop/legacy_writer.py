@@ -5,6 +5,7 @@ Runs inside a release's own environment (tests/interop/old_writers.py builds the
 nothing from this repository and nothing newer than pyarrow and that release's `vortex`:
 
     python legacy_writer.py ARROW_DIR OUT_DIR
+    python legacy_writer.py --column FILE COLUMN OUT.arrow   (what the release reads of a column)
 
 For every ARROW_DIR/<case>.arrow it writes OUT_DIR/<case>.<writer>.vortex with the release's
 default writer and, from 0.54 on, its compact one, then OUT_DIR/writer.json: the release, the
@@ -20,9 +21,8 @@ panic on a decimal buffer at an 8-byte offset, on a writer thread, leaving an em
 
 A table the release rejects is written again without the columns it rejects one by one (recorded
 under "dropped"); a case it cannot write at all, or writes short, is recorded under "failed".
-Neither is an error of the reader under test. Each file is then read back by the release itself
-into <file>.readback.arrow, which tells a writer's loss from a reader's bug; a file the release
-cannot read back is kept and recorded under "unread". writer.json is saved after every file: a
+Neither is an error of the reader under test; nor is a file the release's own reader finds short
+(removed, under "failed"). writer.json is saved after every file: a
 write that makes no progress for HANG_SECONDS ends the process (exit 1), and a rerun resumes after
 that file, recorded under "failed".
 """
@@ -103,16 +103,20 @@ def _write_table(write, table: pa.Table, path: Path) -> dict:
         return dropped
 
 
-def _read_back(path: Path, rows: int) -> None:
-    """Writes what the release itself reads from `path` as `<file>.readback.arrow`, after checking
-    that it holds every row: the checker tells a writer's loss from a reader's bug with it."""
-    f = vx.open(str(path))
-    if len(f) != rows:  # a panic on a writer thread can leave a short file and no exception
+def _count_rows(path: Path, rows: int) -> None:
+    """Checks with the release's own reader that `path` holds every row."""
+    n = len(vx.open(str(path)))
+    if n != rows:  # a panic on a writer thread can leave a short file and no exception
         path.unlink()
-        raise ValueError(f"the file holds {len(f)} rows of {rows}; removed")
-    got = f.to_arrow()
-    got = got.read_all() if hasattr(got, "read_all") else got
-    with pa.OSFile(str(path) + ".readback.arrow", "wb") as sink, pa.ipc.new_file(sink, got.schema) as w:
+        raise ValueError(f"the file holds {n} rows of {rows}; removed")
+
+
+def read_column(path: Path, column: str, out: Path) -> None:
+    """Writes what the release itself reads of one column of `path` to `out` (Arrow IPC): the
+    checker asks for it where onecopy's column differs, to tell a writer's loss from a reader's bug."""
+    got = vx.open(str(path)).to_arrow([column])
+    got = (got.read_all() if hasattr(got, "read_all") else got).combine_chunks()
+    with pa.OSFile(str(out), "wb") as sink, pa.ipc.new_file(sink, got.schema) as w:
         w.write_table(got)
 
 
@@ -122,7 +126,7 @@ def main(arrow_dir: Path, out_dir: Path) -> None:
     saved = out_dir / "writer.json"
     manifest = {"release": importlib.metadata.version("vortex-data"),
                 "writers": {name: api for name, (api, _) in writers.items()}, "dropped": {}, "failed": {},
-                "unread": {}, "done": [], "current": None}
+                "done": [], "current": None}
     if saved.exists():  # a rerun after a hung write: resume, that file given up
         manifest = json.loads(saved.read_text())
         if manifest["current"]:
@@ -152,15 +156,18 @@ def main(arrow_dir: Path, out_dir: Path) -> None:
                 if dropped:
                     manifest["dropped"][path.name] = dropped
                 try:
-                    _guard(lambda: _read_back(path, table.num_rows))
+                    _guard(lambda: _count_rows(path, table.num_rows))
                 except _Stop as e:
-                    manifest["failed" if not path.exists() else "unread"][path.name] = str(e)
+                    manifest["failed"][path.name] = str(e)
             faulthandler.cancel_dump_traceback_later()
             manifest["done"].append(path.name)
             save(None)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    if len(sys.argv) == 5 and sys.argv[1] == "--column":
+        read_column(Path(sys.argv[2]), sys.argv[3], Path(sys.argv[4]))
+    elif len(sys.argv) == 3:
+        main(Path(sys.argv[1]), Path(sys.argv[2]))
+    else:
         sys.exit(__doc__)
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
