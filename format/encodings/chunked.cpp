@@ -3,8 +3,8 @@
 //
 // - buffers:  none.
 // - metadata: empty.
-// - children: [chunk_offsets: non-nullable u64, nchunks + 1 rows, non-decreasing, spanning
-//              exactly len rows], then the nchunks chunks; chunk i has
+// - children: [chunk_offsets: non-nullable u64, nchunks + 1 rows, non-decreasing, from 0 to
+//              len (vortex-data checks the last is len)], then the nchunks chunks; chunk i has
 //              chunk_offsets[i + 1] - chunk_offsets[i] rows.
 // The chunks are decoded and concatenated into one column.
 #include "format/decode.hpp"
@@ -26,6 +26,9 @@ Result<ColumnPtr> decode_chunked(const ArrayView& node, const DTypePtr& t, uint6
   }
   OC_EXPECT(offsets[nchunks] - offsets[0] == len, corrupt,
             "chunk offsets span {} rows, expected {}", offsets[nchunks] - offsets[0], len);
+  OC_EXPECT(offsets[nchunks] == len, corrupt,
+            "vortex.chunked has {} chunks whose offsets end at {}, expected the length {}",
+            nchunks, offsets[nchunks], len);
   if (nchunks == 0) return make_all_null(t, 0);
   std::vector<ColumnPtr> chunks;
   chunks.reserve(nchunks);

@@ -13,8 +13,9 @@
 //
 // Legacy form (2 buffers; files from before the codes bytes moved into the FSST node):
 //   buffers:  [symbols, symbol_lengths]
-//   children: [codes: a binary array (a vortex.varbin in practice) of len rows, nullable as the
-//              dtype is, whose validity is the array's; uncompressed_lengths]
+//   children: [codes: a vortex.varbin binary array of len rows, nullable as the dtype is, whose
+//              validity is the array's (vortex-data refuses any other encoding here);
+//              uncompressed_lengths]
 //
 // Row i decompresses codes[offsets[i], offsets[i + 1]) to exactly uncompressed_lengths[i] bytes.
 // Null rows have empty codes and length 0 as written, and are decoded like any other row.
@@ -62,8 +63,18 @@ Result<Codes> current_codes(const ArrayView& node, const pb::FsstMetadata& meta,
   return codes;
 }
 
-Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, DecodeContext& ctx) {
+// Checks the shape of a legacy (2-buffer) vortex.fsst node: vortex-data reads its codes child
+// as a VarBinArray and refuses any other encoding there.
+Result<void> check_legacy_shape(const ArrayView& node) {
   OC_TRY(expect_shape(node, 2, 2, 2));
+  OC_EXPECT(node.children[0].encoding == "vortex.varbin", corrupt,
+            "legacy vortex.fsst (2 buffers) has a {} codes child, expected vortex.varbin",
+            node.children[0].encoding);
+  return {};
+}
+
+Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, DecodeContext& ctx) {
+  OC_TRY(check_legacy_shape(node));
   OC_ASSIGN_OR_RETURN(ColumnPtr decoded,
                       ctx.decode(node.children[0], DType::make_binary(nullable), len));
   OC_ASSIGN_OR_RETURN(ColumnPtr offsets, string_offsets(decoded));
@@ -249,7 +260,7 @@ Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t l
   int64_t null_count = 0;
   std::vector<uint64_t> begins(n), ends(n);
   if (f.legacy) {
-    OC_TRY(expect_shape(node, 2, 2, 2));
+    OC_TRY(check_legacy_shape(node));
     OC_ASSIGN_OR_RETURN(ColumnPtr taken,
                         ctx.decode_take(node.children[0], DType::make_binary(nullable), len, rows));
     OC_ASSIGN_OR_RETURN(ColumnPtr offsets, string_offsets(taken));

@@ -71,3 +71,33 @@ TEST_CASE("vortex.null and vortex.masked produce nulls", "[format][canonical]") 
   CHECK(values_of<int64_t>(**c)[0] == 5);
   CHECK(validity_of(**c) == std::vector<bool>{true, false, false});
 }
+
+TEST_CASE("vortex.masked of a non-nullable dtype is corrupt, as vortex-data refuses it",
+          "[format][canonical]") {
+  // vortex-data: "MaskedArray must have nullable validity", with or without a validity child.
+  const auto i64 = DType::make_primitive(PType::i64, false);
+  auto r = decode(node("vortex.masked", {}, {}, {primitive_node<int64_t>({5, 6, 7})}), i64, 3);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("non-nullable") != std::string::npos);
+  r = decode(node("vortex.masked", {}, {},
+                  {primitive_node<int64_t>({5, 6, 7}), bool_node({true, false, true})}),
+             i64, 3);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  // Three children, or a buffer, are corrupt whatever the dtype.
+  const auto nullable = DType::make_primitive(PType::i64, true);
+  CHECK(decode(node("vortex.masked", {}, {},
+                    {primitive_node<int64_t>({5}), bool_node({true}), bool_node({true})}),
+               nullable, 1)
+            .error()
+            .code() == Errc::corrupt);
+  CHECK(decode(node("vortex.masked", {}, {buffer_of<uint8_t>({0})}, {primitive_node<int64_t>({5})}),
+               nullable, 1)
+            .error()
+            .code() == Errc::corrupt);
+  // The nullable form without a validity child is all valid.
+  auto ok = decode(node("vortex.masked", {}, {}, {primitive_node<int64_t>({5, 6})}), nullable, 2);
+  REQUIRE(ok.ok());
+  CHECK((*ok)->null_count == 0);
+}

@@ -39,6 +39,22 @@ TEST_CASE("vortex.chunked rejects offsets that do not match", "[format][chunked]
   CHECK(decode(node("vortex.chunked"), t, 0).error().code() == Errc::corrupt);
 }
 
+TEST_CASE("vortex.chunked offsets must end at the length, as vortex-data checks", "[format][chunked]") {
+  // [3, 5] spans the 2 rows of its one chunk, but vortex-data requires the last offset to be
+  // the array's length (and so the first to be 0).
+  const auto t = DType::make_primitive(PType::i16, false);
+  auto n = node("vortex.chunked", {}, {},
+                {primitive_node<uint64_t>({3, 5}), primitive_node<int16_t>({1, 2})});
+  auto r = decode(n, t, 2);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("end at 5") != std::string::npos);
+  // No chunks: the one offset must be 0 for an empty array.
+  r = decode(node("vortex.chunked", {}, {}, {primitive_node<uint64_t>({4})}), t, 0);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+}
+
 TEST_CASE("vortex.chunked ignores upstream's legacy golden metadata", "[format][chunked]") {
   // vortex-array/goldenfiles/chunked.metadata: a FlexBuffers map {nchunks: 9} from before the
   // chunk offsets became child 0. Current writers leave the metadata empty; the children say

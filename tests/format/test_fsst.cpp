@@ -176,3 +176,37 @@ TEST_CASE("vortex.fsst rejects malformed symbol tables", "[format][fsst]") {
   n.buffers.pop_back();
   CHECK(decode(n, t, 1).error().code() == Errc::corrupt);  // one buffer
 }
+
+TEST_CASE("legacy vortex.fsst needs a vortex.varbin codes child, as vortex-data does",
+          "[format][fsst]") {
+  // Codes "hello" (code 1) and "ab" (code 0) as a varbin child, then the lengths.
+  pb::VarBinMetadata codes_meta;
+  codes_meta.set_offsets_ptype(static_cast<uint32_t>(PType::u32));
+  const ArrayView varbin = node("vortex.varbin", codes_meta.SerializeAsString(),
+                                {buffer_of<uint8_t>({1, 0})}, {primitive_node<uint32_t>({0, 1, 2})});
+  pb::FsstMetadata meta;
+  meta.set_uncompressed_lengths_ptype(static_cast<uint32_t>(PType::u32));
+  auto legacy = node("vortex.fsst", meta.SerializeAsString(),
+                     {buffer_of(kSymbols), buffer_of(kLengths)},
+                     {varbin, primitive_node<uint32_t>({5, 2})});
+  const auto t = DType::make_utf8(false);
+  auto c = decode(legacy, t, 2);
+  REQUIRE(c.ok());
+  CHECK(strings_of(**c) == std::vector<std::string>{"hello", "ab"});
+
+  // The same codes as views (or any other binary encoding) are refused, decoded or taken.
+  std::vector<uint8_t> views(32, 0);
+  views[0] = 1;
+  views[4] = 1;
+  views[16] = 1;
+  views[20] = 0;
+  legacy.children[0] = node("vortex.varbinview", {}, {Buffer::copy_of(views)});
+  auto r = decode(legacy, t, 2);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("vortex.varbinview codes child") != std::string::npos);
+  format::DecodeContext ctx;
+  auto taken = ctx.decode_take(legacy, t, 2, std::vector<uint64_t>{1});
+  REQUIRE_FALSE(taken.ok());
+  CHECK(taken.error().code() == Errc::corrupt);
+}
