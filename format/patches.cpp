@@ -2,8 +2,10 @@
 // Patches (layout in format/patches.hpp). Children of the owning node, from `first_child`:
 //   indices        `len` x indices_ptype (unsigned, non-nullable), strictly ascending;
 //   values         `len` x the patched dtype;
-//   chunk_offsets  present iff `chunk_offsets_ptype` is set; counted but not read, since a full
-//                  decode visits every patch anyway.
+//   chunk_offsets  present iff `chunk_offsets_ptype` is set: `chunk_offsets_len` x that ptype,
+//                  non-nullable. Decoded only to check its dtype and length, as vortex-data does
+//                  (a full decode visits every patch anyway).
+// A patches metadata with no patches is corrupt: vortex-data refuses empty patch indices.
 // Array position of patch k = indices[k] - offset; every position must lie in [0, array_len).
 #include "format/patches.hpp"
 
@@ -47,6 +49,7 @@ Result<DecodedPatches> decode_patches(const ArrayView& node, size_t first_child,
             "{} has {} children, patches need {} from child {}", node.encoding,
             node.children.size(), children_used, first_child);
   const uint64_t len = meta.len();
+  OC_EXPECT(len > 0, corrupt, "{} has patches metadata with no patches", node.encoding);
   OC_EXPECT(len <= array_len, corrupt, "{} patches for an array of {} rows", len, array_len);
   OC_TRY(ctx.check_alloc(len, sizeof(uint64_t), "patch indices"));
 
@@ -67,6 +70,18 @@ Result<DecodedPatches> decode_patches(const ArrayView& node, size_t first_child,
     out.positions[k] = position;
   }
   OC_ASSIGN_OR_RETURN(out.values, ctx.decode(node.children[first_child + 1], values_dtype, len));
+  if (has_chunk_offsets) {
+    OC_ASSIGN_OR_RETURN(PType chunk_ptype, ptype_from(meta.chunk_offsets_ptype()));
+    const uint64_t chunks = meta.chunk_offsets_len();
+    OC_TRY(ctx.check_alloc(chunks, ptype_width(chunk_ptype), "patch chunk offsets"));
+    auto offsets = ctx.decode(node.children[first_child + 2],
+                              DType::make_primitive(chunk_ptype, false), chunks);
+    if (!offsets.ok()) {
+      return std::move(offsets.error())
+          .with_context(fmt::format("{} patch chunk offsets ({} x {})", node.encoding, chunks,
+                                    ptype_name(chunk_ptype)));
+    }
+  }
   return out;
 }
 

@@ -156,3 +156,32 @@ TEST_CASE("vortex.alp rejects malformed nodes", "[format][alp]") {
   // Garbage metadata.
   expect_error(node("vortex.alp", "\xff\xff", {}, {one}), f64, Errc::corrupt);
 }
+
+TEST_CASE("vortex.alp patches follow vortex-data's shape: some patches, chunk offsets decoded",
+          "[format][alp]") {
+  const auto f64 = DType::make_primitive(PType::f64, false);
+  auto one = primitive_node<int64_t>({1});
+  // Empty patches: vortex-data refuses "Patch indices must not be empty".
+  auto empty = patches_metadata(0, PType::u8);
+  auto r = decode(node("vortex.alp", alp_metadata(0, 0, &empty), {},
+                       {one, primitive_node<uint8_t>({}), primitive_node<double>({})}),
+                  f64, 1);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("no patches") != std::string::npos);
+  // Chunk offsets: child 3 has chunk_offsets_len rows of chunk_offsets_ptype.
+  auto chunked = patches_metadata(1, PType::u8);
+  chunked.set_chunk_offsets_len(1);
+  chunked.set_chunk_offsets_ptype(static_cast<uint32_t>(PType::u32));
+  auto n = node("vortex.alp", alp_metadata(0, 0, &chunked), {},
+                {one, primitive_node<uint8_t>({0}), primitive_node<double>({2.5}),
+                 primitive_node<uint32_t>({0})});
+  auto c = decode(n, f64, 1);
+  REQUIRE(c.ok());
+  CHECK(values_of<double>(**c)[0] == 2.5);
+  n.children[3] = primitive_node<uint32_t>({0, 1});
+  r = decode(n, f64, 1);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("chunk offsets") != std::string::npos);
+}

@@ -131,6 +131,42 @@ TEST_CASE("fastlanes.bitpacked rejects hostile input", "[format][bitpacked]") {
   CHECK(decode(validity_without_nulls, u8, 100).error().code() == Errc::corrupt);
 }
 
+TEST_CASE("fastlanes.bitpacked patches follow vortex-data's shape", "[format][bitpacked]") {
+  const auto u8 = DType::make_primitive(PType::u8, false);
+  const std::vector<uint8_t> values(100, 1);
+  auto n = bitpacked_node(values, 3, 0);
+  pb::BitPackedMetadata m;
+  m.set_bit_width(3);
+  m.mutable_patches()->set_indices_ptype(static_cast<uint32_t>(PType::u8));
+  // No patches under a patches metadata: vortex-data refuses "Patch indices must not be empty".
+  m.mutable_patches()->set_len(0);
+  auto s = m.SerializeAsString();
+  n.metadata.assign(s.begin(), s.end());
+  n.children = {primitive_node<uint8_t>({}), primitive_node<uint8_t>({})};
+  auto r = decode(n, u8, 100);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("no patches") != std::string::npos);
+  // Chunk offsets of the wrong length (one 1024-row chunk, two offsets), decoded or taken.
+  m.mutable_patches()->set_len(1);
+  m.mutable_patches()->set_chunk_offsets_len(1);
+  m.mutable_patches()->set_chunk_offsets_ptype(static_cast<uint32_t>(PType::u64));
+  s = m.SerializeAsString();
+  n.metadata.assign(s.begin(), s.end());
+  n.children = {primitive_node<uint8_t>({7}), primitive_node<uint8_t>({200}),
+                primitive_node<uint64_t>({0})};
+  auto c = decode(n, u8, 100);
+  REQUIRE(c.ok());
+  CHECK(values_of<uint8_t>(**c)[7] == 200);
+  n.children[2] = primitive_node<uint64_t>({0, 1});
+  r = decode(n, u8, 100);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("chunk offsets") != std::string::npos);
+  format::DecodeContext ctx;
+  CHECK(ctx.decode_take(n, u8, 100, std::vector<uint64_t>{7}).error().code() == Errc::corrupt);
+}
+
 TEST_CASE("the checked-in bitpacked golden metadata predates the protobuf form", "[format][bitpacked]") {
   // vortex encodings/fastlanes/goldenfiles/bitpacked.metadata: no current test writes it, and
   // its first byte is a protobuf tag for field 0, which no message may carry.

@@ -60,7 +60,7 @@ TEST_CASE("patches decode indices minus offset and their values", "[format][patc
   CHECK((*patched)->null_count == 0);
 }
 
-TEST_CASE("patches count a chunk-offsets child without reading it", "[format][patches]") {
+TEST_CASE("patches decode a chunk-offsets child of its dtype and length", "[format][patches]") {
   auto m = patches_meta(1, 0, PType::u8);
   m.set_chunk_offsets_len(1);
   m.set_chunk_offsets_ptype(static_cast<uint32_t>(PType::u64));
@@ -76,6 +76,30 @@ TEST_CASE("patches count a chunk-offsets child without reading it", "[format][pa
   parent.children.pop_back();
   CHECK(decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used).error().code() ==
         Errc::corrupt);
+
+  // vortex-data decodes the chunk offsets as chunk_offsets_len non-nullable values of their
+  // ptype: a child of another length, or with a validity, is corrupt.
+  parent.children.push_back(primitive_node<uint64_t>({0, 1}));
+  auto r = decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("chunk offsets") != std::string::npos);
+  parent.children.back() = primitive_node<uint64_t>({0});
+  parent.children.back().children.push_back(bool_node({true}));
+  CHECK(decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used).error().code() ==
+        Errc::corrupt);
+}
+
+TEST_CASE("patches metadata with no patches is corrupt, as vortex-data refuses it",
+          "[format][patches]") {
+  // vortex-data: "Patch indices must not be empty".
+  auto parent = node("test.parent", {}, {}, {primitive_node<uint8_t>({}), primitive_node<uint8_t>({})});
+  size_t used = 0;
+  auto r = decode_patches_of(parent, patches_meta(0, 0, PType::u8), DType::make_primitive(PType::u8, false),
+                             3, used);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("no patches") != std::string::npos);
 }
 
 TEST_CASE("patches reject hostile indices", "[format][patches]") {

@@ -72,12 +72,16 @@ TEST_CASE("vortex.sparse with a null fill value", "[format][sparse]") {
   CHECK(bools_of(**c)[0]);
   CHECK_FALSE(bools_of(**c)[2]);
 
-  // No patches at all: every row is the fill.
-  n = node("vortex.sparse", sparse_metadata(0), {null_fill()},
-           {primitive_node<uint8_t>({}), primitive_node<int32_t>({})});
-  c = decode(n, DType::make_primitive(PType::i32, true), 3);
-  REQUIRE(c.ok());
-  CHECK((*c)->null_count == 3);
+}
+
+TEST_CASE("vortex.sparse without patches is corrupt, as vortex-data refuses it", "[format][sparse]") {
+  // vortex-data 0.93: "Patch indices must not be empty" (writers emit a constant instead).
+  auto n = node("vortex.sparse", sparse_metadata(0), {null_fill()},
+                {primitive_node<uint8_t>({}), primitive_node<int32_t>({})});
+  auto c = decode(n, DType::make_primitive(PType::i32, true), 3);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().code() == Errc::corrupt);
+  CHECK(c.error().to_string().find("no patches") != std::string::npos);
 }
 
 TEST_CASE("vortex.sparse rejects malformed nodes", "[format][sparse]") {
