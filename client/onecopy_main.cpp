@@ -3,11 +3,12 @@
 //
 //   onecopy inspect FILE [--json]
 //   onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N] [--rows BEGIN:END]
-//                     [--batch-rows N] [--format csv|jsonl] [--explain]
+//                     [--batch-rows N] [--format csv|jsonl|arrow] [--explain]
 //                     --filter keeps rows where the SQL WHERE predicate EXPR is TRUE;
 //                     --explain runs the scan, prints no rows and reports what it read and
-//                     pruned and where the time went, one "key: value" per line
-//   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl] [--explain]
+//                     pruned and where the time went, one "key: value" per line;
+//                     --format arrow writes an Arrow IPC stream (format/arrow_ipc.hpp) to stdout
+//   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl|arrow] [--explain]
 //                     the given rows (0-based, any order, repeats allowed), as scan prints them;
 //                     --explain prints no rows but what the take read from the file
 //   onecopy ls s3://bucket[/prefix] [--recursive]
@@ -31,6 +32,7 @@
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,7 @@
 #include "client/s3_commands.hpp"
 #include "config/defaults.hpp"
 #include "config/log.hpp"
+#include "format/arrow_ipc.hpp"
 #include "format/reader.hpp"
 #include "daemon/client.hpp"
 #include "onecopy_build_config.h"
@@ -54,9 +57,11 @@ int usage(const std::string& why) {
   std::cerr << "usage:\n"
                "  onecopy inspect FILE|s3://bucket/key|URL [--json]\n"
                "  onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N]\n"
-               "                    [--rows BEGIN:END] [--batch-rows N] [--format csv|jsonl]\n"
+               "                    [--rows BEGIN:END] [--batch-rows N] [--format csv|jsonl|arrow]\n"
                "                    [--explain]\n"
-               "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl] [--explain]\n"
+               "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl|arrow]\n"
+               "                    [--explain]\n"
+               "  --format arrow writes an Arrow IPC stream (schema, batches, end marker) to stdout\n"
                "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
                "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
                "  onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]\n"
@@ -94,29 +99,59 @@ int fail(const oc::Error& e) {
   return kExitError;
 }
 
-bool parse_format(const std::string& v, oc::client::RowFormat& fmt) {
-  if (v != "csv" && v != "jsonl") return false;
-  fmt = v == "csv" ? oc::client::RowFormat::csv : oc::client::RowFormat::jsonl;
-  return true;
-}
-
-// Writes `batch` (possibly empty); a CSV header is written before the first batch, or alone
-// when there are no rows.
+// Writes batches to stdout as CSV or JSON Lines rows (client/row_format.hpp), or as one Arrow
+// IPC stream (format/arrow_ipc.hpp): the schema before the first batch, the end marker last.
 struct RowPrinter {
-  oc::client::RowFormat fmt;
-  bool header = true;
-  void write(const oc::format::Column& batch) {
-    if (batch.length == 0 && !(header && fmt == oc::client::RowFormat::csv)) return;
-    oc::client::write_rows(std::cout, batch, fmt, header);
-    header = false;
+  oc::client::RowFormat fmt = oc::client::RowFormat::csv;
+  bool arrow = false;
+  bool header = true;  // nothing written yet: CSV header or Arrow schema still to come
+  std::optional<oc::format::ArrowIpcWriter> ipc;
+
+  // Strings as Arrow offsets for the Arrow stream (its Utf8/Binary), so none is converted.
+  [[nodiscard]] oc::format::StringLayout strings() const {
+    return arrow ? oc::format::StringLayout::offsets : oc::format::StringLayout::views;
   }
-  void finish(const oc::format::DTypePtr& dtype) {
-    if (!header) return;
-    oc::format::Column empty;
-    empty.dtype = dtype;
-    write(empty);
+  [[nodiscard]] oc::Result<void> start_arrow(const oc::format::DTypePtr& dtype) {
+    OC_ASSIGN_OR_RETURN(auto w, oc::format::ArrowIpcWriter::make(dtype));
+    ipc.emplace(std::move(w));
+    ipc->schema_message().write_to(std::cout);
+    header = false;
+    return {};
+  }
+  // Writes `batch` (possibly empty); a CSV header is written before the first batch, or alone
+  // when there are no rows.
+  [[nodiscard]] oc::Result<void> write(const oc::format::ColumnPtr& batch) {
+    if (arrow) {
+      if (batch->length == 0) return {};
+      if (!ipc) OC_TRY(start_arrow(batch->dtype));
+      OC_ASSIGN_OR_RETURN(const auto msg, ipc->batch_message(batch));
+      msg.write_to(std::cout);
+      return {};
+    }
+    if (batch->length == 0 && !(header && fmt == oc::client::RowFormat::csv)) return {};
+    oc::client::write_rows(std::cout, *batch, fmt, header);
+    header = false;
+    return {};
+  }
+  [[nodiscard]] oc::Result<void> finish(const oc::format::DTypePtr& dtype) {
+    if (arrow) {
+      if (!ipc) OC_TRY(start_arrow(dtype));
+      oc::format::ArrowIpcWriter::end_of_stream().write_to(std::cout);
+      return {};
+    }
+    if (!header) return {};
+    auto empty = std::make_shared<oc::format::Column>();
+    empty->dtype = dtype;
+    return write(empty);
   }
 };
+
+bool parse_format(const std::string& v, RowPrinter& out) {
+  if (v != "csv" && v != "jsonl" && v != "arrow") return false;
+  out.arrow = v == "arrow";
+  out.fmt = v == "jsonl" ? oc::client::RowFormat::jsonl : oc::client::RowFormat::csv;
+  return true;
+}
 
 void print_explain(const oc::format::ScanStats& s, uint64_t file_size) {
   auto ms = [](uint64_t ns) { return static_cast<double>(ns) / 1e6; };
@@ -144,7 +179,7 @@ int run_scan(const std::vector<std::string>& args) {
   oc::format::ScanOptions opts;
   uint64_t limit = UINT64_MAX;
   bool explain = false;
-  RowPrinter out{oc::client::RowFormat::csv};
+  RowPrinter out;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--explain") {
@@ -170,11 +205,12 @@ int run_scan(const std::vector<std::string>& args) {
       }
       opts.row_range = r;
     } else if (a == "--format") {
-      if (!parse_format(v, out.fmt)) return usage("--format is csv or jsonl");
+      if (!parse_format(v, out)) return usage("--format is csv, jsonl or arrow");
     } else {
       return usage("unknown option " + a);
     }
   }
+  opts.strings = out.strings();
   auto file = oc::client::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   auto scan = (*file)->scan(opts);
@@ -186,13 +222,15 @@ int run_scan(const std::vector<std::string>& args) {
     if (!*batch) break;
     oc::format::ColumnPtr b = **batch;
     if (b->length > limit - printed) b = oc::format::slice(b, 0, limit - printed);
-    if (!explain) out.write(*b);
+    if (!explain) {
+      if (auto r = out.write(b); !r.ok()) return fail(r.error());
+    }
     printed += b->length;
   }
   if (explain) {
     print_explain((*scan)->stats(), (*file)->source_ptr()->size());
   } else {
-    out.finish((*scan)->dtype());
+    if (auto r = out.finish((*scan)->dtype()); !r.ok()) return fail(r.error());
   }
   std::cout.flush();
   return std::cout.good() ? 0 : kExitError;
@@ -207,7 +245,7 @@ int run_take(const std::vector<std::string>& args) {
     rows.push_back(v);
   }
   std::vector<std::string> columns;
-  RowPrinter out{oc::client::RowFormat::csv};
+  RowPrinter out;
   bool explain = false;
   for (size_t i = 2; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -220,7 +258,7 @@ int run_take(const std::vector<std::string>& args) {
     if (a == "--columns") {
       columns = split(v, ',');
     } else if (a == "--format") {
-      if (!parse_format(v, out.fmt)) return usage("--format is csv or jsonl");
+      if (!parse_format(v, out)) return usage("--format is csv, jsonl or arrow");
     } else {
       return usage("unknown option " + a);
     }
@@ -228,7 +266,7 @@ int run_take(const std::vector<std::string>& args) {
   auto file = oc::client::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   const oc::format::SourceStats before = (*file)->source().stats();
-  auto batch = (*file)->take(rows, columns);
+  auto batch = (*file)->take(rows, columns, out.strings());
   if (!batch.ok()) return fail(batch.error());
   if (explain) {
     // Reads of the take alone: opening the file (its footer) is not counted.
@@ -238,7 +276,8 @@ int run_take(const std::vector<std::string>& args) {
               << "bytes read: " << after.bytes_read - before.bytes_read << "\n"
               << "file size: " << (*file)->source().size() << "\n";
   } else {
-    out.write(**batch);
+    if (auto r = out.write(*batch); !r.ok()) return fail(r.error());
+    if (auto r = out.finish((*batch)->dtype); !r.ok()) return fail(r.error());
   }
   std::cout.flush();
   return std::cout.good() ? 0 : kExitError;
