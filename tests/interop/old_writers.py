@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import fcntl
 import hashlib
 import json
 import os
@@ -96,12 +97,13 @@ def write_tables(dir: Path) -> Path:
     """The small corpus's tables as `<case>.arrow` (no Vortex files), written once."""
     stamp = dir / "tables.json"
     want = {"version": corpus_mod.CORPUS_VERSION}
-    if stamp.exists() and json.loads(stamp.read_text()) == want:
-        return dir
     dir.mkdir(parents=True, exist_ok=True)
-    for name, table in corpus_mod.cases(large=False):
-        corpus_mod.write_case(dir, name, table, writers={})
-    stamp.write_text(json.dumps(want))
+    with open(dir / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stamp.exists() or json.loads(stamp.read_text()) != want:
+            for name, table in corpus_mod.cases(large=False):
+                corpus_mod.write_case(dir, name, table, writers={})
+            stamp.write_text(json.dumps(want))
     return dir
 
 
@@ -245,6 +247,16 @@ def check_release(out: Path, python: Path | None = None) -> Result:
     return res
 
 
+def run_release(version: str, tables: Path, cache: Path) -> tuple[dict, Result]:
+    """Writes and checks one release under cache/files/<version>, holding cache/<version>.lock:
+    two matrices sharing a cache take turns at a release instead of rewriting each other's files."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / f"{version}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        manifest = write_release(version, tables, cache / "files" / version, cache)
+        return manifest, check_release(cache / "files" / version, release_env(version, cache))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("versions", nargs="+")
@@ -259,8 +271,7 @@ def main() -> int:
           "first error", flush=True)
     for v in a.versions:
         try:
-            manifest = write_release(v, tables, a.cache / "files" / v, a.cache)
-            res = check_release(a.cache / "files" / v, release_env(v, a.cache))
+            manifest, res = run_release(v, tables, a.cache)
         except Exception as e:  # noqa: BLE001 - an install or write failure is a row of the table
             print(f"{v:<8} {'-':>5} {'-':>7} {'-':>5} {'-':>5} {'-':>7} {'-':>6}  not written: {e}", flush=True)
             print(f"{v} not written: {e}", file=log, flush=True)
