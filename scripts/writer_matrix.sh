@@ -14,7 +14,7 @@
 # The releases are those the package index lists (yanked ones, such as 0.63.0, are not listed:
 # name them). Each gets a venv under CACHE (default ~/.cache/onecopy-writer-matrix) with its wheel
 # only; pyarrow and numpy come from .venv. A release whose wheel does not install here is a row
-# saying why. About 10 s a release once its wheel is cached. Needs .venv and build/ from
+# saying why. About 10 s a release once its wheel is cached; 7.4 GB for all 66. Needs .venv and build/ from
 # scripts/bootstrap.sh; tests/interop/test_old_writers.py runs four releases in CI.
 set -euo pipefail
 
