@@ -33,6 +33,9 @@ Result<RunEnds> decode_run_ends(const ArrayView& node, DecodeContext& ctx) {
             "run ends must be unsigned integers, got {}", ptype_name(ends_ptype));
   const uint64_t runs = meta.num_runs();
   const uint64_t offset = meta.offset();
+  // vortex-data: "non-zero offset provided for empty RunEndArray".
+  OC_EXPECT(runs != 0 || offset == 0, corrupt, "vortex.runend has no runs but an offset of {}",
+            offset);
   RunEnds out;
   out.offset = offset;
   OC_ASSIGN_OR_RETURN(out.ends, decode_unsigned_child(node, 0, ends_ptype, runs, ctx, "run ends"));

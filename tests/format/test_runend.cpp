@@ -106,6 +106,15 @@ TEST_CASE("vortex.runend decodes empty arrays, with or without runs", "[format][
   CHECK((*c)->length == 0);
 }
 
+TEST_CASE("vortex.runend with no runs has no offset, as vortex-data checks", "[format][runend]") {
+  auto c = decode(node("vortex.runend", runend_metadata(PType::u8, 0, 2), {},
+                       {primitive_node<uint8_t>({}), primitive_node<int32_t>({})}),
+                  DType::make_primitive(PType::i32, false), 0);
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().code() == Errc::corrupt);
+  CHECK(c.error().to_string().find("no runs") != std::string::npos);
+}
+
 TEST_CASE("vortex.runend rejects malformed runs", "[format][runend]") {
   const auto i32 = DType::make_primitive(PType::i32, false);
   auto expect_corrupt = [&](const std::string& meta, std::vector<ArrayView> children,
