@@ -61,7 +61,7 @@ inline Result<ColumnPtr> decode(const ArrayView& n, const DTypePtr& t, uint64_t 
 template <class T>
 std::vector<T> values_of(const format::Column& c) {
   std::vector<T> out(c.length);
-  std::memcpy(out.data(), c.values<T>(), c.length * sizeof(T));
+  if (c.length != 0) std::memcpy(out.data(), c.values<T>(), c.length * sizeof(T));  // no null memcpy
   return out;
 }
 
