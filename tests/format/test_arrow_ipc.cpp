@@ -193,7 +193,7 @@ std::string buf(const Parsed& p, size_t i) {
 template <class T>
 std::vector<T> as_vec(const std::string& bytes) {
   std::vector<T> out(bytes.size() / sizeof(T));
-  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
   return out;
 }
 
