@@ -17,6 +17,7 @@ APT_PACKAGES=(
   liburing-dev libssl-dev openssl libspdlog-dev libfmt-dev
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
+  librados-dev
   python3 python3-venv python3-dev python3-torch python3-torchvision
 )
 # The test servers (tests/servers/) and the network benchmark's baselines (scripts/bench_net.sh):
@@ -24,7 +25,7 @@ APT_PACKAGES=(
 if [ "${BOOTSTRAP_TEST_SERVERS:-0}" = 1 ]; then
   APT_PACKAGES+=(
     curl uuid-runtime nginx-light memcached
-    ceph-mon ceph-osd radosgw ceph-common
+    ceph-mon ceph-osd radosgw ceph-common python3-rados
     swift-proxy swift-object swift-container swift-account
     libcurl4-openssl-dev rclone awscli
   )
