@@ -9,6 +9,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import corpus as corpus_mod  # noqa: E402
+from ceph_cluster import ceph_cluster  # noqa: E402,F401 (the session's Ceph cluster)
 
 
 def pytest_addoption(parser):
