@@ -3,12 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <utility>
 
 #include <flatbuffers/flatbuffers.h>
 
+#include "config/checked_size.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
 #include "format/string_views.hpp"
 
@@ -157,8 +159,36 @@ class BodyWriter {
     }
   }
   Result<Buffer> bits(const Buffer& src, uint64_t offset, uint64_t n, const char* what) const;
-  Result<void> offsets_and_values(const Column& c, ColumnPtr* child_rows);
+  Result<void> offsets_and_values(const Column& c, const uint8_t* valid, ColumnPtr* child_rows);
+  Result<void> compacted_offsets_and_values(const Column& c, const uint8_t* valid,
+                                            ColumnPtr* child_rows);
 };
+
+// Zeroing under nulls: decoders leave whatever was in memory under a null slot (buffers come
+// from `allocate_for_overwrite`), and a stream leaves the process (the object class sends it out
+// of a storage server), so no byte under a null row may be written as it is. Columns without
+// nulls are written without a copy; @p valid is the rows' validity from bit 0 otherwise.
+
+// @p v (n bits from bit 0) with every bit of a null row cleared, and the bits past n too.
+Buffer bits_under_nulls_cleared(const Buffer& v, const uint8_t* valid, uint64_t n) {
+  const uint64_t bytes = bitmap_bytes(n);
+  Buffer out = Buffer::allocate_for_overwrite(bytes);
+  uint8_t* o = out.mutable_data();
+  for (uint64_t i = 0; i < bytes; ++i) o[i] = v.data()[i] & valid[i];
+  if (n % 8 != 0) o[bytes - 1] &= static_cast<uint8_t>((1u << (n % 8)) - 1);
+  return out;
+}
+
+// @p values (n slots of @p width bytes) with the slots of null rows zeroed.
+Buffer slots_under_nulls_zeroed(const Buffer& values, size_t width, const uint8_t* valid,
+                                uint64_t n) {
+  Buffer out = Buffer::allocate_for_overwrite(values.size());
+  std::memcpy(out.mutable_data(), values.data(), values.size());
+  for (uint64_t i = 0; i < n; ++i) {
+    if (!bitmap_get(valid, i)) std::memset(out.mutable_data() + i * width, 0, width);
+  }
+  return out;
+}
 
 // Bits [offset, offset + n) of @p src from bit 0: shared when @p offset is a multiple of 8.
 Result<Buffer> BodyWriter::bits(const Buffer& src, uint64_t offset, uint64_t n,
@@ -174,7 +204,8 @@ Result<Buffer> BodyWriter::bits(const Buffer& src, uint64_t offset, uint64_t n,
 
 // The offsets (rebased to 0) and, for utf8/binary, the bytes of an offsets-layout column; for
 // a list, *child_rows is set to the element rows its offsets reach.
-Result<void> BodyWriter::offsets_and_values(const Column& c, ColumnPtr* child_rows) {
+Result<void> BodyWriter::offsets_and_values(const Column& c, const uint8_t* valid,
+                                            ColumnPtr* child_rows) {
   const uint64_t n = c.length;
   const bool is_list = child_rows != nullptr;
   if (n == 0) {
@@ -193,6 +224,13 @@ Result<void> BodyWriter::offsets_and_values(const Column& c, ColumnPtr* child_ro
                                  : (c.buffers.size() > 1 ? c.buffers[1].size() : 0);
   OC_EXPECT(first >= 0 && first <= last && static_cast<uint64_t>(last) <= reach, invalid,
             "{} offsets {}..{} outside its {} values", c.dtype->to_string(), first, last, reach);
+  if (valid != nullptr) {
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!bitmap_get(valid, i) && o[i + 1] != o[i]) {
+        return compacted_offsets_and_values(c, valid, child_rows);
+      }
+    }
+  }
   if (first == 0) {
     add(c.buffers[0].slice(c.offset * 4, (n + 1) * 4));
   } else {
@@ -206,6 +244,43 @@ Result<void> BodyWriter::offsets_and_values(const Column& c, ColumnPtr* child_ro
   const auto count = static_cast<uint64_t>(last - first);
   if (is_list) *child_rows = slice(c.children[0], begin, count);
   else add(c.buffers[1].slice(begin, count));
+  return {};
+}
+
+// The offsets-layout column @p c (some of whose null rows reach values) with every null row
+// empty: offsets rebuilt from 0, and only the valid rows' bytes or elements kept.
+Result<void> BodyWriter::compacted_offsets_and_values(const Column& c, const uint8_t* valid,
+                                                      ColumnPtr* child_rows) {
+  const uint64_t n = c.length;
+  const int32_t* o = c.offsets();
+  Buffer offsets = Buffer::allocate_array_for_overwrite(n + 1, 4);
+  int32_t* r = offsets.mutable_as<int32_t>();
+  r[0] = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    OC_EXPECT(o[i] <= o[i + 1], invalid, "{} offsets fall from {} to {} at row {}",
+              c.dtype->to_string(), o[i], o[i + 1], i);
+    // The sum never passes o[n] - o[0], which the caller checked to fit.
+    r[i + 1] = r[i] + (bitmap_get(valid, i) ? o[i + 1] - o[i] : 0);
+  }
+  add(offsets);
+  const auto kept = static_cast<uint64_t>(r[n]);
+  if (child_rows != nullptr) {
+    std::vector<uint64_t> rows;
+    rows.reserve(kept);
+    for (uint64_t i = 0; i < n; ++i) {
+      if (!bitmap_get(valid, i)) continue;
+      for (int32_t k = o[i]; k < o[i + 1]; ++k) rows.push_back(static_cast<uint64_t>(k));
+    }
+    OC_ASSIGN_OR_RETURN(*child_rows, take(c.children[0], rows));
+    return {};
+  }
+  Buffer bytes = Buffer::allocate_for_overwrite(kept);
+  for (uint64_t i = 0; i < n; ++i) {
+    if (r[i + 1] == r[i]) continue;
+    std::memcpy(bytes.mutable_data() + r[i], c.buffers[1].data() + o[i],
+                static_cast<size_t>(r[i + 1] - r[i]));
+  }
+  add(bytes);
   return {};
 }
 
@@ -225,17 +300,17 @@ Result<void> BodyWriter::append(const ColumnPtr& col) {
               c.dtype->to_string());
   }
   nodes.emplace_back(rows, nulls);
-  if (nulls == 0) {
-    add(Buffer());
-  } else {
-    OC_ASSIGN_OR_RETURN(Buffer v, bits(c.validity, c.offset, n, "validity"));
-    add(v);
+  Buffer validity;  // these rows' validity from bit 0, when some are null
+  if (nulls > 0) {
+    OC_ASSIGN_OR_RETURN(validity, bits(c.validity, c.offset, n, "validity"));
   }
+  add(validity);
+  const uint8_t* valid = nulls > 0 ? validity.data() : nullptr;
   switch (s.kind) {
     case TypeKind::boolean: {
       OC_EXPECT(!c.buffers.empty(), invalid, "bool column without values");
       OC_ASSIGN_OR_RETURN(Buffer v, bits(c.buffers[0], c.offset, n, "bool values"));
-      add(v);
+      add(valid != nullptr ? bits_under_nulls_cleared(v, valid, n) : v);
       return {};
     }
     case TypeKind::primitive:
@@ -244,18 +319,31 @@ Result<void> BodyWriter::append(const ColumnPtr& col) {
       OC_EXPECT(!c.buffers.empty() && c.buffers[0].size() / w >= c.offset + n, invalid,
                 "{} column of {} rows at offset {} has {} bytes of values", s.to_string(), n,
                 c.offset, c.buffers.empty() ? 0 : c.buffers[0].size());
-      add(n == 0 ? Buffer() : c.buffers[0].slice(c.offset * w, n * w));
+      const Buffer values = n == 0 ? Buffer() : c.buffers[0].slice(c.offset * w, n * w);
+      add(valid != nullptr ? slots_under_nulls_zeroed(values, w, valid, n) : values);
       return {};
     }
     case TypeKind::utf8:
     case TypeKind::binary: {
-      if (!c.string_views) return offsets_and_values(c, nullptr);
+      if (!c.string_views) return offsets_and_values(c, valid, nullptr);
       // Views point into data buffers by index, so a slice keeps every data buffer; the views
       // themselves are canonical (format/string_views.hpp), null rows all zeros.
       OC_EXPECT(!c.buffers.empty() && c.buffers[0].size() / kViewBytes >= c.offset + n, invalid,
                 "views column of {} rows at offset {} has {} bytes of views", n, c.offset,
                 c.buffers.empty() ? 0 : c.buffers[0].size());
-      add(n == 0 ? Buffer() : c.buffers[0].slice(c.offset * kViewBytes, n * kViewBytes));
+      Buffer views = n == 0 ? Buffer() : c.buffers[0].slice(c.offset * kViewBytes, n * kViewBytes);
+      if (valid != nullptr) {
+        // Views are canonical by invariant, but what leaves the process does not rest on it.
+        for (uint64_t i = 0; i < n; ++i) {
+          if (bitmap_get(valid, i)) continue;
+          const uint8_t* v = views.data() + i * kViewBytes;
+          if (std::any_of(v, v + kViewBytes, [](uint8_t x) { return x != 0; })) {
+            views = slots_under_nulls_zeroed(views, kViewBytes, valid, n);
+            break;
+          }
+        }
+      }
+      add(views);
       const auto data = view_data(c);
       for (const Buffer& d : data) add(d);
       variadic_counts.push_back(static_cast<int64_t>(data.size()));
@@ -264,7 +352,7 @@ Result<void> BodyWriter::append(const ColumnPtr& col) {
     case TypeKind::list: {
       OC_EXPECT(c.children.size() == 1, invalid, "list column with {} children", c.children.size());
       ColumnPtr elements;
-      OC_TRY(offsets_and_values(c, &elements));
+      OC_TRY(offsets_and_values(c, valid, &elements));
       return append(elements);
     }
     case TypeKind::fixed_size_list: {

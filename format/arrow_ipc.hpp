@@ -21,6 +21,12 @@
 /// fixed-width values cut, string and list offsets rebased to start at 0 (shared when they
 /// already do), and children cut to the rows the parent reaches.
 ///
+/// Nothing under a null row is written as the batch holds it (decoders leave unspecified bytes
+/// there, and a stream may leave the process): a null row's fixed-width slot is zeros, its bool
+/// bit clear, its string or list empty (offsets repeat; only valid rows' bytes and elements are
+/// written), its view all zeros. Only columns with nulls are copied for it; struct fields and
+/// fixed-size list elements follow their own validity.
+///
 /// Types follow `arrow_format` (the C Data Interface mapping, so IPC and the C export agree):
 /// null, bool, ints, floats (f16 as HALF), decimal128/256, date32/64, time32/64,
 /// timestamp[unit, tz], utf8/binary, list, fixed-size list and struct; extensions other than
