@@ -2,15 +2,17 @@
 # bench_ceph.sh: a filtered scan pushed into the Ceph OSDs (RADOS object class `onecopy`)
 # against the same scan done by the client, over librados and over radosgw's S3.
 #
-#   scripts/bench_ceph.sh [--sf 0.1] [--osds 1,3] [--files 8] [--column l_partkey] [--repeat 3]
+#   scripts/bench_ceph.sh [--sf 0.1] [--osds 1,3] [--files 16] [--column l_partkey] [--repeat 3]
 #
 # Data: TPC-H lineitem at scale factor --sf from tpchgen-cli (build/bench-data/sf<SF>, shared
 # with scripts/bench_format.py), cut into --files Vortex files of consecutive rows by
 # vortex-data's default writer (scripts/.bench/ceph-data/sf<SF>-<FILES>, kept and reused), each
-# at most 64 MiB so that it is one RADOS object (`osd max object size` is 128 MiB). They are
+# at most 64 MiB so that it is one RADOS object (`osd max object size` is 128 MiB; SF 1 in 8
+# files is 8 x 21 MiB, in 16 about 11 MiB each). They are
 # stored as objects lineitem-sf<SF>-<FILES>/part-NNN.vortex in the pool `onecopy` and in the
 # bucket `bench` of a cluster from tests/servers/ceph.sh (memstore OSDs, radosgw, the build's
 # libcls_onecopy.so in the class dir), started here for each OSD count of --osds and stopped.
+# The pool has 8 PGs, which CRUSH spreads unevenly: how many objects each OSD holds is printed.
 #
 # The query: `onecopy scan URL --columns l_extendedprice,l_discount --filter '<col> <= v'` at
 # 100%, 10%, 1% and 0.1% of the rows (v read from the data, the exact counts printed and every
@@ -39,7 +41,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SERVER_NAME=bench_ceph
-SF=0.1 OSD_COUNTS=1,3 FILES=8 COLUMN=l_partkey REPEAT=3
+SF=0.1 OSD_COUNTS=1,3 FILES=16 COLUMN=l_partkey REPEAT=3
 while [ $# -gt 0 ]; do
   case $1 in
     --sf) SF=$2; shift 2 ;;

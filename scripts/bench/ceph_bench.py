@@ -124,6 +124,16 @@ def store(parts: Path, prefix: str) -> list[str]:
                 if have != p.stat().st_size:
                     io.write_full(name, p.read_bytes())
                 names.append(name)
+        # CRUSH places 8 PGs unevenly: say how many objects each OSD serves.
+        spread: dict[int, int] = {}
+        for name in names:
+            ret, out, err = c.mon_command(json.dumps({"prefix": "osd map", "pool": POOL, "object": name,
+                                                      "format": "json"}), b"", timeout=10)
+            assert ret == 0, err
+            primary = json.loads(out)["acting_primary"]
+            spread[primary] = spread.get(primary, 0) + 1
+        print("objects per OSD: " + ", ".join(f"osd.{k} {v}" for k, v in sorted(spread.items())),
+              file=sys.stderr)
     finally:
         c.shutdown()
     s3 = benchlib.s3_client()
@@ -316,7 +326,7 @@ def main() -> int:
     r.add_argument("--state", required=True)
     r.add_argument("--osds", type=int, required=True)
     r.add_argument("--sf", type=float, default=0.1)
-    r.add_argument("--files", type=int, default=8)
+    r.add_argument("--files", type=int, default=16)
     r.add_argument("--column", default="l_partkey")
     r.add_argument("--repeat", type=int, default=3)
     r.add_argument("--onecopy", required=True)
