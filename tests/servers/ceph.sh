@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ceph.sh: a one-host Ceph cluster (1 mon, CEPH_OSDS memstore OSDs, no mgr) with a radosgw S3
 # endpoint over HTTP and HTTPS (beast's native ssl_endpoint, test CA), all on 127.0.0.1, and
-# a pool `onecopy` (8 PGs, size 1, application rados) for librados and object-class tests.
+# a pool `onecopy` (8 PGs, size 1, application rados, its PGs spread evenly over the OSDs) for
+# librados and object-class tests.
 #
 #   ceph.sh start STATE_DIR
 #   ceph.sh stop STATE_DIR
@@ -80,6 +81,36 @@ for pool in json.loads(out):
             sys.exit(f"pg {pgid}: {state}")
 PY
 }
+# balance_pool: CRUSH puts the pool's 8 PGs unevenly on a few OSDs (5/2/1 is common on 3): move
+# PGs from the fullest OSD to the emptiest with pg-upmap-items (a mon command: no mgr and no
+# balancer needed) until the counts differ by at most one. Run while the pool is empty.
+balance_pool() {
+  timeout 60 /usr/bin/python3 - "$CONF" "$POOL" <<'PY'
+import json, sys, rados
+c = rados.Rados(conffile=sys.argv[1])
+c.connect(timeout=10)
+def mon(**cmd):
+    ret, out, err = c.mon_command(json.dumps(dict(cmd, format="json")), b"", timeout=10)
+    if ret != 0:
+        sys.exit(f"{cmd['prefix']}: {err}")
+    return json.loads(out) if out else None
+osds = [o["osd"] for o in mon(prefix="osd dump")["osds"]]
+pool = next(p for p in mon(prefix="osd pool ls", detail="detail") if p["pool_name"] == sys.argv[2])
+pgs = {f"{pool['pool_id']}.{i:x}": None for i in range(pool["pg_num"])}
+for pg in pgs:
+    pgs[pg] = mon(prefix="pg map", pgid=pg)["up"][0]
+while True:
+    load = {o: [pg for pg, at in pgs.items() if at == o] for o in osds}
+    full = max(osds, key=lambda o: len(load[o]))
+    empty = min(osds, key=lambda o: len(load[o]))
+    if len(load[full]) - len(load[empty]) <= 1:
+        break
+    pg = load[full][-1]
+    mon(prefix="osd pg-upmap-items", pgid=pg, id=[full, empty])
+    pgs[pg] = empty
+PY
+}
+
 healthy() {
   [ "$(cat "$STATE/layout" 2>/dev/null)" = "$LAYOUT" ] || return 1
   daemon_alive mon.a || return 1
@@ -280,6 +311,9 @@ start() {
     ceph_ osd pool application enable "$POOL" rados; } >>"$STATE/log/pool.log" 2>&1; then
     stop
     die "creating pool $POOL failed"
+  fi
+  if [ "$OSDS" -gt 1 ]; then
+    balance_pool 2>>"$STATE/log/pool.log" || { stop; die "balancing pool $POOL failed"; }
   fi
   wait_for 60 pgs_clean || { stop; die "the PGs of pool $POOL are not active+clean"; }
   log "pool $POOL active+clean"
