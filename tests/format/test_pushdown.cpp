@@ -464,3 +464,23 @@ TEST_CASE("every interop corpus file pushes down as the in-process scan", "[.cor
     CHECK(rows_of(read_facts(check_scan(file, r))) == static_cast<int64_t>(r.row_end - r.row_begin));
   }
 }
+
+TEST_CASE("the object class's knobs: defaults and bounds", "[pushdown]") {
+  const Defaults d = builtin_defaults();
+  CHECK(d.cls_max_request_bytes == kMiB);
+  CHECK(d.cls_max_result_bytes == 64 * kMiB);
+  CHECK(d.cls_max_decoded_bytes == 512 * kMiB);
+  auto env = [](std::string var, std::string value) {
+    return defaults_from_env([=](std::string_view name) -> std::optional<std::string> {
+      if (name == var) return value;
+      return std::nullopt;
+    });
+  };
+  auto r = env("ONECOPY_CLS_MAX_RESULT_BYTES", "2GiB");  // the OSD's out_len is an int
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().to_string().find("ONECOPY_CLS_MAX_RESULT_BYTES") != std::string::npos);
+  auto ok = env("ONECOPY_CLS_MAX_DECODED_BYTES", "1GiB");
+  REQUIRE(ok.ok());
+  CHECK(ok->cls_max_decoded_bytes == 1024 * kMiB);
+  CHECK_FALSE(env("ONECOPY_CLS_MAX_REQUEST_BYTES", "1KiB").ok());
+}
