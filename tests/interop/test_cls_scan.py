@@ -26,6 +26,7 @@ import subprocess
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute
 import pyarrow.ipc
 import pytest
 
@@ -153,6 +154,23 @@ def test_the_class_scans_a_corpus_file_as_pyarrow_reads_it(ioctx, tmp_path, corp
     truth = read_arrow(corpus / "string_some_nulls.arrow")
     assert got.num_rows == truth.num_rows > 0
     assert got.to_pylist() == truth.to_pylist()
+
+
+def test_the_class_scans_a_file_of_many_chunks(ioctx, tmp_path, corpus):
+    """3,000,000 rows in many chunks: the reader fetches ahead on a thread of its own, whose
+    reads the class refuses (cls_read belongs to the op thread), and reads them itself."""
+    path = corpus / "multi_million.default.vortex"
+    size = put(ioctx, "multi-million", path.read_bytes())
+    truth = read_arrow(corpus / "multi_million.arrow")
+    rows = scan(ioctx, "multi-million", request(tmp_path, file_size=size, columns=["id"],
+                                                row_begin=1_000_000, row_end=2_500_000))
+    assert values(rows.column("id")) == values(truth.column("id").slice(1_000_000, 1_500_000))
+    some = scan(ioctx, "multi-million", request(tmp_path, file_size=size,
+                                                columns=["label", "value"], filter="bucket = 3"))
+    want = truth.filter(pa.compute.equal(truth.column("bucket"), 3)).select(["label", "value"])
+    assert 0 < some.num_rows < truth.num_rows
+    for name in ["label", "value"]:
+        assert values(some.column(name)) == values(want.column(name)), name
 
 
 def test_errors_come_back_as_their_errno_and_the_osd_stays_up(cluster, ioctx, tmp_path):
