@@ -13,6 +13,7 @@ format/fbs/pushdown.fbs, so the schema file itself is what the test speaks.
 - every error of the contract comes back as its errno (a non-Vortex object -EBADMSG, a
   truncated file -EBADMSG, a stale size -ESTALE, garbage -EINVAL, a newer version -EPROTO, a
   small cap -EFBIG), and the OSD stays up and keeps answering after each;
+- the library exports `__cls_init` alone;
 - the OSD's ONECOPY_* environment sets the class's knobs, and a bad variable is logged and
   ignored (the class still loads, with the built-in knobs).
 """
@@ -120,6 +121,21 @@ def osd_up(cluster) -> bool:
 def put(io, oid: str, data: bytes) -> int:
     io.write_full(oid, data)
     return len(data)
+
+
+def test_the_class_library_exports_cls_init_alone():
+    """Everything linked into the class stays ours (cls_onecopy.map): an exported symbol could
+    interpose on the OSD's own, or the OSD's on ours."""
+    if not CLS_LIB.is_file():
+        pytest.fail(f"{CLS_LIB} is not built (ninja -C {BUILD} format/cls/libcls_onecopy.so)")
+    out = subprocess.run(["nm", "-D", "--defined-only", str(CLS_LIB)], capture_output=True,
+                         text=True, check=True).stdout
+    assert [line.split()[-1] for line in out.splitlines()] == ["__cls_init"]
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", str(CLS_LIB)],
+                               capture_output=True, text=True, check=True).stdout.split()
+    for f in ["cls_register", "cls_register_method", "cls_read", "cls_alloc", "cls_free",
+              "cls_log"]:
+        assert f in undefined  # resolved from ceph-osd at load
 
 
 @pytest.mark.parametrize("seed", ["zoned.vortex", "mixed.vortex", "compact_strings.vortex"])
