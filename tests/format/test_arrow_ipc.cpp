@@ -15,6 +15,7 @@
 #include "format/arrow_ipc.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
 #include "format/string_views.hpp"
+#include "tests/format/arrow_ipc_fixtures.hpp"
 #include "tests/format/fixtures.hpp"
 #include "tests/format/nested_golden.hpp"
 
@@ -29,95 +30,6 @@ using format::TypeKind;
 namespace afb = oc::arrow_fb;
 
 namespace {
-
-// ---- columns -------------------------------------------------------------------------------------
-
-template <class T>
-ColumnPtr prim(PType p, const std::vector<std::optional<T>>& v) {
-  auto c = std::make_shared<Column>();
-  bool nullable = false;
-  for (const auto& x : v) nullable = nullable || !x;
-  c->dtype = DType::make_primitive(p, nullable);
-  c->length = v.size();
-  std::vector<T> vals(v.size());
-  if (nullable) c->validity = format::make_bitmap(v.size(), true);
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i]) vals[i] = *v[i];
-    else {
-      format::bitmap_set(c->validity.mutable_data(), i, false);
-      ++c->null_count;
-    }
-  }
-  c->buffers = {buffer_of(vals)};
-  return c;
-}
-
-ColumnPtr strs(const std::vector<std::optional<std::string>>& v, bool binary = false) {
-  auto c = std::make_shared<Column>();
-  bool nullable = false;
-  for (const auto& s : v) nullable = nullable || !s;
-  c->dtype = binary ? DType::make_binary(nullable) : DType::make_utf8(nullable);
-  c->length = v.size();
-  std::vector<int32_t> offs{0};
-  std::string bytes;
-  if (nullable) c->validity = format::make_bitmap(v.size(), true);
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i]) bytes += *v[i];
-    else {
-      format::bitmap_set(c->validity.mutable_data(), i, false);
-      ++c->null_count;
-    }
-    offs.push_back(static_cast<int32_t>(bytes.size()));
-  }
-  c->buffers = {buffer_of(offs), bytes_of(bytes)};
-  return c;
-}
-
-// A list column over @p elements with @p offsets (n + 1 of them), all rows valid.
-ColumnPtr list_of(ColumnPtr elements, const std::vector<int32_t>& offsets) {
-  auto t = std::make_shared<DType>();
-  t->kind = TypeKind::list;
-  t->children = {elements->dtype};
-  auto c = std::make_shared<Column>();
-  c->dtype = t;
-  c->length = offsets.size() - 1;
-  c->buffers = {buffer_of(offsets)};
-  c->children = {std::move(elements)};
-  return c;
-}
-
-ColumnPtr fixed_list_of(ColumnPtr elements, uint32_t size) {
-  auto t = std::make_shared<DType>();
-  t->kind = TypeKind::fixed_size_list;
-  t->list_size = size;
-  t->children = {elements->dtype};
-  auto c = std::make_shared<Column>();
-  c->dtype = t;
-  c->length = elements->length / size;
-  c->children = {std::move(elements)};
-  return c;
-}
-
-// A struct batch (not nullable) of @p fields named f0, f1, ...
-ColumnPtr batch_of(std::vector<ColumnPtr> fields, uint64_t rows) {
-  std::vector<std::string> names;
-  std::vector<DTypePtr> types;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    names.push_back("f" + std::to_string(i));
-    types.push_back(fields[i]->dtype);
-  }
-  auto c = std::make_shared<Column>();
-  c->dtype = DType::make_struct(std::move(names), std::move(types), false);
-  c->length = rows;
-  c->children = std::move(fields);
-  return c;
-}
-
-ColumnPtr with_dtype(ColumnPtr c, DTypePtr t) {
-  auto out = std::make_shared<Column>(*c);
-  out->dtype = std::move(t);
-  return out;
-}
 
 // ---- reading the stream back ---------------------------------------------------------------------
 
