@@ -175,6 +175,8 @@ osd data = $STATE/osd/ceph-\$id
 keyring = $STATE/osd/ceph-\$id/keyring
 osd objectstore = memstore
 memstore device bytes = ${OSD_MEM_BYTES:-4294967296}
+# every class in it is loaded when an OSD starts (osd open classes on start): a class whose
+# __cls_init crashes takes the OSD down there, not at its first call
 osd class dir = $CLS_DIR
 osd class load list = *
 osd class default list = *
