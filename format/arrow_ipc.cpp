@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
 #include <utility>
 
@@ -147,17 +148,22 @@ class BodyWriter {
   uint64_t length = 0;
 
  private:
-  // Adds @p b as the next buffer, at the next 8-aligned body offset.
-  void add(const Buffer& b) {
-    buffers.emplace_back(static_cast<int64_t>(length), static_cast<int64_t>(b.size()));
-    if (b.empty()) return;
-    pieces.push_back(b);
-    length += b.size();
+  // Adds @p parts, end to end, as the next buffer, at the next 8-aligned body offset.
+  void add(std::initializer_list<Buffer> parts) {
+    uint64_t size = 0;
+    for (const Buffer& p : parts) size += p.size();
+    buffers.emplace_back(static_cast<int64_t>(length), static_cast<int64_t>(size));
+    for (const Buffer& p : parts) {
+      if (p.empty()) continue;
+      pieces.push_back(p);
+      length += p.size();
+    }
     if (const uint64_t rest = padded(length) - length; rest != 0) {
       pieces.push_back(static_bytes(kZeros, rest));
       length += rest;
     }
   }
+  void add(const Buffer& b) { add({b}); }
   Result<Buffer> bits(const Buffer& src, uint64_t offset, uint64_t n, const char* what) const;
   Result<void> offsets_and_values(const Column& c, const uint8_t* valid, ColumnPtr* child_rows);
   Result<void> compacted_offsets_and_values(const Column& c, const uint8_t* valid,
@@ -310,7 +316,17 @@ Result<void> BodyWriter::append(const ColumnPtr& col) {
     case TypeKind::boolean: {
       OC_EXPECT(!c.buffers.empty(), invalid, "bool column without values");
       OC_ASSIGN_OR_RETURN(Buffer v, bits(c.buffers[0], c.offset, n, "bool values"));
-      add(valid != nullptr ? bits_under_nulls_cleared(v, valid, n) : v);
+      if (valid != nullptr) {
+        add(bits_under_nulls_cleared(v, valid, n));
+      } else if (c.offset % 8 == 0 && n % 8 != 0) {
+        // The shared bitmap's last byte also holds the values of rows past these, which may be
+        // nulls' garbage: that byte alone is written as a copy, the bits past n cleared.
+        Buffer last = Buffer::allocate(1);
+        last.mutable_data()[0] = v.data()[n / 8] & static_cast<uint8_t>((1u << (n % 8)) - 1);
+        add({v.slice(0, n / 8), last});
+      } else {
+        add(v);  // whole bytes of these rows, or a shifted copy whose bits past n are clear
+      }
       return {};
     }
     case TypeKind::primitive:

@@ -592,6 +592,21 @@ TEST_CASE("nothing under a null row is written as the batch holds it", "[format]
   CHECK(p.body.find("LEAK") == std::string::npos);
 }
 
+TEST_CASE("bool values past a slice's rows are not written", "[format][arrow_ipc]") {
+  // Every bit set: the rows past the slice (nulls elsewhere, say) must not show in its last byte.
+  auto flags = std::make_shared<Column>();
+  flags->dtype = DType::make_bool(false);
+  flags->length = 16;
+  flags->buffers = {buffer_of(std::vector<uint8_t>{0xFF, 0xFF})};
+  auto b = batch_of({flags}, 16);
+  const uint64_t begin = GENERATE(0u, 8u, 3u);
+  const uint64_t n = GENERATE(5u, 8u);
+  const Parsed p = parse(message_of(writer_for(b), format::slice(b, begin, n)));
+  const std::string v = buf(p, 1);
+  REQUIRE(v.size() == 1);
+  CHECK(static_cast<uint8_t>(v[0]) == static_cast<uint8_t>((1u << n) - 1));
+}
+
 TEST_CASE("a null row's view is written all zeros", "[format][arrow_ipc]") {
   auto s = strs({"kept", std::nullopt, "a value longer than twelve bytes"});
   auto views = format::with_string_layout(s, StringLayout::views);
