@@ -22,8 +22,7 @@ namespace {
 
 namespace fb = ::oc::arrow_fb;
 
-// ---- framing
-// -------------------------------------------------------------------------------------
+// ---- framing ------------------------------------------------------------------------------------
 
 struct Message {
   AlignedBytes metadata;  // keeps `msg` alive
@@ -78,8 +77,7 @@ Result<std::optional<Message>> read_message(const Buffer& stream, uint64_t& at) 
   return std::optional<Message>(std::move(m));
 }
 
-// ---- schema
-// --------------------------------------------------------------------------------------
+// ---- schema -------------------------------------------------------------------------------------
 
 std::string_view str(const flatbuffers::String* s) {
   return s ? s->string_view() : std::string_view();
@@ -181,8 +179,7 @@ uint32_t depth_of(const DType& t) {
   return d + 1;
 }
 
-// ---- record batches
-// ------------------------------------------------------------------------------
+// ---- record batches -----------------------------------------------------------------------------
 
 // The verifier aligns vectors to 4 bytes only, so the 8-byte fields of the vectors below may sit
 // unaligned in hostile metadata: they are read byte-wise, never through the generated accessors.

@@ -39,8 +39,7 @@ namespace afb = oc::arrow_fb;
 
 namespace {
 
-// ---- streams
-// -------------------------------------------------------------------------------------
+// ---- streams ------------------------------------------------------------------------------------
 
 std::string stream_of(const ArrowIpcWriter& w, const std::vector<ColumnPtr>& batches) {
   std::string out = w.schema_message().to_string();
@@ -93,8 +92,7 @@ void require_same(const ColumnPtr& got, const ColumnPtr& want) {
   }
 }
 
-// ---- columns of every type the writer writes
-// -----------------------------------------------------
+// ---- columns of every type the writer writes ----------------------------------------------------
 
 ColumnPtr decimal_column(uint8_t precision, std::vector<std::optional<int64_t>> v) {
   const size_t w = precision <= 38 ? 16 : 32;
@@ -253,8 +251,7 @@ ColumnPtr every_type(uint64_t n) {
       n);
 }
 
-// ---- hand-built messages, for what the writer never writes
-// ---------------------------------------
+// ---- hand-built messages, for what the writer never writes --------------------------------------
 
 // Frames a finished `Message` flatbuffer with @p body, as the writer does.
 std::string framed(flatbuffers::FlatBufferBuilder& b, const std::string& body = {}) {
@@ -775,8 +772,7 @@ TEST_CASE("the decode bound and the depth bound", "[format][arrow_ipc_read]") {
   require_error(read(kEnd, DType::make_utf8(false)), Errc::invalid, "struct");
 }
 
-// ---- the fuzz target's seeds
-// ---------------------------------------------------------------------
+// ---- the fuzz target's seeds --------------------------------------------------------------------
 
 namespace {
 
