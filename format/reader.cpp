@@ -25,6 +25,21 @@ Result<std::shared_ptr<VortexFile>> VortexFile::open_path(const std::string& pat
   return open(std::move(source));
 }
 
+void add_read_stats(ScanStats& into, const ScanStats& s) {
+  into.rows_scanned += s.rows_scanned;
+  into.rows_pruned += s.rows_pruned;
+  into.zones_total += s.zones_total;
+  into.zones_pruned += s.zones_pruned;
+  into.file_pruned = into.file_pruned || s.file_pruned;
+  into.segments_read += s.segments_read;
+  into.bytes_read += s.bytes_read;
+  into.pushdown_calls += s.pushdown_calls;
+  into.plan_ns += s.plan_ns;
+  into.fetch_ns += s.fetch_ns;
+  into.filter_ns += s.filter_ns;
+  into.decode_ns += s.decode_ns;
+}
+
 VortexFile::~VortexFile() { TakeCache::process().forget(take_cache_id_); }
 
 Result<std::unique_ptr<LayoutReader>> VortexFile::open_reader(SegmentCache& cache) const {
@@ -32,6 +47,16 @@ Result<std::unique_ptr<LayoutReader>> VortexFile::open_reader(SegmentCache& cach
 }
 
 Result<std::unique_ptr<Scan>> VortexFile::scan(const ScanOptions& options) const {
+  if (pushdown_) {
+    OC_ASSIGN_OR_RETURN(auto remote, catch_all("starting a pushed-down scan", [&] {
+                          return pushdown_->try_scan(*this, options);
+                        }));
+    if (remote) return remote;
+  }
+  return scan_here(options);
+}
+
+Result<std::unique_ptr<Scan>> VortexFile::scan_here(const ScanOptions& options) const {
   return catch_all("starting a scan", [&] { return start_file_scan(shared_from_this(), options); });
 }
 

@@ -67,12 +67,18 @@ struct ScanStats {
   uint64_t zones_pruned = 0;      ///< of those, zones statistics proved empty of matches
   bool file_pruned = false;       ///< file statistics proved that no row matches
   uint64_t segments_read = 0;
-  uint64_t bytes_read = 0;        ///< segment bytes fetched from the source
+  uint64_t bytes_read = 0;        ///< segment bytes fetched from the source (a pushed-down
+                                  ///< scan: the answers' bytes)
+  uint64_t pushdown_calls = 0;    ///< pieces scanned in the storage servers (ScanPushdown)
   uint64_t plan_ns = 0;           ///< binding the filter and pruning
   uint64_t fetch_ns = 0;          ///< waiting for segment reads
   uint64_t filter_ns = 0;         ///< decoding and evaluating the filter's columns
   uint64_t decode_ns = 0;         ///< decoding the projected columns
 };
+
+/// Adds what @p s read and pruned to @p into: every counter but `batches` and `rows`, which a
+/// scan made of other scans counts itself as it delivers.
+void add_read_stats(ScanStats& into, const ScanStats& s);
 
 class Scan {
  public:
@@ -93,6 +99,20 @@ class Scan {
   [[nodiscard]] virtual Result<std::optional<ColumnPtr>> next_batch() = 0;
 };
 
+class VortexFile;
+
+/// Runs scans somewhere other than this process: in the storage server that holds the file (a
+/// Ceph object class: client/rados_pushdown.hpp), so that only the surviving rows travel.
+class ScanPushdown {
+ public:
+  virtual ~ScanPushdown() = default;
+  /// @return a scan of @p file by @p options run elsewhere, or nullptr when this one is better
+  /// run here (nothing to gain, nowhere to run it). Batches are what `scan_here` would yield:
+  /// the same dtype, string layout and rows in the same order.
+  [[nodiscard]] virtual Result<std::unique_ptr<Scan>> try_scan(const VortexFile& file,
+                                                               const ScanOptions& options) = 0;
+};
+
 /// An open Vortex file. Thread-compatible: scans are independent of each other.
 class VortexFile : public std::enable_shared_from_this<VortexFile> {
  public:
@@ -111,8 +131,13 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   [[nodiscard]] SegmentSource& source() const { return *source_; }
   [[nodiscard]] const std::shared_ptr<SegmentSource>& source_ptr() const { return source_; }
 
-  /// Starts a scan; fails for unknown columns or a row range past the end.
+  /// Starts a scan; fails for unknown columns or a row range past the end. With a pushdown set,
+  /// it is offered the scan first.
   [[nodiscard]] Result<std::unique_ptr<Scan>> scan(const ScanOptions& options) const;
+  /// Starts a scan in this process, whatever the pushdown.
+  [[nodiscard]] Result<std::unique_ptr<Scan>> scan_here(const ScanOptions& options) const;
+  /// Offers every later `scan` to @p pushdown. Call it before the file is shared.
+  void set_pushdown(std::shared_ptr<ScanPushdown> pushdown) { pushdown_ = std::move(pushdown); }
 
   /// Decodes rows @p rows of @p columns (empty: all) into one batch, in the order given, its
   /// strings in layout @p strings. Indices may be unsorted and repeat. Only the chunks that hold
@@ -132,6 +157,7 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
                                             StringLayout strings) const;
   VortexFile(std::shared_ptr<SegmentSource> s, Footer f) : source_(std::move(s)), footer_(std::move(f)) {}
   std::shared_ptr<SegmentSource> source_;
+  std::shared_ptr<ScanPushdown> pushdown_;
   Footer footer_;
   uint64_t take_cache_id_ = TakeCache::new_file_id();
 };

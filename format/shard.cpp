@@ -154,27 +154,14 @@ class UnitScanImpl final : public UnitScan {
 
   ScanStats stats() const override {
     ScanStats s = stats_;
-    if (current_) merge(s, current_->stats());
+    if (current_) add_read_stats(s, current_->stats());
     return s;
   }
 
   UnitPosition position() const override { return pos_; }
 
  private:
-  static void merge(ScanStats& into, const ScanStats& s) {
-    into.rows_scanned += s.rows_scanned;
-    into.rows_pruned += s.rows_pruned;
-    into.zones_total += s.zones_total;
-    into.zones_pruned += s.zones_pruned;
-    into.file_pruned = into.file_pruned || s.file_pruned;
-    into.segments_read += s.segments_read;
-    into.bytes_read += s.bytes_read;
-    into.plan_ns += s.plan_ns;
-    into.fetch_ns += s.fetch_ns;
-    into.filter_ns += s.filter_ns;
-    into.decode_ns += s.decode_ns;
-  }
-  void add_stats(const ScanStats& s) { merge(stats_, s); }
+  void add_stats(const ScanStats& s) { add_read_stats(stats_, s); }
 
   std::shared_ptr<const VortexFile> file_;
   ScanOptions opts_;
