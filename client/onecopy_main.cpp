@@ -2,8 +2,10 @@
 // `onecopy`: the command-line client.
 //
 //   onecopy inspect FILE [--json]
-//   onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N] [--rows BEGIN:END]
+//   onecopy scan FILE|PATTERN [--columns a,b] [--filter EXPR] [--limit N] [--rows BEGIN:END]
 //                     [--batch-rows N] [--format csv|jsonl|arrow] [--explain]
+//                     PATTERN: a directory, glob, s3:// or rados:// prefix or glob, whose files
+//                     (of one dtype) are scanned in turn, --rows applying to each;
 //                     --filter keeps rows where the SQL WHERE predicate EXPR is TRUE;
 //                     --explain runs the scan, prints no rows and reports what it read and
 //                     pruned and where the time went, one "key: value" per line;
@@ -11,8 +13,9 @@
 //   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl|arrow] [--explain]
 //                     the given rows (0-based, any order, repeats allowed), as scan prints them;
 //                     --explain prints no rows but what the take read from the file
-//   onecopy ls s3://bucket[/prefix] [--recursive]
-//   onecopy cp SRC DST          S3 (or an http(s) URL) to a local file, or a local file to S3
+//   onecopy ls s3://bucket[/prefix] [--recursive] | rados://pool[/prefix]
+//   onecopy cp SRC DST          S3 (or an http(s) URL) or rados://pool/object to a local file, or
+//                               a local file to S3 or RADOS
 //   onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]
 //                     [--rows-per-file N]
 //                     Parquet, JSONL, WebDataset or MosaicML MDS shards, local or s3://, to
@@ -55,15 +58,16 @@ constexpr int kExitUsage = 2;
 int usage(const std::string& why) {
   if (!why.empty()) std::cerr << "onecopy: " << why << "\n";
   std::cerr << "usage:\n"
-               "  onecopy inspect FILE|s3://bucket/key|URL [--json]\n"
-               "  onecopy scan FILE [--columns a,b] [--filter EXPR] [--limit N]\n"
+               "  onecopy inspect FILE|s3://bucket/key|rados://pool/object|URL [--json]\n"
+               "  onecopy scan FILE|PATTERN [--columns a,b] [--filter EXPR] [--limit N]\n"
                "                    [--rows BEGIN:END] [--batch-rows N] [--format csv|jsonl|arrow]\n"
                "                    [--explain]\n"
                "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl|arrow]\n"
                "                    [--explain]\n"
                "  --format arrow writes an Arrow IPC stream (schema, batches, end marker) to stdout\n"
-               "  onecopy ls s3://bucket[/prefix] [--recursive]\n"
-               "  onecopy cp SRC DST   (S3 or an http(s) URL to a file, or a file to S3)\n"
+               "  onecopy ls s3://bucket[/prefix] [--recursive] | rados://pool[/prefix]\n"
+               "  onecopy cp SRC DST   (S3, rados://pool/object or an http(s) URL to a file, or a\n"
+               "                        file to S3 or RADOS)\n"
                "  onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]\n"
                "  onecopy defaults\n"
                "  onecopy status [--json] [--socket PATH]\n"
@@ -166,6 +170,7 @@ void print_explain(const oc::format::ScanStats& s, uint64_t file_size) {
             << "batches: " << s.batches << "\n"
             << "segments read: " << s.segments_read << "\n"
             << "bytes read: " << s.bytes_read << "\n"
+            << "pushdown calls: " << s.pushdown_calls << "\n"
             << "file size: " << file_size << "\n"
             << std::setprecision(2) << "bytes read %: " << pct << "\n"
             << std::setprecision(3) << "plan ms: " << ms(s.plan_ns) << "\n"
@@ -211,26 +216,55 @@ int run_scan(const std::vector<std::string>& args) {
     }
   }
   opts.strings = out.strings();
-  auto file = oc::client::open_uri(args[0]);
-  if (!file.ok()) return fail(file.error());
-  auto scan = (*file)->scan(opts);
-  if (!scan.ok()) return fail(scan.error());
+  auto uris = oc::client::expand_uri(args[0]);
+  if (!uris.ok()) return fail(uris.error());
+  // Files are scanned in turn, the next one's scan started before this one is read: a scan
+  // pushed into the OSDs has the next object's calls in flight meanwhile.
+  struct Opened {
+    std::shared_ptr<oc::format::VortexFile> file;
+    std::unique_ptr<oc::format::Scan> scan;
+  };
+  auto start = [&](const std::string& uri) -> oc::Result<Opened> {
+    OC_ASSIGN_OR_RETURN(auto file, oc::client::open_uri(uri));
+    OC_ASSIGN_OR_RETURN(auto scan, file->scan(opts));
+    return Opened{std::move(file), std::move(scan)};
+  };
+  oc::format::ScanStats total;
+  uint64_t bytes = 0;
+  oc::format::DTypePtr dtype;
   uint64_t printed = 0;
-  while (printed < limit) {
-    auto batch = (*scan)->next();
-    if (!batch.ok()) return fail(batch.error());
-    if (!*batch) break;
-    oc::format::ColumnPtr b = **batch;
-    if (b->length > limit - printed) b = oc::format::slice(b, 0, limit - printed);
-    if (!explain) {
-      if (auto r = out.write(b); !r.ok()) return fail(r.error());
+  auto next = start(uris->front());
+  for (size_t k = 0; k < uris->size() && printed < limit; ++k) {
+    if (!next.ok()) return fail(next.error());
+    Opened cur = std::move(*next);
+    if (k + 1 < uris->size()) next = start((*uris)[k + 1]);
+    if (dtype && !(*cur.scan->dtype() == *dtype)) {
+      std::cerr << "onecopy: " << (*uris)[k] << " holds " << cur.scan->dtype()->to_string()
+                << ", not the " << dtype->to_string() << " of " << uris->front() << "\n";
+      return kExitError;
     }
-    printed += b->length;
+    dtype = cur.scan->dtype();
+    while (printed < limit) {
+      auto batch = cur.scan->next();
+      if (!batch.ok()) return fail(batch.error());
+      if (!*batch) break;
+      oc::format::ColumnPtr b = **batch;
+      if (b->length > limit - printed) b = oc::format::slice(b, 0, limit - printed);
+      if (!explain) {
+        if (auto r = out.write(b); !r.ok()) return fail(r.error());
+      }
+      printed += b->length;
+    }
+    const oc::format::ScanStats s = cur.scan->stats();
+    oc::format::add_read_stats(total, s);
+    total.batches += s.batches;
+    total.rows += s.rows;
+    bytes += cur.file->source_ptr()->size();
   }
   if (explain) {
-    print_explain((*scan)->stats(), (*file)->source_ptr()->size());
+    print_explain(total, bytes);
   } else {
-    if (auto r = out.finish((*scan)->dtype()); !r.ok()) return fail(r.error());
+    if (auto r = out.finish(dtype); !r.ok()) return fail(r.error());
   }
   std::cout.flush();
   return std::cout.good() ? 0 : kExitError;

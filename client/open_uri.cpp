@@ -7,12 +7,18 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "client/rados_commands.hpp"
+#include "client/rados_pushdown.hpp"
 #include "net/s3_source.hpp"
 #include "net/url.hpp"
 
 namespace oc::client {
 
 Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri) {
+  if (uri.starts_with("rados://")) {
+    OC_ASSIGN_OR_RETURN(auto object, net::parse_rados_uri(uri));
+    return open_rados_file(object);
+  }
   OC_ASSIGN_OR_RETURN(auto source, net::open_any_source(uri));
   return format::VortexFile::open(std::move(source));
 }
@@ -77,6 +83,7 @@ Result<std::vector<std::string>> expand_local(const std::string& pattern, uint64
 Result<std::vector<std::string>> expand_uri(std::string_view pattern, uint64_t max_entries) {
   const bool s3 = pattern.starts_with("s3://");
   const bool remote = pattern.find("://") != std::string_view::npos;
+  if (pattern.starts_with("rados://")) return expand_rados(std::string(pattern), max_entries);
   std::vector<std::string> out;
   if (s3 && (pattern.back() == '/' || has_wildcard(pattern.substr(5)))) {
     OC_ASSIGN_OR_RETURN(out, expand_s3(pattern, max_entries));

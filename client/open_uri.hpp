@@ -15,7 +15,8 @@
 namespace oc::client {
 
 /// Local paths go through io_uring file reads; object URIs through the S3 client configured from
-/// the environment (AWS_ENDPOINT_URL, AWS_REGION, the credentials chain).
+/// the environment (AWS_ENDPOINT_URL, AWS_REGION, the credentials chain); `rados://pool/object`
+/// through librados, its scans pushed into the OSDs (client/rados_pushdown.hpp).
 [[nodiscard]] Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri);
 
 /// The files @p pattern names, sorted:
@@ -23,6 +24,7 @@ namespace oc::client {
 ///   depth (ListObjectsV2);
 /// - `s3://bucket/key*` with `*`, `?` or `[`: the objects whose key matches (fnmatch, `*` also
 ///   crossing `/`), listing only under the part before the first wildcard;
+/// - `rados://pool/` or `rados://pool/prefix*`: as for S3 (client/rados_commands.hpp);
 /// - a local directory: its `*.vortex` files; a local glob: its matches (glob(3));
 /// - anything else (a file, an s3:// object, an http(s) URL): itself, unchecked.
 /// `not_found` when a directory, glob or prefix names no file; `invalid` when listing it would

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "client/rados_commands.hpp"
 #include "net/s3_source.hpp"
 #include "net/s3_transfer.hpp"
 #include "net/url.hpp"
@@ -36,6 +37,7 @@ int run_ls(const std::vector<std::string>& args) {
       return kExitUsage;
     }
   }
+  if (uri.starts_with("rados://")) return run_rados_ls(uri);
   auto parsed = net::parse_s3_uri(uri);
   if (!parsed.ok()) return fail(parsed.error());
   auto client = net::environment_client();
@@ -57,6 +59,7 @@ int run_cp(const std::vector<std::string>& args) {
   }
   const std::string& src = args[0];
   const std::string& dst = args[1];
+  if (src.starts_with("rados://") || dst.starts_with("rados://")) return run_rados_cp(src, dst);
   auto client = net::environment_client();
   if (!client.ok()) return fail(client.error());
   const auto t0 = std::chrono::steady_clock::now();

@@ -56,6 +56,14 @@ Result<void> apply_log_level(Defaults& d, std::string_view text) {
                   text);
 }
 
+Result<void> apply_rados_pushdown(Defaults& d, std::string_view text) {
+  const std::string v = lower(text);
+  OC_EXPECT(v == "auto" || v == "on" || v == "off", invalid,
+            "rados_pushdown: '{}' is not one of auto, on, off", text);
+  d.rados_pushdown = v;
+  return {};
+}
+
 // Comma-separated numeric ids, "*" for anyone, "" for no one: daemon_allowed_uids / _gids.
 template <auto Field>
 Result<void> apply_id_list(Defaults& d, std::string_view text, std::string_view name) {
@@ -151,6 +159,16 @@ constexpr std::array kKnobs{
     Knob{"max_decoded_bytes", "ONECOPY_MAX_DECODED_BYTES", "8GiB",
          "Largest decoded size of one array (decompression-bomb guard).",
          OC_NUMBER_KNOB(max_decoded_bytes, MiB, TiB, true)},
+    Knob{"cls_max_request_bytes", "ONECOPY_CLS_MAX_REQUEST_BYTES", "1MiB",
+         "Object class onecopy (in the OSD): largest scan request accepted; larger is -E2BIG.",
+         OC_NUMBER_KNOB(cls_max_request_bytes, 4 * KiB, 64 * MiB, true)},
+    Knob{"cls_max_result_bytes", "ONECOPY_CLS_MAX_RESULT_BYTES", "64MiB",
+         "Object class onecopy: largest Arrow IPC result of one scan call (a request may ask for "
+         "less, never more); a result that would pass it is -EFBIG.",
+         OC_NUMBER_KNOB(cls_max_result_bytes, 64 * KiB, 2 * GiB - 1, true)},
+    Knob{"cls_max_decoded_bytes", "ONECOPY_CLS_MAX_DECODED_BYTES", "512MiB",
+         "Object class onecopy: the OSD process's max_decoded_bytes (one decoded array at most).",
+         OC_NUMBER_KNOB(cls_max_decoded_bytes, MiB, TiB, true)},
     Knob{"max_array_depth", "ONECOPY_MAX_ARRAY_DEPTH", "64",
          "Deepest encoding or layout nesting accepted from a file (recursion guard).",
          OC_NUMBER_KNOB(max_array_depth, 4, 1024, false)},
@@ -242,6 +260,28 @@ constexpr std::array kKnobs{
     Knob{"s3_multipart_part_bytes", "ONECOPY_S3_MULTIPART_PART_BYTES", "8MiB",
          "Multipart upload part size (S3: 5 MiB to 5 GiB; AWS CLI and CRT: 8 MiB).",
          OC_NUMBER_KNOB(s3_multipart_part_bytes, 5 * MiB, 5 * GiB, true)},
+    Knob{"rados_pushdown", "ONECOPY_RADOS_PUSHDOWN", "auto",
+         "Scans of rados:// objects run in the OSDs (object class onecopy): auto where the class "
+         "is loaded and the scan filters or projects, on for every scan, off never.",
+         apply_rados_pushdown},
+    Knob{"rados_ops_in_flight", "ONECOPY_RADOS_OPS_IN_FLIGHT", "8",
+         "RADOS operations (reads, pushed-down scans) one scan or read batch keeps in flight.",
+         OC_NUMBER_KNOB(rados_ops_in_flight, 1, 1024, false)},
+    Knob{"rados_pushdown_rows", "ONECOPY_RADOS_PUSHDOWN_ROWS", "1048576",
+         "Rows one pushed-down call scans at most: a file's range is cut into calls of about "
+         "this many rows at its chunk boundaries.",
+         OC_NUMBER_KNOB(rados_pushdown_rows, 1, uint64_t{1} << 40, false)},
+    Knob{"rados_connect_timeout_ms", "ONECOPY_RADOS_CONNECT_TIMEOUT_MS", "10000",
+         "How long connecting to the Ceph monitors may take (librados counts whole seconds: "
+         "rounded up).",
+         OC_NUMBER_KNOB(rados_connect_timeout_ms, 1, 3'600'000, false)},
+    Knob{"rados_op_timeout_ms", "ONECOPY_RADOS_OP_TIMEOUT_MS", "60000",
+         "How long one RADOS operation may wait for its OSD (an OSD down past it fails the "
+         "operation with a timeout; whole seconds, rounded up).",
+         OC_NUMBER_KNOB(rados_op_timeout_ms, 1, 3'600'000, false)},
+    Knob{"rados_op_attempts", "ONECOPY_RADOS_OP_ATTEMPTS", "3",
+         "Attempts of one pushed-down call that timed out or found its OSD restarting.",
+         OC_NUMBER_KNOB(rados_op_attempts, 1, 100, false)},
     Knob{"credentials_refresh_margin_s", "ONECOPY_CREDENTIALS_REFRESH_MARGIN_S", "300",
          "Temporary credentials are refreshed this many seconds before they expire.",
          OC_NUMBER_KNOB(credentials_refresh_margin_s, 0, 86'400, false)},
@@ -367,6 +407,11 @@ constexpr std::array kKnobs{
          "...' joined by ';', WHO being *, uid=N[,N] or gid=N[,N]; empty (the default) grants "
          "none.",
          apply_text<&Defaults::daemon_s3_grants>, "; "},
+    Knob{"daemon_rados_grants", "ONECOPY_DAEMON_RADOS_GRANTS", "",
+         "Which peers may read which RADOS objects through onecopyd: rules 'WHO: "
+         "rados://pool/prefix ...' joined by ';', WHO being *, uid=N[,N] or gid=N[,N]; empty (the "
+         "default) grants none.",
+         apply_text<&Defaults::daemon_rados_grants>, "; "},
     Knob{"daemon_http_hosts", "ONECOPY_DAEMON_HTTP_HOSTS", "",
          "Hosts whose http(s) URLs clients may read through onecopyd: names or host:port, comma-"
          "separated; * admits any host with public addresses only. Empty (the default): none.",

@@ -37,6 +37,9 @@ struct Defaults {
   uint64_t take_cache_bytes;
   uint64_t footer_max_bytes;
   uint64_t max_decoded_bytes;
+  uint64_t cls_max_request_bytes;
+  uint64_t cls_max_result_bytes;
+  uint64_t cls_max_decoded_bytes;
   uint32_t max_array_depth;
   uint32_t max_expr_depth;
   uint64_t scan_batch_rows;
@@ -65,6 +68,12 @@ struct Defaults {
   uint64_t s3_get_part_bytes;
   uint64_t s3_multipart_threshold;
   uint64_t s3_multipart_part_bytes;
+  std::string rados_pushdown;
+  uint32_t rados_ops_in_flight;
+  uint64_t rados_pushdown_rows;
+  uint32_t rados_connect_timeout_ms;
+  uint32_t rados_op_timeout_ms;
+  uint32_t rados_op_attempts;
   uint32_t credentials_refresh_margin_s;
   uint32_t credentials_fetch_timeout_ms;
   uint32_t imds_token_ttl_s;
@@ -99,6 +108,7 @@ struct Defaults {
   uint32_t daemon_fd_reserve;
   uint32_t daemon_accept_pause_ms;
   std::string daemon_s3_grants;
+  std::string daemon_rados_grants;
   std::string daemon_http_hosts;
   uint32_t client_connect_timeout_ms;
   uint32_t client_reply_timeout_ms;
