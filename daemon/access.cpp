@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "net/rados.hpp"
 #include "net/url.hpp"
 
 namespace oc::daemon {
@@ -37,16 +38,17 @@ std::vector<std::string_view> split(std::string_view s, std::string_view seps) {
   return out;
 }
 
-Result<std::vector<uint32_t>> parse_ids(std::string_view text, std::string_view rule) {
+Result<std::vector<uint32_t>> parse_ids(std::string_view text, std::string_view rule,
+                                        std::string_view knob) {
   std::vector<uint32_t> ids;
   for (std::string_view id : split(text, ",")) {
     uint32_t n = 0;
     auto [p, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
     OC_EXPECT(ec == std::errc() && p == id.data() + id.size(), invalid,
-              "daemon_s3_grants: '{}' in rule '{}' is not a numeric id", id, rule);
+              "{}: '{}' in rule '{}' is not a numeric id", knob, id, rule);
     ids.push_back(n);
   }
-  OC_EXPECT(!ids.empty(), invalid, "daemon_s3_grants: rule '{}' names no id", rule);
+  OC_EXPECT(!ids.empty(), invalid, "{}: rule '{}' names no id", knob, rule);
   return ids;
 }
 
@@ -62,13 +64,13 @@ bool listed(const std::string& list, uint32_t id) {
   return false;
 }
 
-bool grant_covers(const S3Grant& g, const Peer& peer) {
+bool grant_covers(const ObjectGrant& g, const Peer& peer) {
   switch (g.who) {
-    case S3Grant::Who::anyone:
+    case ObjectGrant::Who::anyone:
       return true;
-    case S3Grant::Who::uid:
+    case ObjectGrant::Who::uid:
       return std::find(g.ids.begin(), g.ids.end(), peer.uid) != g.ids.end();
-    case S3Grant::Who::gid:
+    case ObjectGrant::Who::gid:
       for (uint32_t id : g.ids) {
         if (id == peer.gid ||
             std::find(peer.groups.begin(), peer.groups.end(), id) != peer.groups.end()) {
@@ -118,43 +120,75 @@ bool has_dot_segment(std::string_view key) noexcept {
   return false;
 }
 
-Result<std::vector<S3Grant>> parse_s3_grants(std::string_view text) {
-  std::vector<S3Grant> out;
+namespace {
+
+// Rules `WHO: URI ...` joined by ';' for knob @p knob; @p parse turns one URI into the grant's
+// bucket (or pool) and prefix.
+template <class ParseUri>
+Result<std::vector<ObjectGrant>> parse_grants(std::string_view text, std::string_view knob,
+                                              std::string_view form, ParseUri parse) {
+  std::vector<ObjectGrant> out;
   for (std::string_view rule : split(text, ";")) {
     const size_t colon = rule.find(':');
-    OC_EXPECT(colon != std::string_view::npos, invalid,
-              "daemon_s3_grants: rule '{}' is not 'WHO: s3://bucket/prefix ...'", rule);
+    OC_EXPECT(colon != std::string_view::npos, invalid, "{}: rule '{}' is not 'WHO: {} ...'",
+              knob, rule, form);
     const std::string_view who_text = trim(rule.substr(0, colon));
-    S3Grant proto;
+    ObjectGrant proto;
     if (who_text == "*") {
-      proto.who = S3Grant::Who::anyone;
+      proto.who = ObjectGrant::Who::anyone;
     } else if (who_text.starts_with("uid=")) {
-      proto.who = S3Grant::Who::uid;
-      OC_ASSIGN_OR_RETURN(proto.ids, parse_ids(who_text.substr(4), rule));
+      proto.who = ObjectGrant::Who::uid;
+      OC_ASSIGN_OR_RETURN(proto.ids, parse_ids(who_text.substr(4), rule, knob));
     } else if (who_text.starts_with("gid=")) {
-      proto.who = S3Grant::Who::gid;
-      OC_ASSIGN_OR_RETURN(proto.ids, parse_ids(who_text.substr(4), rule));
+      proto.who = ObjectGrant::Who::gid;
+      OC_ASSIGN_OR_RETURN(proto.ids, parse_ids(who_text.substr(4), rule, knob));
     } else {
-      return OC_ERROR(Errc::invalid,
-                      "daemon_s3_grants: '{}' in rule '{}' is not *, uid=N[,N] or gid=N[,N]",
-                      who_text, rule);
+      return OC_ERROR(Errc::invalid, "{}: '{}' in rule '{}' is not *, uid=N[,N] or gid=N[,N]",
+                      knob, who_text, rule);
     }
     const auto prefixes = split(rule.substr(colon + 1), " \t");
-    OC_EXPECT(!prefixes.empty(), invalid, "daemon_s3_grants: rule '{}' grants no prefix", rule);
+    OC_EXPECT(!prefixes.empty(), invalid, "{}: rule '{}' grants no prefix", knob, rule);
     for (std::string_view prefix : prefixes) {
-      auto uri = net::parse_s3_uri(prefix);
-      if (!uri.ok()) {
-        return std::move(uri.error()).with_context(fmt::format("daemon_s3_grants rule '{}'", rule));
+      ObjectGrant g = proto;
+      auto parsed = parse(prefix, g);
+      if (!parsed.ok()) {
+        return std::move(parsed.error()).with_context(fmt::format("{} rule '{}'", knob, rule));
       }
-      OC_EXPECT(!has_dot_segment(uri->key), invalid,
-                "daemon_s3_grants: prefix '{}' has a '.' or '..' segment", prefix);
-      S3Grant g = proto;
-      g.bucket = std::move(uri->bucket);
-      g.prefix = std::move(uri->key);
       out.push_back(std::move(g));
     }
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<ObjectGrant>> parse_s3_grants(std::string_view text) {
+  return parse_grants(text, "daemon_s3_grants", "s3://bucket/prefix",
+                      [](std::string_view prefix, ObjectGrant& g) -> Result<void> {
+                        OC_ASSIGN_OR_RETURN(net::S3Uri uri, net::parse_s3_uri(prefix));
+                        OC_EXPECT(!has_dot_segment(uri.key), invalid,
+                                  "daemon_s3_grants: prefix '{}' has a '.' or '..' segment",
+                                  prefix);
+                        g.bucket = std::move(uri.bucket);
+                        g.prefix = std::move(uri.key);
+                        return {};
+                      });
+}
+
+Result<std::vector<ObjectGrant>> parse_rados_grants(std::string_view text) {
+  return parse_grants(text, "daemon_rados_grants", "rados://pool/prefix",
+                      [](std::string_view prefix, ObjectGrant& g) -> Result<void> {
+                        // `rados://pool` alone grants the whole pool.
+                        const std::string whole =
+                            prefix.find('/', 8) == std::string_view::npos
+                                ? std::string(prefix) + "/"
+                                : std::string(prefix);
+                        OC_ASSIGN_OR_RETURN(net::RadosUri uri,
+                                            net::parse_rados_uri(whole, /*allow_empty_object=*/true));
+                        g.bucket = std::move(uri.pool);
+                        g.prefix = std::move(uri.object);
+                        return {};
+                      });
 }
 
 Result<std::vector<HttpHost>> parse_http_hosts(std::string_view text) {
@@ -178,6 +212,7 @@ Result<AccessPolicy> AccessPolicy::create(const Defaults& d) {
   p.allowed_uids_ = d.daemon_allowed_uids;
   p.allowed_gids_ = d.daemon_allowed_gids;
   OC_ASSIGN_OR_RETURN(p.grants_, parse_s3_grants(d.daemon_s3_grants));
+  OC_ASSIGN_OR_RETURN(p.rados_grants_, parse_rados_grants(d.daemon_rados_grants));
   OC_ASSIGN_OR_RETURN(p.hosts_, parse_http_hosts(d.daemon_http_hosts));
   return p;
 }
@@ -191,12 +226,26 @@ bool AccessPolicy::may_connect(const Peer& peer) const {
 bool AccessPolicy::may_read_key(const Peer& peer, std::string_view bucket,
                                 std::string_view key) const {
   if (has_dot_segment(key)) return false;
-  return std::any_of(grants_.begin(), grants_.end(), [&](const S3Grant& g) {
+  return std::any_of(grants_.begin(), grants_.end(), [&](const ObjectGrant& g) {
     return g.bucket == bucket && key.starts_with(g.prefix) && grant_covers(g, peer);
   });
 }
 
+bool AccessPolicy::may_read_rados(const Peer& peer, std::string_view pool,
+                                  std::string_view object) const {
+  return std::any_of(rados_grants_.begin(), rados_grants_.end(), [&](const ObjectGrant& g) {
+    return g.bucket == pool && object.starts_with(g.prefix) && grant_covers(g, peer);
+  });
+}
+
 Result<UrlAccess> AccessPolicy::check_object(const Peer& peer, std::string_view uri) const {
+  if (uri.starts_with("rados://")) {
+    OC_ASSIGN_OR_RETURN(net::RadosUri r, net::parse_rados_uri(uri));
+    OC_EXPECT(may_read_rados(peer, r.pool, r.object), denied,
+              "{} may not read {} through onecopyd: no rule of daemon_rados_grants grants it",
+              who(peer), uri);
+    return UrlAccess{false};
+  }
   if (uri.starts_with("s3://")) {
     OC_ASSIGN_OR_RETURN(net::S3Uri s3, net::parse_s3_uri(uri));
     OC_EXPECT(!s3.key.empty(), invalid, "{}: no object key", uri);
@@ -229,15 +278,29 @@ Result<UrlAccess> AccessPolicy::check_object(const Peer& peer, std::string_view 
 }
 
 Result<void> AccessPolicy::check_list(const Peer& peer, std::string_view pattern) const {
+  if (pattern.starts_with("rados://")) {
+    OC_ASSIGN_OR_RETURN(net::RadosUri r, net::parse_rados_uri(pattern, /*allow_empty_object=*/true));
+    const std::string prefix = r.object.substr(0, r.object.find_first_of("*?["));
+    const bool granted = std::any_of(rados_grants_.begin(), rados_grants_.end(),
+                                     [&](const ObjectGrant& g) {
+                                       return g.bucket == r.pool && prefix.starts_with(g.prefix) &&
+                                              grant_covers(g, peer);
+                                     });
+    OC_EXPECT(granted, denied,
+              "{} may not list {} through onecopyd: no rule of daemon_rados_grants grants all of "
+              "rados://{}/{}",
+              who(peer), pattern, r.pool, prefix);
+    return {};
+  }
   OC_EXPECT(pattern.starts_with("s3://"), invalid,
-            "onecopyd lists s3:// patterns only; the client expands local patterns itself "
-            "(this request named '{}')",
+            "onecopyd lists s3:// and rados:// patterns only; the client expands local patterns "
+            "itself (this request named '{}')",
             pattern);
   OC_ASSIGN_OR_RETURN(net::S3Uri s3, net::parse_s3_uri(pattern));
   const std::string prefix = s3.key.substr(0, s3.key.find_first_of("*?["));
   OC_EXPECT(!has_dot_segment(prefix), denied,
             "{}: prefixes with '.' or '..' segments are not listed through onecopyd", pattern);
-  const bool granted = std::any_of(grants_.begin(), grants_.end(), [&](const S3Grant& g) {
+  const bool granted = std::any_of(grants_.begin(), grants_.end(), [&](const ObjectGrant& g) {
     return g.bucket == s3.bucket && std::string_view(prefix).starts_with(g.prefix) &&
            grant_covers(g, peer);
   });

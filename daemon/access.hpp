@@ -15,6 +15,9 @@
 ///   A prefix is a string prefix of the key, as in IAM policies (`s3://b/data` also covers
 ///   `s3://b/data2/x`; end it with '/' to grant one "directory"), and `s3://bucket` grants the
 ///   whole bucket. Keys with "." or ".." path segments are refused: some servers normalise them.
+/// - **RADOS objects** (`rados://pool/object`) are read with the daemon's Ceph identity, only
+///   under the object-name prefixes that `daemon_rados_grants` grants, with the same rules
+///   (`"gid=2000: rados://training/web-"`).
 /// - **http(s) URLs** are read only from hosts `daemon_http_hosts` lists. `*` admits any host
 ///   whose addresses are all public; a host named there (`mirror.internal`, `10.0.0.5:8080`) is
 ///   admitted whatever it resolves to. So loopback, link-local (the cloud metadata service) and
@@ -45,8 +48,9 @@ struct Peer {
 /// it only the primary gid counts).
 [[nodiscard]] Result<Peer> peer_of(int fd);
 
-/// One rule of `daemon_s3_grants`: who, and which prefix of which bucket.
-struct S3Grant {
+/// One rule of `daemon_s3_grants` (a bucket and a key prefix) or `daemon_rados_grants` (a pool
+/// and an object-name prefix): who, and which prefix of which bucket or pool.
+struct ObjectGrant {
   enum class Who : uint8_t { anyone, uid, gid };
   Who who = Who::anyone;
   std::vector<uint32_t> ids;
@@ -55,7 +59,10 @@ struct S3Grant {
 
 /// Parses `daemon_s3_grants`: rules `WHO: s3://bucket[/prefix] ...` separated by ';', WHO being
 /// `*`, `uid=N[,N...]` or `gid=N[,N...]`. Empty text grants nothing. `invalid` names the rule.
-[[nodiscard]] Result<std::vector<S3Grant>> parse_s3_grants(std::string_view text);
+[[nodiscard]] Result<std::vector<ObjectGrant>> parse_s3_grants(std::string_view text);
+/// Parses `daemon_rados_grants`: the same rules with `rados://pool[/prefix]` (the grant's
+/// `bucket` holds the pool).
+[[nodiscard]] Result<std::vector<ObjectGrant>> parse_rados_grants(std::string_view text);
 
 /// One entry of `daemon_http_hosts`.
 struct HttpHost {
@@ -83,13 +90,14 @@ class AccessPolicy {
   /// the primary gid or a supplementary group).
   [[nodiscard]] bool may_connect(const Peer& peer) const;
 
-  /// May @p peer read object @p uri (`s3://bucket/key` or an http(s) URL) through the daemon?
+  /// May @p peer read object @p uri (`s3://bucket/key`, `rados://pool/object` or an http(s)
+  /// URL) through the daemon?
   /// @return how to fetch it; `denied` with the reason and the knob that would grant it, or
   ///         `invalid` for a URI that is not an object URL (a local path: clients pass those as
   ///         descriptors).
   [[nodiscard]] Result<UrlAccess> check_object(const Peer& peer, std::string_view uri) const;
 
-  /// May @p peer list @p pattern (an s3:// prefix or glob)? The part of the key before the
+  /// May @p peer list @p pattern (an s3:// or rados:// prefix or glob)? The part of the key before the
   /// first wildcard must lie under a prefix granted to it. Local patterns are `invalid`: the
   /// client expands them itself.
   [[nodiscard]] Result<void> check_list(const Peer& peer, std::string_view pattern) const;
@@ -98,10 +106,14 @@ class AccessPolicy {
   /// filtered with it).
   [[nodiscard]] bool may_read_key(const Peer& peer, std::string_view bucket,
                                   std::string_view key) const;
+  /// Whether `rados://pool/object` is under a prefix `daemon_rados_grants` grants to @p peer.
+  [[nodiscard]] bool may_read_rados(const Peer& peer, std::string_view pool,
+                                    std::string_view object) const;
 
  private:
   std::string allowed_uids_, allowed_gids_;
-  std::vector<S3Grant> grants_;
+  std::vector<ObjectGrant> grants_;
+  std::vector<ObjectGrant> rados_grants_;
   std::vector<HttpHost> hosts_;
 };
 

@@ -20,7 +20,8 @@ namespace oc::daemon {
 namespace {
 
 bool is_object_uri(std::string_view uri) {
-  return uri.starts_with("s3://") || uri.starts_with("http://") || uri.starts_with("https://");
+  return uri.starts_with("s3://") || uri.starts_with("rados://") || uri.starts_with("http://") ||
+         uri.starts_with("https://");
 }
 
 // Sends Open for @p uri. A local file is opened here, with this process's permissions, and its
@@ -290,7 +291,9 @@ Result<Status> query_status(const std::string& socket) {
 
 Result<std::vector<std::string>> remote_list(const std::string& socket, const std::string& pattern) {
   // A local pattern means this process's files, with its permissions: expanded here.
-  if (!pattern.starts_with("s3://")) return client::expand_uri(pattern);
+  if (!pattern.starts_with("s3://") && !pattern.starts_with("rados://")) {
+    return client::expand_uri(pattern);
+  }
   OC_ASSIGN_OR_RETURN(auto conn, Conn::open(socket));
   std::vector<std::string> uris;
   while (true) {

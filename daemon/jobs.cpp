@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "client/open_uri.hpp"
+#include "client/rados_pushdown.hpp"
 #include "config/log.hpp"
 #include "daemon/scan_request.hpp"
 #include "daemon/server.hpp"
@@ -47,17 +48,23 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
   run_job<OpenedFile>(
       io_, s,
       [uri, unit_rows, descriptor, public_only]() -> Result<OpenedFile> {
-        std::shared_ptr<format::SegmentSource> source;
-        if (descriptor->valid()) {
-          OC_ASSIGN_OR_RETURN(source, format::open_local_fd(descriptor->release(), uri));
-        } else {
-          OC_ASSIGN_OR_RETURN(net::ObjectRef ref, net::object_ref_from_uri(uri));
-          ref.public_only = public_only;
-          OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
-          OC_ASSIGN_OR_RETURN(source, net::open_object_source(std::move(client), std::move(ref)));
-        }
         OpenedFile out;
-        OC_ASSIGN_OR_RETURN(out.file, format::VortexFile::open(std::move(source)));
+        if (uri.starts_with("rados://") && !descriptor->valid()) {
+          // With the daemon's Ceph identity; its scans run in the OSDs where they can.
+          OC_ASSIGN_OR_RETURN(net::RadosUri object, net::parse_rados_uri(uri));
+          OC_ASSIGN_OR_RETURN(out.file, client::open_rados_file(object));
+        } else {
+          std::shared_ptr<format::SegmentSource> source;
+          if (descriptor->valid()) {
+            OC_ASSIGN_OR_RETURN(source, format::open_local_fd(descriptor->release(), uri));
+          } else {
+            OC_ASSIGN_OR_RETURN(net::ObjectRef ref, net::object_ref_from_uri(uri));
+            ref.public_only = public_only;
+            OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
+            OC_ASSIGN_OR_RETURN(source, net::open_object_source(std::move(client), std::move(ref)));
+          }
+          OC_ASSIGN_OR_RETURN(out.file, format::VortexFile::open(std::move(source)));
+        }
         // Units read the layout tree: file work, here off the loop thread.
         if (unit_rows > 0) {
           OC_ASSIGN_OR_RETURN(auto units, format::file_units(*out.file, 0, unit_rows));
@@ -92,8 +99,9 @@ void Server::send_opened(Session& s, uint64_t request, uint64_t file, uint64_t r
   send(s, fbb);  // a million units travel as Parts
 }
 
-// Listing an S3 prefix is network work. Only s3:// patterns get here (the client expands local
-// ones), already checked against the grants; the result is filtered by them too.
+// Listing an S3 prefix or a pool is network work. Only s3:// and rados:// patterns get here (the
+// client expands local ones), already checked against the grants; the result is filtered by
+// them too.
 void Server::list_async(Session& s, uint64_t request, std::string pattern) {
   ++s.jobs_running;
   run_job<std::vector<std::string>>(
@@ -102,6 +110,10 @@ void Server::list_async(Session& s, uint64_t request, std::string pattern) {
        peer = s.peer]() -> Result<std::vector<std::string>> {
         OC_ASSIGN_OR_RETURN(auto uris, client::expand_uri(pattern, max));
         std::erase_if(uris, [&](const std::string& uri) {
+          if (uri.starts_with("rados://")) {
+            auto object = net::parse_rados_uri(uri);
+            return !object.ok() || !policy.may_read_rados(peer, object->pool, object->object);
+          }
           auto parsed = net::parse_s3_uri(uri);
           return !parsed.ok() || !policy.may_read_key(peer, parsed->bucket, parsed->key);
         });

@@ -449,6 +449,7 @@ void Server::reconfigure(const Defaults& fresh, AccessPolicy policy) {
   cfg_.daemon_allowed_uids = fresh.daemon_allowed_uids;
   cfg_.daemon_allowed_gids = fresh.daemon_allowed_gids;
   cfg_.daemon_s3_grants = fresh.daemon_s3_grants;
+  cfg_.daemon_rados_grants = fresh.daemon_rados_grants;
   cfg_.daemon_http_hosts = fresh.daemon_http_hosts;
 }
 

@@ -492,9 +492,9 @@ class Client:
             _lib.onecopy_free_string(out)
 
     def list(self, pattern: str) -> list[str]:
-        """onecopy.expand(pattern): an s3:// pattern listed by the daemon with its credentials,
-        under the prefixes its operator grants this user (daemon_s3_grants); a local pattern
-        expanded here, with this process's permissions."""
+        """onecopy.expand(pattern): an s3:// or rados:// pattern listed by the daemon with its
+        credentials, under the prefixes its operator grants this user (daemon_s3_grants,
+        daemon_rados_grants); a local pattern expanded here, with this process's permissions."""
         out = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
         _check(_lib.onecopy_daemon_list(self._sock(), os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
@@ -502,7 +502,8 @@ class Client:
 
     def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
         """VortexFile.units of `path`, computed by the daemon (a local file is opened here and
-        passed to it; an s3:// or http(s) URL the daemon reads as its access policy allows)."""
+        passed to it; an s3://, rados:// or http(s) URL the daemon reads as its access policy
+        allows)."""
         out = ctypes.POINTER(ctypes.c_uint64)()
         n = ctypes.c_size_t()
         err = ctypes.create_string_buffer(_ERRLEN)
