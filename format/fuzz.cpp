@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "format/pushdown.hpp"
 #include "format/reader.hpp"
 #include "format/string_views.hpp"
 
@@ -53,6 +54,16 @@ Result<void> fuzz_filtered_scan(std::span<const uint8_t> file, std::string_view 
   ScanOptions options;
   options.filter = std::string(predicate);
   return drain(*f, options);
+}
+
+Result<void> fuzz_pushdown(std::span<const uint8_t> file, std::span<const uint8_t> request) {
+  OC_ASSIGN_OR_RETURN(PushdownRequest req, decode_pushdown_request(request, 1 << 20));
+  req.file_size = file.size();
+  auto source = memory_source(Buffer::copy_of(file), "fuzz file");
+  OC_ASSIGN_OR_RETURN(std::string stream, run_pushdown_scan(*source, req, 4 << 20));
+  OC_EXPECT(stream.size() <= (4 << 20), invalid, "a {} byte answer passed the 4 MiB cap",
+            stream.size());
+  return {};
 }
 
 }  // namespace oc::format

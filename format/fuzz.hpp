@@ -26,4 +26,11 @@ namespace oc::format {
 /// filter: the parser, the binder, pruning and the evaluators over real columns.
 [[nodiscard]] Result<void> fuzz_filtered_scan(std::span<const uint8_t> file, std::string_view predicate);
 
+/// Runs the object class's method body on @p request (untrusted bytes, as an OSD receives them)
+/// over @p file (a valid file, normally): the request's decode, then, when it decodes, the scan
+/// it asks for to an Arrow IPC stream under a 4 MiB cap. The request's `file_size` is taken as
+/// @p file's size, so that mutations reach the scan rather than stop at the size check.
+[[nodiscard]] Result<void> fuzz_pushdown(std::span<const uint8_t> file,
+                                         std::span<const uint8_t> request);
+
 }  // namespace oc::format
