@@ -43,6 +43,7 @@ Result<std::string> scan_to_ipc(SegmentSource& object, const PushdownRequest& re
   opts.strings = strings;
   // One split decoded at a time bounds what the OSD holds to one batch and its message.
   opts.splits_in_flight = 1;
+  opts.read_ahead = false;  // no fetch thread: cls_read belongs to the OSD's op thread
   OC_ASSIGN_OR_RETURN(auto scan, file->scan(opts));
   OC_ASSIGN_OR_RETURN(auto writer, ArrowIpcWriter::make(scan->dtype(), {.strings = strings}));
 

@@ -55,6 +55,10 @@ struct ScanOptions {
   /// then that times `scan_readahead_splits`. 1 decodes one split after another (each split's
   /// columns still side by side).
   uint32_t splits_in_flight = 0;
+  /// Fetches the next splits' segments on the cache's fetch thread while one is decoded; false
+  /// fetches every window on the calling thread (the object class: only the OSD's own thread
+  /// may read the object).
+  bool read_ahead = true;
 };
 
 /// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.

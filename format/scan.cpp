@@ -402,7 +402,7 @@ class FileScan final : public Scan {
       OC_TRY(cache_.prefetch(ids));
       requested_ = upto;
     }
-    while (requested_ < splits_.size() && requested_ < next_ + 2 * window) {
+    while (opts_.read_ahead && requested_ < splits_.size() && requested_ < next_ + 2 * window) {
       const size_t upto = std::min(splits_.size(), requested_ + window);
       cache_.fetch_behind(first_phase_segments(requested_, upto));
       requested_ = upto;
