@@ -113,6 +113,9 @@ def test_cp_both_ways_and_ls(ceph_cluster, pool, loaded, tmp_path):
     names = {line.split(" ", 1)[1]: int(line.split(" ", 1)[0]) for line in listing}
     corpus_objects = {u.split(f"rados://{pool}/", 1)[1] for u in loaded if "/corpus/" in u}
     assert set(names) == corpus_objects
+    lineitem = f"rados://{pool}/tpch/lineitem.vortex"
+    shown = cli(ceph_cluster, "inspect", lineitem).stdout.decode()
+    assert "rows:    600572" in shown and "l_orderkey" in shown, shown[:400]
     missing = cli(ceph_cluster, "cp", f"rados://{pool}/no/such.vortex", tmp_path / "x", check=False)
     assert missing.returncode == 1 and b"not_found" in missing.stderr
     assert not (tmp_path / "x").exists()
@@ -175,6 +178,12 @@ def test_hostile_requests_are_refused_and_the_osds_stay_up(ceph_cluster, pool, l
                 with pytest.raises(rados.Error) as e:
                     io.execute(oid, "onecopy", "scan", req)
                 assert e.value.errno in (errno.EINVAL, errno.E2BIG), (req[:16], e.value)
+            # What the client's fallback keys on: an OSD without the class or the method
+            # answers EOPNOTSUPP (client/rados_pushdown.cpp, means_no_class).
+            for cls, method in (("onecopy", "no_such_method"), ("no_such_class", "scan")):
+                with pytest.raises(rados.Error) as e:
+                    io.execute(oid, cls, method, b"")
+                assert e.value.errno == errno.EOPNOTSUPP, (cls, method, e.value)
             # The class keeps answering a valid request afterwards (through the CLI).
             r = cli(ceph_cluster, "scan", f"rados://{pool}/{oid}", "--filter", "l_orderkey < 12000",
                     "--columns", "l_orderkey", "--explain", knobs={"rados_pushdown": "on"})
