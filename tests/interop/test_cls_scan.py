@@ -82,7 +82,10 @@ def request(tmp_path: Path, **fields) -> bytes:
 def scan(io, oid: str, req: bytes) -> pa.Table:
     ret, out = io.execute(oid, "onecopy", "scan", req, length=RESULT_BYTES)
     assert ret >= 0
-    return pa.ipc.open_stream(out).read_all()
+    table = pa.ipc.open_stream(out).read_all()
+    for batch in table.to_batches():
+        batch.validate(full=True)  # what any Arrow consumer may rely on, checked in full
+    return table
 
 
 def scan_errno(io, oid: str, req: bytes) -> int:
