@@ -64,6 +64,14 @@ Result<void> apply_rados_pushdown(Defaults& d, std::string_view text) {
   return {};
 }
 
+Result<void> apply_rados_pushdown_compression(Defaults& d, std::string_view text) {
+  const std::string v = lower(text);
+  OC_EXPECT(v == "zstd" || v == "none", invalid,
+            "rados_pushdown_compression: '{}' is not one of zstd, none", text);
+  d.rados_pushdown_compression = v;
+  return {};
+}
+
 // Comma-separated numeric ids, "*" for anyone, "" for no one: daemon_allowed_uids / _gids.
 template <auto Field>
 Result<void> apply_id_list(Defaults& d, std::string_view text, std::string_view name) {
@@ -169,6 +177,10 @@ constexpr std::array kKnobs{
     Knob{"cls_max_decoded_bytes", "ONECOPY_CLS_MAX_DECODED_BYTES", "512MiB",
          "Object class onecopy: the OSD process's max_decoded_bytes (one decoded array at most).",
          OC_NUMBER_KNOB(cls_max_decoded_bytes, MiB, TiB, true)},
+    Knob{"ipc_zstd_level", "ONECOPY_IPC_ZSTD_LEVEL", "1",
+         "zstd level of compressed Arrow IPC bodies (the object class's answers): 1 fastest, "
+         "19 smallest.",
+         OC_NUMBER_KNOB(ipc_zstd_level, 1, 19, false)},
     Knob{"max_array_depth", "ONECOPY_MAX_ARRAY_DEPTH", "64",
          "Deepest encoding or layout nesting accepted from a file (recursion guard).",
          OC_NUMBER_KNOB(max_array_depth, 4, 1024, false)},
@@ -271,6 +283,10 @@ constexpr std::array kKnobs{
          "Rows one pushed-down call scans at most: a file's range is cut into calls of about "
          "this many rows at its chunk boundaries.",
          OC_NUMBER_KNOB(rados_pushdown_rows, 1, uint64_t{1} << 40, false)},
+    Knob{"rados_pushdown_compression", "ONECOPY_RADOS_PUSHDOWN_COMPRESSION", "zstd",
+         "Pushed-down scans ask the OSD for Arrow IPC bodies compressed with zstd (level "
+         "ipc_zstd_level of the OSD) or none.",
+         apply_rados_pushdown_compression},
     Knob{"rados_connect_timeout_ms", "ONECOPY_RADOS_CONNECT_TIMEOUT_MS", "10000",
          "How long connecting to the Ceph monitors may take (librados counts whole seconds: "
          "rounded up).",

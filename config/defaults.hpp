@@ -40,6 +40,7 @@ struct Defaults {
   uint64_t cls_max_request_bytes;
   uint64_t cls_max_result_bytes;
   uint64_t cls_max_decoded_bytes;
+  uint32_t ipc_zstd_level;
   uint32_t max_array_depth;
   uint32_t max_expr_depth;
   uint64_t scan_batch_rows;
@@ -71,6 +72,7 @@ struct Defaults {
   std::string rados_pushdown;
   uint32_t rados_ops_in_flight;
   uint64_t rados_pushdown_rows;
+  std::string rados_pushdown_compression;
   uint32_t rados_connect_timeout_ms;
   uint32_t rados_op_timeout_ms;
   uint32_t rados_op_attempts;

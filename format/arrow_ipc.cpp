@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <utility>
 
 #include <flatbuffers/flatbuffers.h>
+#include <zstd.h>
 
 #include "config/checked_size.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
@@ -25,6 +28,12 @@ constexpr uint8_t kZeros[kAlignment] = {};
 // One i32 zero: the offsets of a 0-row utf8/binary/list column whose own offsets buffer is
 // empty (Arrow accepts an empty one for 0 rows too, but one offset is what every reader knows).
 constexpr int32_t kZeroOffset = 0;
+// The length prefix of a buffer a compressed body carries as it is.
+constexpr int64_t kUncompressed = -1;
+
+struct FreeCCtx {
+  void operator()(ZSTD_CCtx* p) const noexcept { ZSTD_freeCCtx(p); }
+};
 
 Buffer static_bytes(const void* p, size_t n) {
   return Buffer::wrap(nullptr, static_cast<const uint8_t*>(p), n);
@@ -139,6 +148,9 @@ std::string finish_message(flatbuffers::FlatBufferBuilder& b, fb::MessageHeader 
 // A record batch's nodes, buffer entries and body pieces, gathered in Arrow's pre-order.
 class BodyWriter {
  public:
+  // @p cctx compresses every non-empty buffer at @p level; null writes them as they are.
+  BodyWriter(ZSTD_CCtx* cctx, int level) : cctx_(cctx), level_(level) {}
+
   Result<void> append(const ColumnPtr& c);
 
   std::vector<fb::FieldNode> nodes;
@@ -148,27 +160,70 @@ class BodyWriter {
   uint64_t length = 0;
 
  private:
-  // Adds @p parts, end to end, as the next buffer, at the next 8-aligned body offset.
+  // Adds @p parts, end to end, as the next buffer, at the next 8-aligned body offset (behind
+  // its length prefix, compressed or not, when compressing).
   void add(std::initializer_list<Buffer> parts) {
     uint64_t size = 0;
     for (const Buffer& p : parts) size += p.size();
-    buffers.emplace_back(static_cast<int64_t>(length), static_cast<int64_t>(size));
-    for (const Buffer& p : parts) {
-      if (p.empty()) continue;
-      pieces.push_back(p);
-      length += p.size();
+    const uint64_t start = length;
+    if (cctx_ != nullptr && size != 0) {
+      if (std::optional<Buffer> framed = compressed(parts, size)) {
+        push(*framed);
+      } else {
+        push(static_bytes(&kUncompressed, sizeof kUncompressed));
+        for (const Buffer& p : parts) push(p);
+      }
+    } else {
+      for (const Buffer& p : parts) push(p);
     }
+    buffers.emplace_back(static_cast<int64_t>(start), static_cast<int64_t>(length - start));
     if (const uint64_t rest = padded(length) - length; rest != 0) {
       pieces.push_back(static_bytes(kZeros, rest));
       length += rest;
     }
   }
   void add(const Buffer& b) { add({b}); }
+  void push(const Buffer& p) {
+    if (p.empty()) return;
+    pieces.push_back(p);
+    length += p.size();
+  }
+  std::optional<Buffer> compressed(std::initializer_list<Buffer> parts, uint64_t size) const;
   Result<Buffer> bits(const Buffer& src, uint64_t offset, uint64_t n, const char* what) const;
   Result<void> offsets_and_values(const Column& c, const uint8_t* valid, ColumnPtr* child_rows);
   Result<void> compacted_offsets_and_values(const Column& c, const uint8_t* valid,
                                             ColumnPtr* child_rows);
+
+  ZSTD_CCtx* cctx_;
+  int level_;
 };
+
+// The buffer made of @p parts (@p size bytes) as `i64 size` and one zstd frame, or nullopt when
+// that is not smaller than `i64 -1` and the bytes as they are.
+std::optional<Buffer> BodyWriter::compressed(std::initializer_list<Buffer> parts,
+                                             uint64_t size) const {
+  Buffer joined;
+  if (parts.size() == 1) {
+    joined = *parts.begin();
+  } else {
+    joined = Buffer::allocate_for_overwrite(size);
+    uint64_t at = 0;
+    for (const Buffer& p : parts) {
+      if (p.empty()) continue;
+      std::memcpy(joined.mutable_data() + at, p.data(), p.size());
+      at += p.size();
+    }
+  }
+  const size_t bound = ZSTD_compressBound(size);
+  Buffer out = Buffer::allocate_for_overwrite(sizeof(int64_t) + bound);
+  const size_t n = ZSTD_compressCCtx(cctx_, out.mutable_data() + sizeof(int64_t), bound,
+                                     joined.data(), size, level_);
+  // An error (none is expected with a bound-sized output) falls back to the raw bytes too.
+  if (ZSTD_isError(n) || n >= size) return std::nullopt;
+  const auto prefix = static_cast<int64_t>(size);
+  std::memcpy(out.mutable_data(), &prefix, sizeof prefix);  // little-endian hosts only
+  return out.slice(0, sizeof(int64_t) + n);
+}
 
 // Zeroing under nulls: decoders leave whatever was in memory under a null slot (buffers come
 // from `allocate_for_overwrite`), and a stream leaves the process (the object class sends it out
@@ -437,7 +492,10 @@ Result<IpcMessage> ArrowIpcWriter::batch_message(const ColumnPtr& batch) const {
   OC_EXPECT(batch->children.size() == schema_->children.size(), invalid,
             "batch with {} of {} fields", batch->children.size(), schema_->children.size());
   OC_ASSIGN_OR_RETURN(const ColumnPtr laid_out, with_string_layout(batch, options_.strings));
-  BodyWriter body;
+  const bool zstd = options_.compression == IpcCompression::zstd;
+  std::unique_ptr<ZSTD_CCtx, FreeCCtx> cctx(zstd ? ZSTD_createCCtx() : nullptr);
+  OC_EXPECT(!zstd || cctx != nullptr, out_of_memory, "no zstd compression context");
+  BodyWriter body(cctx.get(), static_cast<int>(options_.zstd_level));
   for (const ColumnPtr& field : laid_out->children) {
     OC_EXPECT(field->length >= laid_out->offset + laid_out->length, invalid,
               "field of {} rows in a batch of {} at offset {}", field->length, laid_out->length,
@@ -452,8 +510,11 @@ Result<IpcMessage> ArrowIpcWriter::batch_message(const ColumnPtr& batch) const {
   const auto variadic = body.variadic_counts.empty()
                             ? flatbuffers::Offset<flatbuffers::Vector<int64_t>>()
                             : b.CreateVector(body.variadic_counts);
+  const auto compression =
+      zstd ? fb::CreateBodyCompression(b, fb::CompressionType::ZSTD, fb::BodyCompressionMethod::BUFFER)
+           : flatbuffers::Offset<fb::BodyCompression>();
   const auto rb = fb::CreateRecordBatch(b, static_cast<int64_t>(laid_out->length), nodes, buffers,
-                                        /*compression=*/0, variadic);
+                                        compression, variadic);
   IpcMessage msg;
   msg.metadata = finish_message(b, fb::MessageHeader::RecordBatch, rb.Union(), body.length);
   msg.body = std::move(body.pieces);

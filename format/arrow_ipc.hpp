@@ -32,8 +32,17 @@
 /// timestamp[unit, tz], utf8/binary, list, fixed-size list and struct; extensions other than
 /// the temporal ones travel as their storage. Strings and binaries are written as `Utf8` /
 /// `Binary` (i32 offsets; what every Arrow reader reads) or, when asked, as `Utf8View` /
-/// `BinaryView` (format 1.4: pyarrow reads them, Java, JS and nanoarrow do not). Neither
-/// dictionaries nor compression are written; variant and union columns are `Errc::unsupported`.
+/// `BinaryView` (format 1.4: pyarrow reads them, Java, JS and nanoarrow do not). No dictionaries
+/// are written; variant and union columns are `Errc::unsupported`.
+///
+/// Bodies may be compressed (`ArrowIpcOptions::compression`): the record batch then carries
+/// `BodyCompression{ZSTD, BUFFER}` and every non-empty buffer becomes, at its 8-aligned offset,
+///
+///   bytes 0..8      i64 U   the buffer's uncompressed length, little endian; -1: not compressed
+///   bytes 8..       a zstd frame of U bytes of content, or (U = -1) the buffer's raw bytes
+///
+/// (the `Buffer` entry's length counts both), raw whenever the frame would not be smaller. Empty
+/// buffers stay empty, with no prefix. Node lengths and null counts are those of the raw data.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +50,7 @@
 #include <string>
 #include <vector>
 
+#include "config/defaults.hpp"
 #include "config/error.hpp"
 #include "format/buffer.hpp"
 #include "format/column.hpp"
@@ -75,6 +85,13 @@ struct IpcMessage {
   void write_to(std::ostream& out) const;
 };
 
+/// Compression of record batch bodies. The values are the pushdown request's wire values
+/// (format/fbs/pushdown.fbs `ScanRequest.compression`), which may never change.
+enum class IpcCompression : uint8_t {
+  none = 0,  ///< buffers as they are
+  zstd = 1,  ///< Arrow `CompressionType::ZSTD`, method `BUFFER`
+};
+
 /// How `ArrowIpcWriter` lays out what it writes.
 struct ArrowIpcOptions {
   /// utf8 and binary columns, nested ones included: `offsets` writes `Utf8` / `Binary` (i32
@@ -82,6 +99,10 @@ struct ArrowIpcOptions {
   /// converted (format/string_views.hpp); to offsets, a batch whose strings pass 2^31 - 1
   /// bytes in one column is an error from that conversion.
   StringLayout strings = StringLayout::offsets;
+  /// Body compression of record batches (the schema message has no body).
+  IpcCompression compression = IpcCompression::none;
+  /// zstd level when `compression` is zstd (the `ipc_zstd_level` knob).
+  uint32_t zstd_level = ::oc::defaults().ipc_zstd_level;
 
   [[nodiscard]] static ArrowIpcOptions defaults() { return {}; }
 };

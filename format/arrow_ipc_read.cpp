@@ -3,8 +3,10 @@
 
 #include <flatbuffers/flatbuffers.h>
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -202,10 +204,12 @@ int64_t long_at(const flatbuffers::Vector<int64_t>& v, uint32_t i) {
 // dtype, building its columns.
 class BatchReader {
  public:
-  BatchReader(const fb::RecordBatch& rb, Buffer body, StringLayout strings, uint64_t& decoded,
-              uint64_t max_decoded)
+  // @p dctx decompresses the buffers of a zstd-compressed body; null for an uncompressed one.
+  BatchReader(const fb::RecordBatch& rb, Buffer body, ZSTD_DCtx* dctx, StringLayout strings,
+              uint64_t& decoded, uint64_t max_decoded)
       : rb_(rb),
         body_(std::move(body)),
+        dctx_(dctx),
         strings_(strings),
         decoded_(decoded),
         max_decoded_(max_decoded) {}
@@ -226,6 +230,8 @@ class BatchReader {
   Result<Buffer> validity(const DType& t, const Node& n, const std::string& path);
   Result<Buffer> offsets(const Node& n, const std::string& path);
   Result<Buffer> kept(Buffer b, size_t align, const std::string& path);
+  Result<Buffer> decompressed(const Buffer& b, const std::string& path, const char* what);
+  Result<void> count_body_bytes(const Buffer& b, const std::string& path);
 
   uint32_t nodes() const { return rb_.nodes() ? rb_.nodes()->size() : 0; }
   uint32_t buffers() const { return rb_.buffers() ? rb_.buffers()->size() : 0; }
@@ -235,6 +241,7 @@ class BatchReader {
 
   const fb::RecordBatch& rb_;
   Buffer body_;
+  ZSTD_DCtx* dctx_;
   StringLayout strings_;
   uint64_t& decoded_;
   uint64_t max_decoded_;
@@ -270,13 +277,62 @@ Result<Buffer> BatchReader::next_buffer(const std::string& path, const char* wha
           range_within(static_cast<uint64_t>(offset), static_cast<uint64_t>(length), body_.size()),
       corrupt, "Arrow IPC field {} has its {} at bytes {}+{} of a {} byte body", path, what, offset,
       length, body_.size());
-  return body_.slice(static_cast<size_t>(offset), static_cast<size_t>(length));
+  Buffer b = body_.slice(static_cast<size_t>(offset), static_cast<size_t>(length));
+  if (dctx_ == nullptr || b.empty()) return b;
+  return decompressed(b, path, what);
+}
+
+// A buffer of a compressed body (BodyCompression BUFFER; empty buffers have no prefix):
+//
+//   bytes 0..8   i64 U   uncompressed length, little endian; -1: the rest is the raw buffer
+//   bytes 8..    one zstd frame whose content is exactly U bytes
+//
+// U is untrusted: it must fit what is left of max_decoded_bytes before anything is allocated,
+// the frame's own content size (when it declares one) must be U, and the decompression, bounded
+// by U, must produce U bytes. The result is counted here, being a new allocation.
+Result<Buffer> BatchReader::decompressed(const Buffer& b, const std::string& path,
+                                         const char* what) {
+  OC_EXPECT(b.size() >= sizeof(int64_t), corrupt,
+            "Arrow IPC field {} has a compressed {} of {} bytes, without its length prefix", path,
+            what, b.size());
+  const auto prefix = load_le<int64_t>(b.data());
+  const Buffer frame = b.slice(sizeof(int64_t), b.size() - sizeof(int64_t));
+  if (prefix == -1) return frame;
+  OC_EXPECT(prefix >= 0, corrupt, "Arrow IPC field {} has a compressed {} of length {}", path,
+            what, prefix);
+  const auto size = static_cast<uint64_t>(prefix);
+  OC_EXPECT(size <= max_decoded_ - decoded_, out_of_memory,
+            "Arrow IPC field {} decompresses its {} to {} bytes, past max_decoded_bytes ({}, {} "
+            "used)", path, what, size, max_decoded_, decoded_);
+  const unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  OC_EXPECT(declared != ZSTD_CONTENTSIZE_ERROR, corrupt,
+            "Arrow IPC field {} has a {} that is not a zstd frame", path, what);
+  OC_EXPECT(declared == ZSTD_CONTENTSIZE_UNKNOWN || declared == size, corrupt,
+            "Arrow IPC field {} has a zstd {} of {} bytes behind a length of {}", path, what,
+            declared, size);
+  Buffer out = Buffer::allocate_for_overwrite(static_cast<size_t>(size));
+  const size_t n = ZSTD_decompressDCtx(dctx_, out.mutable_data(), static_cast<size_t>(size),
+                                       frame.data(), frame.size());
+  OC_EXPECT(!ZSTD_isError(n), corrupt, "Arrow IPC field {} has a zstd {} that fails: {}", path,
+            what, ZSTD_getErrorName(n));
+  OC_EXPECT(n == size, corrupt, "Arrow IPC field {} has a zstd {} of {} bytes behind a length of {}",
+            path, what, n, size);
+  OC_TRY(count(size, path));
+  return out;
+}
+
+// Counts @p b unless it is a decompressed buffer, which `decompressed` counted whole.
+Result<void> BatchReader::count_body_bytes(const Buffer& b, const std::string& path) {
+  const auto p = reinterpret_cast<uintptr_t>(b.data());
+  const auto body = reinterpret_cast<uintptr_t>(body_.data());
+  if (b.empty() || (p >= body && p - body < body_.size())) return count(b.size(), path);
+  return {};
 }
 
 // @p b as the column keeps it: the input's bytes when their address suits values of @p align
 // bytes, else a copy (the stream's buffer may sit anywhere in memory), counted either way.
 Result<Buffer> BatchReader::kept(Buffer b, size_t align, const std::string& path) {
-  OC_TRY(count(b.size(), path));
+  OC_TRY(count_body_bytes(b, path));
   if (reinterpret_cast<uintptr_t>(b.data()) % align == 0) return b;
   return Buffer::copy_of(b.span());
 }
@@ -384,7 +440,7 @@ Result<ColumnPtr> BatchReader::field(const DTypePtr& t, uint64_t rows, const std
                 "Arrow IPC field {} of {} rows has {} bytes of views", path, n.length,
                 views.size());
       views = views.slice(0, static_cast<size_t>(n.length * kViewBytes));
-      OC_TRY(count(views.size(), path));
+      OC_TRY(count_body_bytes(views, path));
       OC_EXPECT(variadic_ < variadic(), corrupt,
                 "Arrow IPC record batch has {} variadic buffer counts, view field {} needs one",
                 variadic(), path);
@@ -450,13 +506,26 @@ Result<void> BatchReader::finish() const {
   return {};
 }
 
+struct FreeDCtx {
+  void operator()(ZSTD_DCtx* p) const noexcept { ZSTD_freeDCtx(p); }
+};
+
 Result<ColumnPtr> read_batch(const fb::RecordBatch& rb, Buffer body, const DTypePtr& expected,
                              StringLayout strings, uint64_t& decoded, uint64_t max_decoded) {
-  OC_EXPECT(rb.compression() == nullptr, unsupported,
-            "Arrow IPC record batch has a compressed body, which is not read");
+  std::unique_ptr<ZSTD_DCtx, FreeDCtx> dctx;
+  if (const fb::BodyCompression* c = rb.compression()) {
+    OC_EXPECT(c->codec() == fb::CompressionType::ZSTD, unsupported,
+              "Arrow IPC record batch is compressed with codec {}; only ZSTD is read",
+              static_cast<int>(c->codec()));
+    OC_EXPECT(c->method() == fb::BodyCompressionMethod::BUFFER, unsupported,
+              "Arrow IPC record batch has body compression method {}; only BUFFER is read",
+              static_cast<int>(c->method()));
+    dctx.reset(ZSTD_createDCtx());
+    OC_EXPECT(dctx != nullptr, out_of_memory, "no zstd decompression context");
+  }
   OC_EXPECT(rb.length() >= 0, corrupt, "Arrow IPC record batch of {} rows", rb.length());
   const auto rows = static_cast<uint64_t>(rb.length());
-  BatchReader r(rb, std::move(body), strings, decoded, max_decoded);
+  BatchReader r(rb, std::move(body), dctx.get(), strings, decoded, max_decoded);
   OC_TRY(r.count(rows, "(batch)"));
   auto batch = std::make_shared<Column>();
   batch->dtype = expected;

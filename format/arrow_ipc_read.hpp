@@ -6,7 +6,8 @@
 /// A parser of untrusted bytes (they come from a storage server over the network), written
 /// from the same published format as the writer (framing, pre-order of nodes and buffers: see
 /// format/arrow_ipc.hpp). It reads what the writer writes, and what any Arrow writer writes for
-/// the same schema without dictionaries or compression (pyarrow's streams included):
+/// the same schema without dictionaries, uncompressed or zstd-compressed (pyarrow's streams
+/// included):
 ///
 ///   schema message, then record batch messages, then FF FF FF FF 00 00 00 00
 ///
@@ -24,6 +25,11 @@
 /// for their values, copies otherwise. Every node's length and null count, every buffer's range,
 /// every offset (monotone, within its values), every view (`make_views_column`) and the node,
 /// buffer and variadic counts are checked against the body before anything is read.
+///
+/// A body compressed with `BodyCompression{ZSTD, BUFFER}` (layout in format/arrow_ipc.hpp) has
+/// each non-empty buffer decompressed first, into memory of exactly its length prefix once that
+/// prefix fits what is left of `max_decoded_bytes` (a frame must decompress to exactly that many
+/// bytes; prefix -1 takes the raw bytes that follow), then checked as above.
 #pragma once
 
 #include <cstdint>
@@ -44,8 +50,9 @@ struct ArrowIpcReadOptions {
   /// `Utf8` / `Binary` into the offsets layout, `views` reads `Utf8View` / `BinaryView` into
   /// the views layout (format/string_views.hpp). The other is a schema mismatch.
   StringLayout strings = StringLayout::offsets;
-  /// Bound on the batches' size: the bytes of every buffer they hold, sliced or copied, plus
-  /// one for every row of every field (so columns without buffers, null-typed ones, count).
+  /// Bound on the batches' size: the bytes of every buffer they hold, sliced, copied or
+  /// decompressed (a decompressed buffer counts whole), plus one for every row of every field
+  /// (so columns without buffers, null-typed ones, count).
   uint64_t max_decoded_bytes = defaults().max_decoded_bytes;
 };
 
@@ -57,11 +64,13 @@ struct ArrowIpcReadOptions {
 ///         are not copies. Errors: `Errc::invalid` for an @p expected that is not a struct or is
 ///         deeper than the `max_array_depth` knob, or has no Arrow type (`Errc::unsupported` from
 ///         the writer's mapping); `Errc::protocol` for a schema that is not the expected one,
-///         naming the field; `Errc::unsupported` for dictionary batches, compressed bodies,
+///         naming the field; `Errc::unsupported` for dictionary batches, bodies compressed with
+///         another codec than ZSTD (LZ4_FRAME) or method than BUFFER,
 ///         big-endian schemas, metadata versions other than V5 and message kinds other than schema
 ///         and record batch; `Errc::out_of_memory` past `max_decoded_bytes`; `Errc::corrupt` for
 ///         anything else malformed (truncation, bad framing or flatbuffers, counts, lengths,
-///         offsets, views, a missing end-of-stream marker or bytes after it).
+///         offsets, views, length prefixes and zstd frames, a missing end-of-stream marker or
+///         bytes after it).
 /// @note Never reads outside @p stream; runs on the calling thread.
 [[nodiscard]] Result<std::vector<ColumnPtr>> read_arrow_ipc_stream(
     const Buffer& stream, const DTypePtr& expected,

@@ -3,14 +3,18 @@
 // marker, metadata and body lengths, end marker), the flatbuffer metadata read back through
 // our own schema, 8-aligned buffers inside the body, exact null counts, and the edges: no rows,
 // no columns, all-null and null-typed columns, slices off a byte boundary (shifted bitmaps,
-// rebased offsets, cut children), views written as views or as offsets, and bad input.
+// rebased offsets, cut children), views written as views or as offsets, zstd bodies (each buffer
+// unpacked equal to the plain writer's, raw behind -1 where zstd cannot shrink it), and bad input.
 // pyarrow's reading of whole corpus files is tests/interop/test_arrow_ipc.py.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <zstd.h>
 
 #include "format/arrow_ipc.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
@@ -637,4 +641,120 @@ TEST_CASE("columns without nulls are written without a copy", "[format][arrow_ip
   CHECK(m.body[0].data() == i->buffers[0].data());
   CHECK(m.body[2].data() == s->buffers[0].data());
   CHECK(m.body[3].data() == s->buffers[1].data());
+}
+
+namespace {
+
+// Buffer @p i of a compressed record batch message, as written: its i64 length prefix (nullopt
+// for an empty buffer, which has none) and the bytes behind it, decompressed when the prefix is
+// not -1.
+std::pair<std::optional<int64_t>, std::string> unpacked(const Parsed& p, size_t i) {
+  const std::string b = buf(p, i);
+  if (b.empty()) return {std::nullopt, b};
+  REQUIRE(b.size() >= 8);
+  int64_t prefix;
+  std::memcpy(&prefix, b.data(), 8);
+  const std::string rest = b.substr(8);
+  if (prefix == -1) return {prefix, rest};
+  REQUIRE(prefix >= 0);
+  CHECK(rest.size() < static_cast<size_t>(prefix));  // compressed only where it is smaller
+  std::string out(static_cast<size_t>(prefix), '\0');
+  const size_t n = ZSTD_decompress(out.data(), out.size(), rest.data(), rest.size());
+  REQUIRE(!ZSTD_isError(n));
+  REQUIRE(n == out.size());
+  return {prefix, out};
+}
+
+// Checks that @p b written with zstd is @p b written plainly, buffer by buffer (same nodes, same
+// buffer count, every buffer's bytes the same once unpacked); @return how many buffers were
+// compressed and how many written raw behind -1.
+std::pair<int, int> compare_compressed(const ColumnPtr& b, StringLayout strings) {
+  const Parsed plain = parse(message_of(writer_for(b, {.strings = strings}), b));
+  const Parsed zstd = parse(message_of(
+      writer_for(b, {.strings = strings, .compression = format::IpcCompression::zstd}), b));
+  CHECK(batch(plain).compression() == nullptr);
+  const auto* c = batch(zstd).compression();
+  REQUIRE(c != nullptr);
+  CHECK(c->codec() == afb::CompressionType::ZSTD);
+  CHECK(c->method() == afb::BodyCompressionMethod::BUFFER);
+  CHECK(batch(zstd).length() == batch(plain).length());
+  REQUIRE(batch(zstd).nodes()->size() == batch(plain).nodes()->size());
+  for (size_t i = 0; i < batch(plain).nodes()->size(); ++i) CHECK(node(zstd, i) == node(plain, i));
+  const auto* pv = batch(plain).variadic_buffer_counts();
+  const auto* zv = batch(zstd).variadic_buffer_counts();
+  REQUIRE((pv == nullptr) == (zv == nullptr));
+  if (pv != nullptr) CHECK(std::equal(pv->begin(), pv->end(), zv->begin(), zv->end()));
+  REQUIRE(batch(zstd).buffers()->size() == batch(plain).buffers()->size());
+  int compressed = 0, raw = 0;
+  for (size_t i = 0; i < batch(plain).buffers()->size(); ++i) {
+    INFO("buffer " << i);
+    const std::string want = buf(plain, i);
+    const auto [prefix, got] = unpacked(zstd, i);
+    CHECK(prefix.has_value() == !want.empty());
+    CHECK(got == want);
+    if (prefix && *prefix == -1) ++raw;
+    else if (prefix) ++compressed;
+  }
+  return {compressed, raw};
+}
+
+}  // namespace
+
+TEST_CASE("zstd bodies: every buffer a length and a frame, or -1 and its bytes",
+          "[format][arrow_ipc]") {
+  const StringLayout strings = GENERATE(StringLayout::offsets, StringLayout::views);
+  INFO("views: " << (strings == StringLayout::views));
+  SECTION("repetitive columns compress; small buffers stay raw") {
+    std::vector<std::optional<int64_t>> v;
+    std::vector<std::optional<std::string>> s;
+    for (int i = 0; i < 1000; ++i) {
+      v.push_back(i % 7 == 0 ? std::nullopt : std::optional<int64_t>(i % 10));
+      s.push_back(i % 11 == 0 ? std::nullopt : std::optional<std::string>("a value of some length"));
+    }
+    auto b = batch_of({prim<int64_t>(PType::i64, v), strs(s)}, 1000);
+    const auto [compressed, raw] = compare_compressed(b, strings);
+    CHECK(compressed >= 3);  // the values, the strings' offsets or views, their bytes
+    // A slice off a byte boundary is written from row 0, compressed the same way.
+    compare_compressed(format::slice(b, 13, 500), strings);
+  }
+  SECTION("buffers zstd cannot shrink are written raw behind -1") {
+    auto b = batch_of({prim<int32_t>(PType::i32, {7, std::nullopt, 9}), strs({"xy", "z", "q"})}, 3);
+    const auto [compressed, raw] = compare_compressed(b, strings);
+    // Validity, values, and the offsets and bytes; 48 bytes of views are mostly zeros, though.
+    CHECK(compressed == (strings == StringLayout::views ? 1 : 0));
+    CHECK(raw == (strings == StringLayout::views ? 2 : 4));
+  }
+  SECTION("no rows: empty buffers stay empty") {
+    auto b = batch_of({prim<int32_t>(PType::i32, {}), strs({})}, 0);
+    compare_compressed(b, strings);
+  }
+  SECTION("nested and all-null columns") {
+    std::vector<std::optional<int32_t>> e(600, 3);
+    std::vector<int32_t> offs;
+    for (int i = 0; i <= 200; ++i) offs.push_back(i * 3);
+    auto l = list_of(prim<int32_t>(PType::i32, e), offs);
+    auto f = fixed_list_of(prim<float>(PType::f32, std::vector<std::optional<float>>(400, 1.5f)), 2);
+    auto n = prim<int64_t>(PType::i64, std::vector<std::optional<int64_t>>(200, std::nullopt));
+    auto b = batch_of({l, f, n}, 200);
+    const auto [compressed, raw] = compare_compressed(b, strings);
+    CHECK(compressed >= 3);
+  }
+}
+
+TEST_CASE("the zstd level is the ipc_zstd_level knob by default", "[format][arrow_ipc]") {
+  CHECK(ArrowIpcOptions::defaults().zstd_level == defaults().ipc_zstd_level);
+  CHECK(ArrowIpcOptions::defaults().compression == format::IpcCompression::none);
+  STATIC_REQUIRE(static_cast<uint8_t>(format::IpcCompression::none) == 0);
+  STATIC_REQUIRE(static_cast<uint8_t>(format::IpcCompression::zstd) == 1);
+  // A higher level writes the same values, in no more bytes here.
+  std::vector<std::optional<int64_t>> v;
+  for (int i = 0; i < 4000; ++i) v.push_back(i * i % 1000);
+  auto b = batch_of({prim<int64_t>(PType::i64, v)}, 4000);
+  auto size_at = [&](uint32_t level) {
+    const auto m = message_of(
+        writer_for(b, {.compression = format::IpcCompression::zstd, .zstd_level = level}), b);
+    return m.body_length;
+  };
+  CHECK(size_at(19) <= size_at(1));
+  CHECK(size_at(1) < 4000 * 8);
 }

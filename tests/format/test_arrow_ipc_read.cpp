@@ -4,10 +4,12 @@
 // lists, structs and fixed-size lists, views and offsets), without copies where the input is
 // aligned; pyarrow's streams (tests/format/golden/arrow_ipc/); and hostile input: every
 // truncation, every bit flip, schemas other than the expected one, bad offsets, buffers out of
-// the body, wrong counts, unsupported messages, a missing end marker, the decode limit. Each is
+// the body, wrong counts, unsupported messages, a missing end marker, the decode limit; zstd
+// bodies (every type round trip, pyarrow's, and hostile length prefixes and frames). Each is
 // an error of the documented code, never a crash (the ASan build runs these). Also the fuzz
 // target's seeds (tests/fuzz/seeds/arrow_ipc_read/), which the hidden test case below writes.
 #include <flatbuffers/flatbuffers.h>
+#include <zstd.h>
 
 #include <catch2/catch.hpp>
 #include <cstring>
@@ -269,7 +271,8 @@ struct HandBatch {
   std::vector<afb::Buffer> buffers;
   std::optional<std::vector<int64_t>> variadic;
   std::string body;
-  bool compressed = false;
+  std::optional<afb::CompressionType> codec;  // BodyCompression, when set
+  afb::BodyCompressionMethod method = afb::BodyCompressionMethod::BUFFER;
   afb::MetadataVersion version = afb::MetadataVersion::V5;
   std::optional<int64_t> body_length;  // the body's size unless set
 };
@@ -281,7 +284,8 @@ std::string hand_batch(const HandBatch& h) {
   const auto variadic = h.variadic ? b.CreateVector(*h.variadic)
                                    : flatbuffers::Offset<flatbuffers::Vector<int64_t>>();
   const auto compression =
-      h.compressed ? afb::CreateBodyCompression(b) : flatbuffers::Offset<afb::BodyCompression>();
+      h.codec ? afb::CreateBodyCompression(b, *h.codec, h.method)
+              : flatbuffers::Offset<afb::BodyCompression>();
   const auto rb = afb::CreateRecordBatch(b, h.length, nodes, buffers, compression, variadic);
   b.Finish(afb::CreateMessage(b, h.version, afb::MessageHeader::RecordBatch, rb.Union(),
                               h.body_length.value_or(static_cast<int64_t>(h.body.size()))));
@@ -613,7 +617,8 @@ TEST_CASE("nodes, buffers and counts that do not fit the body are corrupt",
                 "body of 1000 bytes");
   require_error(batch([](HandBatch& h) { h.variadic = std::vector<int64_t>{0}; }), Errc::corrupt,
                 "variadic");
-  require_error(batch([](HandBatch& h) { h.compressed = true; }), Errc::unsupported, "compressed");
+  require_error(batch([](HandBatch& h) { h.codec = afb::CompressionType::LZ4_FRAME; }),
+                Errc::unsupported, "only ZSTD");
   require_error(batch([](HandBatch& h) { h.version = afb::MetadataVersion::V4; }),
                 Errc::unsupported, "V5");
 
@@ -825,6 +830,26 @@ std::vector<std::pair<std::string, std::string>> fuzz_seeds() {
                        std::string(1, static_cast<char>(k | (views ? 0x80 : 0))) + stream);
     }
   }
+  // A zstd-compressed stream of the flat dtype, long enough that some buffers compress and
+  // others stay raw; tests/interop/test_arrow_ipc.py reads it with pyarrow, row by row.
+  std::vector<std::optional<int64_t>> iv;
+  std::vector<OS> sv;
+  std::vector<std::optional<bool>> fv;
+  std::vector<std::optional<double>> dv;
+  for (int i = 0; i < 200; ++i) {
+    iv.push_back(i % 7 == 0 ? std::nullopt : std::optional<int64_t>(i * 3));
+    sv.push_back(i % 5 == 0 ? OS() : OS("value " + std::to_string(i % 4)));
+    fv.push_back(i % 3 == 0 ? std::nullopt : std::optional<bool>(i % 2 == 0));
+    dv.push_back(i / 2.0);
+  }
+  const ColumnPtr long_flat = named(
+      0, {prim<int64_t>(PType::i64, iv), strs(sv), bools(fv), prim<double>(PType::f64, dv), nulls(200)},
+      200);
+  const auto zstd = ArrowIpcWriter::make(
+      dtypes[0], ArrowIpcOptions{.compression = format::IpcCompression::zstd, .zstd_level = 1});
+  REQUIRE(zstd.ok());
+  out.emplace_back("flat_offsets_zstd",
+                   std::string(1, '\0') + stream_of(*zstd, {long_flat, format::slice(long_flat, 1, 1)}));
   return out;
 }
 
@@ -871,4 +896,190 @@ TEST_CASE("field nodes at a 4-byte boundary are read byte-wise (fuzz finding)",
       format::fuzz_read_arrow_ipc({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()});
   REQUIRE(!r.ok());
   CHECK((r.error().code() == Errc::corrupt || r.error().code() == Errc::out_of_memory));
+}
+
+// ---- zstd bodies --------------------------------------------------------------------------------
+
+namespace {
+
+ArrowIpcWriter zstd_writer_of(const DTypePtr& t, StringLayout strings = StringLayout::offsets) {
+  auto w = ArrowIpcWriter::make(
+      t, ArrowIpcOptions{.strings = strings, .compression = format::IpcCompression::zstd});
+  REQUIRE(w.ok());
+  return std::move(w).value();
+}
+
+// One zstd frame of @p raw; with @p content_size false the frame header leaves the size out.
+std::string zstd_frame(const std::string& raw, bool content_size = true) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  REQUIRE(c != nullptr);
+  ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, content_size ? 1 : 0);
+  std::string out(ZSTD_compressBound(raw.size()), '\0');
+  const size_t n = ZSTD_compress2(c, out.data(), out.size(), raw.data(), raw.size());
+  ZSTD_freeCCtx(c);
+  REQUIRE(!ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+std::string prefixed(int64_t prefix, const std::string& rest) {
+  std::string out(8, '\0');
+  std::memcpy(out.data(), &prefix, 8);
+  return out + rest;
+}
+
+// @p h with @p buffers laid out in its body at 8-aligned offsets, zero padded.
+void lay_out(HandBatch& h, const std::vector<std::string>& buffers) {
+  h.body.clear();
+  h.buffers.clear();
+  for (const std::string& b : buffers) {
+    h.buffers.emplace_back(static_cast<int64_t>(h.body.size()), static_cast<int64_t>(b.size()));
+    h.body += b;
+    h.body.resize((h.body.size() + 7) / 8 * 8, '\0');
+  }
+}
+
+}  // namespace
+
+TEST_CASE("zstd-compressed streams of every type read back equal", "[format][arrow_ipc_read]") {
+  const StringLayout layout = GENERATE(StringLayout::offsets, StringLayout::views);
+  INFO("views: " << (layout == StringLayout::views));
+  const ColumnPtr b = every_type(300);
+  const std::vector<ColumnPtr> batches = {b, format::slice(b, 3, 5), format::slice(b, 7, 1),
+                                          format::slice(b, 2, 0), format::slice(b, 9, 250),
+                                          with_dtype(every_type(0), b->dtype)};
+  const std::string compressed = stream_of(zstd_writer_of(b->dtype, layout), batches);
+  const std::string plain = stream_of(writer_of(b->dtype, layout), batches);
+  CHECK(compressed.size() < plain.size());
+  const auto got = read_ok(compressed, b->dtype, layout);
+  REQUIRE(got.size() == batches.size());
+  for (size_t i = 0; i < batches.size(); ++i) {
+    INFO("batch " << i);
+    require_same(got[i], batches[i]);
+  }
+}
+
+TEST_CASE("decompressed bytes count once against max_decoded_bytes", "[format][arrow_ipc_read]") {
+  // The bounds of "the decode bound and the depth bound", compressed: the same two batches
+  // (8000 bytes of values and 2000 rows each) need the same budget.
+  std::vector<std::optional<int64_t>> v(1000, 7);
+  const ColumnPtr b = batch_of({prim<int64_t>(PType::i64, v)}, 1000);
+  const std::string bytes = stream_of(zstd_writer_of(b->dtype), {b, b});
+  CHECK(bytes.size() < 2'000);  // the values (16000 bytes in all) did compress
+  ArrowIpcReadOptions o;
+  o.max_decoded_bytes = 12'000;
+  require_error(format::read_arrow_ipc_stream(buffer_from(bytes), b->dtype, o),
+                Errc::out_of_memory, "max_decoded_bytes");
+  o.max_decoded_bytes = 20'000;
+  CHECK(format::read_arrow_ipc_stream(buffer_from(bytes), b->dtype, o).ok());
+}
+
+TEST_CASE("pyarrow's zstd-compressed stream reads as its uncompressed one",
+          "[format][arrow_ipc_read]") {
+  // make_arrow_ipc_golden.py writes the same table both ways; the columns must be equal.
+  const std::string plain =
+      slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_offsets.arrows"));
+  const std::string zstd =
+      slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_offsets_zstd.arrows"));
+  const std::string big = slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_zstd_big.arrows"));
+  // The dtype of offsets_table(), as "pyarrow's streams read as the same columns" has it.
+  using nested_golden::make_temporal;
+  auto pair = fixed_list_of(prim<float>(PType::f32, {1, 2}), 2);
+  auto st = nullable_struct({"a", "b"}, {prim<int32_t>(PType::i32, {1}), strs({std::nullopt})},
+                            {false});
+  std::vector<DTypePtr> types = {
+      DType::make_primitive(PType::i64, true), DType::make_primitive(PType::u8, false),
+      DType::make_primitive(PType::f64, false), DType::make_bool(true), DType::make_utf8(true),
+      DType::make_binary(false), DType::make_null(), decimal_column(10, {std::nullopt})->dtype,
+      make_temporal("vortex.date", format::TimeUnit::days, PType::i32, false),
+      make_temporal("vortex.timestamp", format::TimeUnit::us, PType::i64, false, "UTC"),
+      list_of(prim<int32_t>(PType::i32, {1}), {0, 1})->dtype, pair->dtype, st->dtype};
+  const auto t = DType::make_struct({"i64", "u8", "f64", "flag", "s", "bin", "nothing", "dec",
+                                     "day", "ts", "tags", "pair", "st"},
+                                    types, false);
+  const auto want = read_ok(plain, t);
+  const auto got = read_ok(zstd, t);
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < got.size(); ++i) require_same(got[i], want[i]);
+  // 4000 rows of i64 i % 100 and utf8 "row {i % 10}": pyarrow compressed these buffers.
+  const auto bt = DType::make_struct(
+      {"k", "s"}, {DType::make_primitive(PType::i64, false), DType::make_utf8(false)}, false);
+  const auto rows = read_ok(big, bt);
+  uint64_t n = 0;
+  for (const ColumnPtr& r : rows) {
+    const auto& k = *r->children[0];
+    const auto& s = *r->children[1];
+    for (uint64_t i = 0; i < r->length; ++i, ++n) {
+      REQUIRE(k.buffers[0].as<int64_t>()[i] == static_cast<int64_t>(n % 100));
+      const int32_t* o = s.offsets();
+      const std::string got_s(reinterpret_cast<const char*>(s.buffers[1].data()) + o[i],
+                              static_cast<size_t>(o[i + 1] - o[i]));
+      REQUIRE(got_s == "row " + std::to_string(n % 10));
+    }
+  }
+  CHECK(n == 4000);
+  CHECK(big.size() < 4000 * 8);  // the i64 column alone is 32000 bytes uncompressed
+}
+
+TEST_CASE("hostile length prefixes and zstd frames are corrupt or past the budget",
+          "[format][arrow_ipc_read]") {
+  const auto t = DType::make_struct({"v"}, {DType::make_primitive(PType::i32, true)}, false);
+  const std::string schema = writer_of(t).schema_message().to_string();
+  const std::string values = raw(std::vector<int32_t>{5, 0});  // 8 bytes
+  const std::string validity("\x01", 1);
+  // @p values_buffer as the second buffer of a 2-row batch with one null.
+  auto batch = [&](const std::string& values_buffer, uint64_t max_decoded = 1 << 20) {
+    HandBatch h;
+    h.length = 2;
+    h.nodes = {afb::FieldNode(2, 1)};
+    h.codec = afb::CompressionType::ZSTD;
+    lay_out(h, {prefixed(-1, validity), values_buffer});
+    return format::read_arrow_ipc_stream(buffer_from(schema + hand_batch(h) + kEnd), t,
+                                         ArrowIpcReadOptions{.max_decoded_bytes = max_decoded});
+  };
+  const auto ok = batch(prefixed(8, zstd_frame(values)));
+  if (!ok.ok()) FAIL(ok.error().to_string());
+  CHECK(ok->at(0)->children[0]->buffers[0].as<int32_t>()[0] == 5);
+  CHECK(batch(prefixed(-1, values)).ok());
+  CHECK(batch(prefixed(8, zstd_frame(values, /*content_size=*/false))).ok());
+
+  // Prefixes: missing, negative other than -1, not the frame's size either way.
+  require_error(batch(std::string("\x08\0\0\0", 4)), Errc::corrupt, "length prefix");
+  require_error(batch(prefixed(-2, zstd_frame(values))), Errc::corrupt, "length -2");
+  require_error(batch(prefixed(INT64_MIN, zstd_frame(values))), Errc::corrupt, "length");
+  require_error(batch(prefixed(4, zstd_frame(values))), Errc::corrupt, "behind a length of 4");
+  require_error(batch(prefixed(16, zstd_frame(values))), Errc::corrupt, "behind a length of 16");
+  // The same without a content size in the frame header: the bounded decompression finds it.
+  require_error(batch(prefixed(4, zstd_frame(values, false))), Errc::corrupt, "fails");
+  require_error(batch(prefixed(16, zstd_frame(values, false))), Errc::corrupt,
+                "8 bytes behind a length of 16");
+  // Not a frame, a cut frame, a frame with bytes after it.
+  require_error(batch(prefixed(8, std::string(16, '\xAB'))), Errc::corrupt, "zstd");
+  const std::string frame = zstd_frame(values);
+  require_error(batch(prefixed(8, frame.substr(0, frame.size() - 2))), Errc::corrupt, "zstd");
+  require_error(batch(prefixed(8, frame + "junk")), Errc::corrupt, "zstd");
+  // -1 with fewer raw bytes than the rows need: checked as an uncompressed buffer.
+  require_error(batch(prefixed(-1, values.substr(0, 4))), Errc::corrupt, "4 bytes");
+  // A prefix past the budget is refused before anything is allocated, whatever the frame says.
+  require_error(batch(prefixed(int64_t{1} << 60, frame)), Errc::out_of_memory,
+                "max_decoded_bytes");
+  require_error(batch(prefixed(INT64_MAX, frame)), Errc::out_of_memory, "max_decoded_bytes");
+  const std::string big(1 << 16, 'x');
+  require_error(batch(prefixed(1 << 16, zstd_frame(big)), 1 << 15), Errc::out_of_memory,
+                "max_decoded_bytes");
+  // A frame whose header claims more than its prefix (a bomb behind a small prefix).
+  require_error(batch(prefixed(8, zstd_frame(big))), Errc::corrupt, "behind a length of 8");
+  require_error(batch(prefixed(8, zstd_frame(big, false))), Errc::corrupt, "fails");
+  // Other codecs and methods.
+  HandBatch h;
+  h.length = 2;
+  h.nodes = {afb::FieldNode(2, 1)};
+  lay_out(h, {prefixed(-1, validity), prefixed(-1, values)});
+  h.codec = afb::CompressionType::LZ4_FRAME;
+  require_error(read(schema + hand_batch(h) + kEnd, t), Errc::unsupported, "only ZSTD");
+  h.codec = static_cast<afb::CompressionType>(7);
+  require_error(read(schema + hand_batch(h) + kEnd, t), Errc::unsupported, "only ZSTD");
+  h.codec = afb::CompressionType::ZSTD;
+  h.method = static_cast<afb::BodyCompressionMethod>(1);
+  require_error(read(schema + hand_batch(h) + kEnd, t), Errc::unsupported, "BUFFER");
 }

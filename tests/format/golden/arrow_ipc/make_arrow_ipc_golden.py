@@ -6,6 +6,10 @@ the output is checked in, so the tests need no pyarrow:
   pyarrow_offsets.arrows  two record batches (3 rows, then 2) of every type onecopy's writer
                           writes, strings as Utf8/Binary
   pyarrow_views.arrows    one batch of Utf8View/BinaryView columns, short and long values
+  pyarrow_offsets_zstd.arrows   pyarrow_offsets.arrows with zstd-compressed bodies (pyarrow
+                                writes small buffers raw behind a -1 length)
+  pyarrow_zstd_big.arrows       4000 rows (k: i64 = i % 100, s: utf8 = "row {i % 10}") in
+                                batches of 1500, zstd-compressed
 
 The values are repeated in the test, which builds the same columns and compares them row by row.
 """
@@ -64,8 +68,22 @@ def views_table():
     }, schema=schema)
 
 
-def write(path, table, max_chunksize):
-    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_stream(sink, table.schema) as w:
+def big_table():
+    schema = pa.schema([
+        pa.field("k", pa.int64(), nullable=False),
+        pa.field("s", pa.utf8(), nullable=False),
+    ])
+    n = 4_000
+    return pa.Table.from_pydict({
+        "k": [i % 100 for i in range(n)],
+        "s": [f"row {i % 10}" for i in range(n)],
+    }, schema=schema)
+
+
+def write(path, table, max_chunksize, compression=None):
+    options = pa.ipc.IpcWriteOptions(compression=compression)
+    with pa.OSFile(str(path), "wb") as sink, \
+            pa.ipc.new_stream(sink, table.schema, options=options) as w:
         for batch in table.to_batches(max_chunksize=max_chunksize):
             w.write_batch(batch)
 
@@ -73,6 +91,8 @@ def write(path, table, max_chunksize):
 def main():
     write(OUT / "pyarrow_offsets.arrows", offsets_table(), 3)
     write(OUT / "pyarrow_views.arrows", views_table(), 5)
+    write(OUT / "pyarrow_offsets_zstd.arrows", offsets_table(), 3, "zstd")
+    write(OUT / "pyarrow_zstd_big.arrows", big_table(), 1500, "zstd")
 
 
 if __name__ == "__main__":
