@@ -126,6 +126,9 @@ class PushdownScan final : public format::Scan {
     req.row_begin = rows.begin;
     req.row_end = rows.end;
     req.string_views = strings_ == format::StringLayout::views;
+    // The reader needs no flag of its own: the stream says how its bodies are compressed.
+    req.compression = defaults().rados_pushdown_compression == "zstd" ? format::IpcCompression::zstd
+                                                                      : format::IpcCompression::none;
     return format::encode_pushdown_request(req);
   }
 

@@ -8,7 +8,6 @@
 
 #include <flatbuffers/flatbuffers.h>
 
-#include "format/arrow_ipc.hpp"
 #include "format/fbs/pushdown_generated.h"
 #include "format/flatbuffer_util.hpp"
 #include "format/reader.hpp"
@@ -45,7 +44,9 @@ Result<std::string> scan_to_ipc(SegmentSource& object, const PushdownRequest& re
   opts.splits_in_flight = 1;
   opts.read_ahead = false;  // no fetch thread: cls_read belongs to the OSD's op thread
   OC_ASSIGN_OR_RETURN(auto scan, file->scan(opts));
-  OC_ASSIGN_OR_RETURN(auto writer, ArrowIpcWriter::make(scan->dtype(), {.strings = strings}));
+  OC_ASSIGN_OR_RETURN(auto writer,
+                      ArrowIpcWriter::make(scan->dtype(), {.strings = strings,
+                                                           .compression = request.compression}));
 
   // The end marker always fits after what was appended: a message is appended only when it
   // and the marker both fit in what is left of the cap.
@@ -88,7 +89,8 @@ std::string encode_pushdown_request(const PushdownRequest& r) {
   const auto columns = b.CreateVector(names);
   const auto filter = b.CreateString(r.filter);
   b.Finish(pfb::CreateScanRequest(b, r.version, r.file_size, columns, filter, r.row_begin,
-                                  r.row_end, r.max_result_bytes, r.string_views));
+                                  r.row_end, r.max_result_bytes, r.string_views,
+                                  static_cast<uint8_t>(r.compression)));
   return {reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize()};
 }
 
@@ -130,6 +132,10 @@ Result<PushdownRequest> decode_pushdown_request(std::span<const uint8_t> bytes,
             r.row_begin, r.row_end);
   r.max_result_bytes = fb.max_result_bytes();
   r.string_views = fb.string_views();
+  const uint8_t compression = fb.compression();
+  OC_EXPECT(compression <= static_cast<uint8_t>(IpcCompression::zstd), invalid,
+            "scan request asks for compression {}; 0 (none) and 1 (zstd) exist", compression);
+  r.compression = static_cast<IpcCompression>(compression);
   return r;
 }
 

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "config/error.hpp"
+#include "format/arrow_ipc.hpp"
 #include "format/segment_source.hpp"
 
 namespace oc::format {
@@ -56,6 +57,9 @@ struct PushdownRequest {
   uint64_t max_result_bytes = 0;
   /// Strings and binaries as Utf8View / BinaryView (true) or Utf8 / Binary (false).
   bool string_views = false;
+  /// Body compression of the answer's record batches (zstd at the OSD's `ipc_zstd_level`).
+  /// A request from before the field existed reads as `none`.
+  IpcCompression compression = IpcCompression::none;
 
   friend bool operator==(const PushdownRequest&, const PushdownRequest&) = default;
 };
@@ -68,7 +72,8 @@ struct PushdownRequest {
 /// @return the request; `Errc::invalid` with errno E2BIG for more than @p max_request_bytes;
 ///         `Errc::invalid` for bytes that do not verify as a `ScanRequest`, a version 0, an empty
 ///         or repeated column name, a row range that is not [begin, end) with begin <= end (or
-///         0, 0); `Errc::unsupported` for a version above `kPushdownVersion`.
+///         0, 0), a compression other than 0 (none) or 1 (zstd); `Errc::unsupported` for a
+///         version above `kPushdownVersion`.
 [[nodiscard]] Result<PushdownRequest> decode_pushdown_request(std::span<const uint8_t> bytes,
                                                               uint64_t max_request_bytes);
 

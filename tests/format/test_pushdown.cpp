@@ -2,7 +2,8 @@
 // Scans pushed into the storage (format/pushdown.hpp), in-process over memory sources: the
 // request's FlatBuffer round trip and hostile requests, the errno contract, and the method's
 // body against the same scan written in-process by the same Arrow IPC writer (byte-equal), with
-// the stream's own metadata read back for what the request asked (fields, rows). The OSD side
+// the stream's own metadata read back for what the request asked (fields, rows), and zstd
+// answers read back equal to uncompressed ones. The OSD side
 // (libcls_onecopy.so in a real ceph-osd) is tests/interop/test_cls_scan.py.
 #include <catch2/catch.hpp>
 
@@ -20,10 +21,13 @@
 
 #include "config/defaults.hpp"
 #include "format/arrow_ipc.hpp"
+#include "format/arrow_ipc_read.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
 #include "format/fbs/pushdown_generated.h"
+#include "format/fuzz.hpp"
 #include "format/pushdown.hpp"
 #include "format/reader.hpp"
+#include "tests/format/fixtures.hpp"
 #include "tests/format/seed_files.hpp"
 
 using namespace oc;
@@ -69,7 +73,8 @@ std::string reference_stream(const std::vector<uint8_t>& file, const PushdownReq
   o.strings = req.string_views ? format::StringLayout::views : format::StringLayout::offsets;
   auto scan = (*f)->scan(o);
   REQUIRE(scan.ok());
-  auto w = format::ArrowIpcWriter::make((*scan)->dtype(), {.strings = o.strings});
+  auto w = format::ArrowIpcWriter::make((*scan)->dtype(),
+                                        {.strings = o.strings, .compression = req.compression});
   REQUIRE(w.ok());
   std::string out = w->schema_message().to_string();
   for (;;) {
@@ -166,6 +171,7 @@ TEST_CASE("pushdown requests round-trip through their FlatBuffer", "[pushdown]")
   all.row_end = 1ull << 40;
   all.max_result_bytes = 5 * kMiB;
   all.string_views = true;
+  all.compression = format::IpcCompression::zstd;
   for (const PushdownRequest& r : {PushdownRequest{}, all}) {
     const std::string bytes = format::encode_pushdown_request(r);
     auto d = format::decode_pushdown_request(span_of(bytes), kMiB);
@@ -180,6 +186,19 @@ TEST_CASE("pushdown requests round-trip through their FlatBuffer", "[pushdown]")
   CHECK(d->version == 1);
   CHECK(d->columns.empty());
   CHECK(d->filter.empty());
+  CHECK(d->compression == format::IpcCompression::none);
+  // A request of a build from before `compression` (the table one field shorter) asks for none.
+  const auto old = raw_request([](flatbuffers::FlatBufferBuilder& b) {
+    using T = oc::fbs::pushdown::ScanRequest;
+    const auto t = b.StartTable();
+    b.AddElement<uint32_t>(T::VT_VERSION, 1);
+    b.AddElement<uint8_t>(T::VT_STRING_VIEWS, 1, 0);
+    b.Finish(flatbuffers::Offset<T>(b.EndTable(t)));
+  });
+  auto o = format::decode_pushdown_request(old, kMiB);
+  REQUIRE(o.ok());
+  CHECK(o->string_views);
+  CHECK(o->compression == format::IpcCompression::none);
 }
 
 TEST_CASE("hostile pushdown requests are refused with the errno they earn", "[pushdown]") {
@@ -229,6 +248,15 @@ TEST_CASE("hostile pushdown requests are refused with the errno they earn", "[pu
     r.row_end = 0;  // only (0, 0) means every row
     CHECK(decode_errno(span_of(format::encode_pushdown_request(r))) == -EINVAL);
     r.row_end = 10;  // empty, but a range
+    CHECK(decode_errno(span_of(format::encode_pushdown_request(r))) == 0);
+  }
+  SECTION("compressions other than none and zstd") {
+    PushdownRequest r = good;
+    for (int c : {2, 3, 255}) {
+      r.compression = static_cast<format::IpcCompression>(c);
+      CHECK(decode_errno(span_of(format::encode_pushdown_request(r))) == -EINVAL);
+    }
+    r.compression = format::IpcCompression::zstd;
     CHECK(decode_errno(span_of(format::encode_pushdown_request(r))) == 0);
   }
   SECTION("empty and repeated column names") {
@@ -380,6 +408,42 @@ TEST_CASE("a pushed-down scan is the in-process scan's Arrow IPC stream", "[push
   }
 }
 
+TEST_CASE("a zstd-compressed answer reads back as the uncompressed one", "[pushdown]") {
+  for (const char* name : {"zoned.vortex", "mixed.vortex", "compact_strings.vortex"}) {
+    const auto file = read_seed(name);
+    REQUIRE(!file.empty());
+    for (bool views : {false, true}) {
+      INFO(name << (views ? " views" : " offsets"));
+      PushdownRequest r = request_for(file);
+      r.string_views = views;
+      const std::string plain = check_scan(file, r);
+      r.compression = format::IpcCompression::zstd;
+      const std::string zstd = check_scan(file, r);  // the reference writer compresses too
+      CHECK(zstd.size() < plain.size());
+      CHECK(read_facts(zstd).batch_rows == read_facts(plain).batch_rows);
+      // Both read back as the scan's dtype, to equal rows.
+      auto f = format::VortexFile::open(source_of(file));
+      REQUIRE(f.ok());
+      const auto layout = views ? format::StringLayout::views : format::StringLayout::offsets;
+      format::ScanOptions so;
+      so.strings = layout;
+      auto scan = (*f)->scan(so);
+      REQUIRE(scan.ok());
+      const format::ArrowIpcReadOptions o{.strings = layout};
+      auto a = format::read_arrow_ipc_stream(format::Buffer::copy_of(span_of(plain)),
+                                             (*scan)->dtype(), o);
+      auto b = format::read_arrow_ipc_stream(format::Buffer::copy_of(span_of(zstd)),
+                                             (*scan)->dtype(), o);
+      REQUIRE(a.ok());
+      if (!b.ok()) FAIL(b.error().to_string());
+      REQUIRE(a->size() == b->size());
+      for (size_t i = 0; i < a->size(); ++i) {
+        CHECK(oc::test::rows_of(*(*a)[i]) == oc::test::rows_of(*(*b)[i]));
+      }
+    }
+  }
+}
+
 TEST_CASE("pushed-down scans fail with the errno of what went wrong", "[pushdown]") {
   const auto zoned = read_seed("zoned.vortex");
   REQUIRE(zoned.size() > 1000);
@@ -483,4 +547,35 @@ TEST_CASE("the object class's knobs: defaults and bounds", "[pushdown]") {
   REQUIRE(ok.ok());
   CHECK(ok->cls_max_decoded_bytes == 1024 * kMiB);
   CHECK_FALSE(env("ONECOPY_CLS_MAX_REQUEST_BYTES", "1KiB").ok());
+  // The answers' zstd level and the client's choice of compression.
+  CHECK(d.ipc_zstd_level == 1);
+  CHECK(d.rados_pushdown_compression == "zstd");
+  auto level = env("ONECOPY_IPC_ZSTD_LEVEL", "9");
+  REQUIRE(level.ok());
+  CHECK(level->ipc_zstd_level == 9);
+  CHECK_FALSE(env("ONECOPY_IPC_ZSTD_LEVEL", "0").ok());
+  CHECK_FALSE(env("ONECOPY_IPC_ZSTD_LEVEL", "20").ok());
+  auto none = env("ONECOPY_RADOS_PUSHDOWN_COMPRESSION", "NONE");
+  REQUIRE(none.ok());
+  CHECK(none->rados_pushdown_compression == "none");
+  CHECK_FALSE(env("ONECOPY_RADOS_PUSHDOWN_COMPRESSION", "lz4").ok());
+}
+
+TEST_CASE("the fuzz seed asking for zstd decodes and runs", "[pushdown]") {
+  // tests/fuzz/seeds/pushdown/req6.bin, written by flatc -b from JSON ("compression": 1).
+  std::ifstream in(std::string(OC_SOURCE_DIR) + "/tests/fuzz/seeds/pushdown/req6.bin",
+                   std::ios::binary);
+  REQUIRE(in.good());
+  const std::vector<uint8_t> req{std::istreambuf_iterator<char>(in),
+                                 std::istreambuf_iterator<char>()};
+  auto d = format::decode_pushdown_request(req, kMiB);
+  REQUIRE(d.ok());
+  CHECK(d->compression == format::IpcCompression::zstd);
+  CHECK(d->columns == std::vector<std::string>{"id", "city", "tags"});
+  const auto mixed = read_seed("mixed.vortex");
+  REQUIRE(mixed.size() == d->file_size);
+  PushdownRequest r = *d;
+  const auto f = read_facts(check_scan(mixed, r));
+  CHECK(f.fields == r.columns);
+  CHECK(format::fuzz_pushdown(mixed, req).ok());
 }
