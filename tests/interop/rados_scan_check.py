@@ -15,36 +15,22 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
+import pytest  # noqa: E402
 
 import onecopy  # noqa: E402
-from test_filter_take import FilterGen, assert_tables_equal, random_projection, read_arrow  # noqa: E402
+from test_filter_take import assert_tables_equal, check_filters, read_arrow  # noqa: E402
 
 
 def check(uri: str, table: pa.Table, seed: int, count: int) -> int:
-    f = onecopy.open(uri)
-    gen = FilterGen(table, seed)
-    checked = 0
-    # The whole file, then its filters: a scan without a filter or projection is pushed down
-    # only with ONECOPY_RADOS_PUSHDOWN=on.
-    assert_tables_equal(pa.table(f.scan()), table, f"{uri} (whole file)")
-    if not gen.columns:
+    # The whole file first: a scan without a filter or projection is pushed down only with
+    # ONECOPY_RADOS_PUSHDOWN=on.
+    assert_tables_equal(pa.table(onecopy.open(uri).scan()), table, f"{uri} (whole file)")
+    try:
+        check_filters(uri, table, seed, count)
+    except pytest.skip.Exception:  # no column a filter can name (the empty table)
         return 1
-    for i in range(count):
-        sql, mask, cols = gen.expr(3)
-        proj = random_projection(gen.rng, table.schema.names, cols)
-        if len(mask) != table.num_rows:
-            mask = pa.array(np.zeros(table.num_rows, dtype=bool))
-        exp = (table if proj is None else table.select(proj)).filter(mask)
-        what = f"{uri} seed={seed} #{i} filter={sql!r} columns={proj}"
-        try:
-            got = pa.table(f.scan(filter=sql, columns=proj))
-        except Exception as e:  # noqa: BLE001 - reported with the case that raised it
-            raise AssertionError(f"{what}: {type(e).__name__}: {e}") from e
-        assert_tables_equal(got, exp, what)
-        checked += 1
-    return checked + 1
+    return count + 1
 
 
 def main(argv) -> int:

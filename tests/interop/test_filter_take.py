@@ -409,18 +409,20 @@ def random_projection(rng, names, filter_cols):
     return [pool[i] for i in rng.choice(len(pool), k, replace=False)]
 
 
-def check_filters(path: Path, table: pa.Table, seed: int, count: int, atoms=None, depth=3):
+def check_filters(path, table: pa.Table, seed: int, count: int, atoms=None, depth=3):
+    """@path: a local Path or any URI onecopy.open takes (rados_scan_check.py passes rados://)."""
     f = onecopy.open(path)
+    name = path.name if isinstance(path, Path) else str(path)
     gen = FilterGen(table, seed, atoms)
     if not gen.columns:
-        pytest.skip(f"{path.name}: no comparable column")
+        pytest.skip(f"{name}: no comparable column")
     for i in range(count):
         sql, mask, cols = gen.expr(depth)
         proj = random_projection(gen.rng, table.schema.names, cols)
         if len(mask) != table.num_rows:  # an atom over an empty table
             mask = pa.array(np.zeros(table.num_rows, dtype=bool))
         exp = (table if proj is None else table.select(proj)).filter(mask)  # null -> dropped
-        what = f"{path.name} seed={seed} #{i} filter={sql!r} columns={proj}"
+        what = f"{name} seed={seed} #{i} filter={sql!r} columns={proj}"
         try:
             got = pa.table(f.scan(filter=sql, columns=proj))
         except Exception as e:  # noqa: BLE001 - reported with the case that raised it
