@@ -2,7 +2,8 @@
 // The pushed-down scan's protocol with the OSDs, faults injected: a pool whose `onecopy.scan`
 // calls run the real method body (format/pushdown.hpp) in-process over the file's bytes, and
 // fail chosen calls with the errno an OSD would answer. Whatever happens, a scan delivers every
-// row of the local scan exactly once and in order, or ends with a clear error.
+// row of the local scan exactly once and in order, or ends with a clear error; answers compressed
+// or not, as the rados_pushdown_compression knob asks.
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -174,6 +175,32 @@ TEST_CASE("pushed-down scans equal local scans, cut into calls at most in flight
   REQUIRE(some.rows.ok());
   CHECK(*some.rows == local_rows(bytes, ranged));
   CHECK(some.stats.batches >= some.rows->size() / 100);
+}
+
+TEST_CASE("calls ask for the answer's compression the knob names", "[client][pushdown]") {
+  const Buffer bytes = file_bytes();
+  const auto expected = local_rows(bytes, kQuery);
+  Knobs knobs("on", 20000);
+  CHECK(defaults().rados_pushdown_compression == "zstd");  // the built-in default
+  for (const char* mode : {"zstd", "none"}) {
+    INFO(mode);
+    Defaults d = defaults();
+    d.rados_pushdown_compression = mode;
+    set_defaults(d);
+    std::vector<IpcCompression> asked;
+    auto pool = std::make_shared<FaultyPool>("pd-zstd", bytes,
+                                             [&](int, const PushdownRequest& req) {
+                                               asked.push_back(req.compression);
+                                               return 0;
+                                             });
+    auto got = scan_rows(pushed(bytes, pool), kQuery);
+    REQUIRE(got.rows.ok());
+    CHECK(*got.rows == expected);
+    const IpcCompression want =
+        std::string(mode) == "zstd" ? IpcCompression::zstd : IpcCompression::none;
+    REQUIRE(!asked.empty());
+    CHECK(asked == std::vector<IpcCompression>(asked.size(), want));
+  }
 }
 
 TEST_CASE("auto pushes down only scans that filter or project", "[client][pushdown]") {
