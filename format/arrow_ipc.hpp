@@ -68,7 +68,8 @@ inline constexpr int16_t kMetadataV5 = 4;               ///< MetadataVersion::V5
 /// One encapsulated IPC message, ready to be written out in order: `metadata`, then the
 /// `body` pieces.
 /// @note The body pieces share the memory of the batch the message was made from (no value is
-///       copied unless a slice has to be shifted or rebased), so they keep it alive.
+///       copied unless a slice has to be shifted or rebased, or the body is compressed), so they
+///       keep it alive.
 struct IpcMessage {
   /// Continuation marker, metadata size, the `Message` flatbuffer and its zero padding.
   std::string metadata;
