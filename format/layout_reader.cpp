@@ -674,6 +674,11 @@ class DictReader final : public LayoutReader {
     std::lock_guard lock(values_mu_);
     if (!values_col_) {
       if (cache_.reads_takes_in_part()) {
+        // The count is the file's word: bound the index list by the decode limit before
+        // allocating 8 bytes a value (a hostile layout claimed 2^34 values).
+        OC_EXPECT(values_->row_count() <= defaults().max_decoded_bytes / sizeof(uint64_t), corrupt,
+                  "a dictionary of {} values: its index list alone passes max_decoded_bytes ({})",
+                  values_->row_count(), defaults().max_decoded_bytes);
         std::vector<uint64_t> all(values_->row_count());
         std::iota(all.begin(), all.end(), uint64_t{0});
         OC_ASSIGN_OR_RETURN(values_col_, values_->take(all));
