@@ -20,7 +20,8 @@ N = 50_000
 pytestmark = pytest.mark.skipif(not ONECOPY.exists(), reason=f"{ONECOPY} is not built")
 
 EXPLAIN_KEYS = ["rows scanned", "rows delivered", "rows pruned", "zones total", "zones pruned",
-                "file pruned", "batches", "segments read", "bytes read", "file size", "bytes read %",
+                "file pruned", "batches", "segments read", "bytes read", "pushdown calls", "file size",
+                "bytes read %",
                 "plan ms", "fetch ms", "filter ms", "decode ms"]
 
 
