@@ -10,10 +10,10 @@ namespace oc::kernels::detail {
 namespace {
 
 __global__ void __launch_bounds__(kThreadsPerBlock)
-    select_kernel(const Predicate p, const void* values, uint64_t n, uint8_t* mask) {
+    select_kernel(const Predicate p, const void* values, const uint8_t* validity, uint64_t n, uint8_t* mask) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
-    mask[i] = predicate_holds(p, fused_load(values, i, p.value_bytes)) ? 1 : 0;
+    mask[i] = select_row(p, values, validity, i);
   }
 }
 
@@ -26,11 +26,12 @@ cudaError_t compact(void* scratch, size_t& scratch_bytes, const void* values, co
 
 }  // namespace
 
-cudaError_t launch_select(const Predicate& p, const void* values, uint64_t n, uint8_t* mask, cudaStream_t stream) {
+cudaError_t launch_select(const Predicate& p, const void* values, const uint8_t* validity, uint64_t n,
+                          uint8_t* mask, cudaStream_t stream) {
   if (n == 0) return cudaSuccess;
   uint64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
   if (blocks > kMaxGridBlocks) blocks = kMaxGridBlocks;
-  select_kernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(p, values, n, mask);
+  select_kernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(p, values, validity, n, mask);
   return cudaGetLastError();
 }
 

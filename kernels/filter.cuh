@@ -10,8 +10,10 @@
 
 namespace oc::kernels::detail {
 
-/// Writes the selection mask of @p n values at @p values into @p mask (n bytes).
-cudaError_t launch_select(const Predicate& p, const void* values, uint64_t n, uint8_t* mask, cudaStream_t stream);
+/// Writes the selection mask of the @p n rows at @p values / @p validity (null: all valid) into
+/// @p mask (n bytes); layouts in kernels/filter_stages.hpp.
+cudaError_t launch_select(const Predicate& p, const void* values, const uint8_t* validity, uint64_t n,
+                          uint8_t* mask, cudaStream_t stream);
 
 /// cub::DeviceSelect::Flagged over values of @p value_bytes bytes; with @p scratch null it only
 /// sets @p scratch_bytes (CUB's two-phase protocol).

@@ -20,9 +20,13 @@
 
 namespace oc::kernels {
 
-/// The selection mask of @p n values at @p values (host memory): the reference for the device.
-/// @return n flags, 1 where @p p holds; `Errc::invalid` for a value width the filter lacks.
-[[nodiscard]] Result<std::vector<uint8_t>> select_on_host(const Predicate& p, const void* values, uint64_t n);
+/// The selection mask of @p n rows (host memory): the reference for the device.
+/// @param values    n values of `p.value_bytes` bytes each.
+/// @param validity  Arrow bitmap of the n rows (bit i = row i, LSB first); null: every row valid.
+/// @return n flags, 1 where the row is valid and @p p holds (a null row is never selected);
+/// `Errc::invalid` for a value width the filter lacks.
+[[nodiscard]] Result<std::vector<uint8_t>> select_on_host(const Predicate& p, const void* values,
+                                                          const uint8_t* validity, uint64_t n);
 
 /// A filter's result on the device.
 struct FilteredColumn {
@@ -35,8 +39,11 @@ struct FilteredColumn {
   [[nodiscard]] Result<uint64_t> count(Stream& stream);
 };
 
-/// Queues the filter of @p n values at device address @p values on @p stream.
-[[nodiscard]] Result<FilteredColumn> filter_on_device(const Predicate& p, const void* values, uint64_t n,
-                                                      Stream& stream);
+/// Queues the filter of @p n rows on @p stream; null rows are never selected.
+/// @param values    device address of n values of `p.value_bytes` bytes each.
+/// @param validity  device address of the rows' Arrow bitmap (bit i = row i, LSB first), as
+///                  `DeviceColumn::validity` holds it; null: every row valid.
+[[nodiscard]] Result<FilteredColumn> filter_on_device(const Predicate& p, const void* values,
+                                                      const uint8_t* validity, uint64_t n, Stream& stream);
 
 }  // namespace oc::kernels

@@ -4,9 +4,16 @@
 /// selection kernel (kernels/filter.cu) and its host reference (`select_on_host`).
 ///
 /// A predicate compares every value of a decoded fixed-width column with one literal:
-///   values:  n little-endian values of `value_bytes` (1, 2, 4 or 8) each, row 0 first;
-///   mask:    n bytes, 1 where the row is selected, else 0 (CUB's flag layout);
-///   output:  the selected values, in row order, and their count as one u64.
+///   values:    n little-endian values of `value_bytes` (1, 2, 4 or 8) each, row 0 first;
+///   validity:  optional Arrow bitmap, ceil(n / 8) bytes, LSB first: bit i (byte i / 8,
+///              bit i % 8) is 1 when row i is valid, 0 when it is null; no offset. A null
+///              pointer means every row is valid. Bits past row n - 1 are ignored. E.g. 10
+///              rows with row 3 null: F7 03;
+///   mask:      n bytes, 1 where the row is selected, else 0 (CUB's flag layout);
+///   output:    the selected values, in row order, and their count as one u64.
+/// Nulls follow SQL's three-valued logic, as the CPU scan's filter does (format/expr_eval.hpp):
+/// a comparison with a null value is null, and a null truth drops the row, so a null row is
+/// never selected, for every op (`ne` included).
 /// Floats compare as IEEE 754 does: every comparison with NaN is false except `ne`; -0.0 == 0.0.
 ///
 /// @note Untested on GPU hardware so far (see kernels/DEVICE_NOTES.md).
@@ -64,6 +71,19 @@ template <class T>
         return filter_compare(p.op, a, b);
       }
   }
+}
+
+/// @return whether row @p row is valid in the bitmap @p validity (layout above; null: every row).
+[[nodiscard]] OC_HOST_DEVICE inline bool filter_valid(const uint8_t* validity, uint64_t row) noexcept {
+  return validity == nullptr || ((validity[row >> 3] >> (row & 7)) & 1) != 0;
+}
+
+/// The mask flag of row @p row of the column at @p values / @p validity (layout above): 1 when
+/// the row is valid and @p p holds for its value, else 0. The selection kernel and
+/// `select_on_host` both compute every flag with this function.
+[[nodiscard]] OC_HOST_DEVICE inline uint8_t select_row(const Predicate& p, const void* values,
+                                                      const uint8_t* validity, uint64_t row) noexcept {
+  return filter_valid(validity, row) && predicate_holds(p, fused_load(values, row, p.value_bytes)) ? 1 : 0;
 }
 
 }  // namespace oc::kernels

@@ -100,7 +100,7 @@ Result<DeviceAlprd> decode_alprd_on_device(const AlprdPlan&, Stream&) {
 }
 
 Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-Result<FilteredColumn> filter_on_device(const Predicate&, const void*, uint64_t, Stream&) {
+Result<FilteredColumn> filter_on_device(const Predicate&, const void*, const uint8_t*, uint64_t, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 

@@ -229,7 +229,8 @@ Result<void> run_kernel_table(uint64_t len, const Ceilings& ceil, kernels::Strea
   OC_ASSIGN_OR_RETURN(auto col, kernels::decode_on_device(plan, stream));
   const kernels::Predicate p{kernels::CompareOp::lt, kernels::ValueKind::signed_int, 4, 0};
   OC_ASSIGN_OR_RETURN(double t, median_seconds(stream.handle(), kRepeats, [&]() -> Result<void> {
-    OC_ASSIGN_OR_RETURN(auto f, kernels::filter_on_device(p, col.values.data(), len, stream));
+    OC_ASSIGN_OR_RETURN(auto f,
+                        kernels::filter_on_device(p, col.values.data(), col.validity.as<uint8_t>(), len, stream));
     return {};  // f's buffers are freed in stream order
   }));
   OC_TRY(col.finish(stream));
