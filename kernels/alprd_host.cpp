@@ -64,6 +64,7 @@ Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::
       plan.left.out_patch_values.push_back(fused_mask(static_cast<uint64_t>(lefts[k]) << shift, bytes));
     }
     lp.out_patch_count = plan.left.out_patch_rows.size();
+    lp.out_patches_cover_codes = true;  // the CPU decoder forgives codes under patches too
   }
   return plan;
 }

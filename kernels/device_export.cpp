@@ -12,12 +12,21 @@
 namespace oc::kernels {
 namespace {
 
-// What an exported array owns until its release callback.
+// Frees @p column's device memory once @p consumer's work queued so far has run (null: once
+// the whole device's has).
+void release_column(DeviceColumn& column, CUstream_st* consumer) noexcept {
+  column.values.release_after(consumer);
+  column.validity.release_after(consumer);
+}
+
+// What an exported array owns until its release callback. Arrow's release names no stream, so
+// the free waits for the device: a consumer may still have work queued that reads the buffers.
 struct ArrowHolder {
   DeviceColumn column;
   const void* buffers[2] = {nullptr, nullptr};
   cudaEvent_t event = nullptr;
   ~ArrowHolder() {
+    release_column(column, nullptr);
     if (event != nullptr) (void)cudaEventDestroy(event);
   }
 };
@@ -29,8 +38,10 @@ void release_arrow(ArrowArray* a) {
 
 struct DlpackHolder {
   DeviceColumn column;
+  CUstream_st* consumer = nullptr;
   int64_t shape[1] = {0};
   DLManagedTensor tensor{};
+  ~DlpackHolder() { release_column(column, consumer); }
 };
 
 void delete_dlpack(DLManagedTensor* t) { delete static_cast<DlpackHolder*>(t->manager_ctx); }
@@ -41,6 +52,7 @@ Result<void> export_arrow_device(DeviceColumn&& column, const format::DTypePtr& 
                                  ArrowDeviceArray* out) {
   OC_EXPECT(format::fixed_width_of(*dtype) == column.value_bytes, unsupported,
             "no Arrow device export of {} ({}-byte values decoded)", dtype->to_string(), column.value_bytes);
+  OC_TRY(column.finish(stream));  // a corrupt dict code is an error, not a 0 handed on
   auto holder = std::make_unique<ArrowHolder>();
   OC_TRY(cuda_check(cudaEventCreateWithFlags(&holder->event, cudaEventDisableTiming), "cudaEventCreate"));
   OC_TRY(cuda_check(cudaEventRecord(holder->event, stream.handle()), "cudaEventRecord"));
@@ -60,14 +72,16 @@ Result<void> export_arrow_device(DeviceColumn&& column, const format::DTypePtr& 
   return {};
 }
 
-Result<DLManagedTensor*> export_dlpack(DeviceColumn&& column, const format::DTypePtr& dtype, Stream& stream) {
+Result<DLManagedTensor*> export_dlpack(DeviceColumn&& column, const format::DTypePtr& dtype, Stream& stream,
+                                       CUstream_st* consumer) {
   const format::DType& t = dtype->storage();
   OC_EXPECT(t.kind == format::TypeKind::primitive && t.ptype != format::PType::f16, unsupported,
             "no DLPack export of {}", dtype->to_string());
   OC_EXPECT(column.null_count == 0, unsupported, "DLPack has no validity: {} nulls", column.null_count);
-  OC_TRY(stream.synchronize());
+  OC_TRY(column.finish(stream));  // waits for the decode and checks its error word
   auto holder = std::make_unique<DlpackHolder>();
   holder->column = std::move(column);
+  holder->consumer = consumer;
   holder->shape[0] = static_cast<int64_t>(holder->column.rows);
   DLTensor& d = holder->tensor.dl_tensor;
   d.data = holder->column.values.data();

@@ -12,20 +12,11 @@ namespace oc::kernels {
 Result<Stream> Stream::create() {
   cudaStream_t s = nullptr;
   OC_TRY(cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
-  return Stream(s);
-}
-
-Stream& Stream::operator=(Stream&& other) noexcept {
-  std::swap(handle_, other.handle_);
-  return *this;
-}
-
-Stream::~Stream() {
-  if (handle_ != nullptr) (void)cudaStreamDestroy(handle_);
+  return Stream(std::shared_ptr<CUstream_st>(s, [](cudaStream_t h) { (void)cudaStreamDestroy(h); }));
 }
 
 Result<void> Stream::synchronize() {
-  return cuda_check(cudaStreamSynchronize(handle_), "cudaStreamSynchronize");
+  return cuda_check(cudaStreamSynchronize(handle()), "cudaStreamSynchronize");
 }
 
 Result<DeviceBuffer> DeviceBuffer::allocate(size_t bytes, Stream& stream) {
@@ -33,21 +24,21 @@ Result<DeviceBuffer> DeviceBuffer::allocate(size_t bytes, Stream& stream) {
   if (bytes == 0) return b;
   OC_TRY(cuda_check(cudaMallocAsync(&b.data_, bytes, stream.handle()), "cudaMallocAsync"));
   b.size_ = bytes;
-  b.stream_ = stream.handle();
+  b.stream_ = stream.share();
   return b;
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      stream_(std::exchange(other.stream_, nullptr)) {}
+      stream_(std::move(other.stream_)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
   if (this != &other) {
     reset();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
-    stream_ = std::exchange(other.stream_, nullptr);
+    stream_ = std::move(other.stream_);
   }
   return *this;
 }
@@ -55,9 +46,28 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
 DeviceBuffer::~DeviceBuffer() { reset(); }
 
 void DeviceBuffer::reset() noexcept {
-  if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_);
+  if (data_ != nullptr) (void)cudaFreeAsync(data_, stream_.get());
   data_ = nullptr;
   size_ = 0;
+  stream_.reset();
+}
+
+void DeviceBuffer::release_after(CUstream_st* consumer) noexcept {
+  if (data_ == nullptr) return;
+  if (consumer == nullptr) {
+    // No stream to order on: wait for everything queued on the device, then free.
+    (void)cudaDeviceSynchronize();
+  } else if (consumer != stream_.get()) {
+    // The free is queued behind the consumer's work through an event; the host does not wait.
+    cudaEvent_t done = nullptr;
+    if (cudaEventCreateWithFlags(&done, cudaEventDisableTiming) != cudaSuccess ||
+        cudaEventRecord(done, consumer) != cudaSuccess ||
+        cudaStreamWaitEvent(stream_.get(), done, 0) != cudaSuccess) {
+      (void)cudaDeviceSynchronize();  // ordering failed: fall back to waiting for the device
+    }
+    if (done != nullptr) (void)cudaEventDestroy(done);  // released once the wait has run
+  }
+  reset();
 }
 
 Result<PinnedBuffer> PinnedBuffer::allocate(size_t bytes) {

@@ -8,13 +8,19 @@
 /// Every constructor is a `Result`-returning factory; nothing here throws or aborts. Without
 /// CUDA (kernels/no_cuda.cpp) every factory fails with `Errc::cuda`.
 ///
+/// A stream is shared: every buffer allocated on it holds a reference, so a buffer handed to a
+/// consumer (Arrow, DLPack, another process) can still be freed in its stream's order after the
+/// decode session that made it is gone.
+///
 /// @note Not thread-safe: one `Stream` and the buffers ordered on it belong to one thread at a
-/// time. Destructors never fail: an error while freeing is dropped (the context is being torn
-/// down, or an earlier error already reported it).
+/// time, except that a buffer may be released from any thread (a consumer's). Destructors never
+/// fail: an error while freeing is dropped (the context is being torn down, or an earlier error
+/// already reported it).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "config/error.hpp"
 
@@ -22,30 +28,32 @@ struct CUstream_st;  // cudaStream_t is CUstream_st*; the header stays free of c
 
 namespace oc::kernels {
 
-/// A non-blocking CUDA stream on device 0.
+/// A non-blocking CUDA stream on device 0, destroyed when its last owner (this object or a
+/// buffer allocated on it) goes.
 class Stream {
  public:
   /// @return a new stream; `Errc::cuda` when no device exists or creation fails.
   [[nodiscard]] static Result<Stream> create();
   /// @return a stream object owning nothing (a placeholder to move a real one into).
   [[nodiscard]] static Stream null() noexcept { return Stream(nullptr); }
-  Stream(Stream&& other) noexcept : handle_(other.handle_) { other.handle_ = nullptr; }
-  Stream& operator=(Stream&& other) noexcept;
+  Stream(Stream&&) noexcept = default;
+  Stream& operator=(Stream&&) noexcept = default;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  ~Stream();
 
   /// The `cudaStream_t`.
-  [[nodiscard]] CUstream_st* handle() const noexcept { return handle_; }
+  [[nodiscard]] CUstream_st* handle() const noexcept { return handle_.get(); }
+  /// Another reference to the stream, which keeps it alive.
+  [[nodiscard]] std::shared_ptr<CUstream_st> share() const noexcept { return handle_; }
   /// Waits for all work queued on the stream; reports any asynchronous error.
   [[nodiscard]] Result<void> synchronize();
 
  private:
-  explicit Stream(CUstream_st* h) noexcept : handle_(h) {}
-  CUstream_st* handle_ = nullptr;
+  explicit Stream(std::shared_ptr<CUstream_st> h) noexcept : handle_(std::move(h)) {}
+  std::shared_ptr<CUstream_st> handle_;
 };
 
-/// Device memory allocated and freed in the order of one stream.
+/// Device memory allocated and freed in the order of one stream, which it keeps alive.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
@@ -59,6 +67,11 @@ class DeviceBuffer {
   /// Frees the memory in the order of the allocating stream.
   ~DeviceBuffer();
 
+  /// Frees the memory once the work queued so far on @p consumer (a stream that read it, such as
+  /// a DLPack consumer's) has run, and the allocating stream's work too. A null @p consumer
+  /// means any stream may still read it: the free waits for the whole device.
+  void release_after(CUstream_st* consumer) noexcept;
+
   [[nodiscard]] void* data() const noexcept { return data_; }
   [[nodiscard]] size_t size() const noexcept { return size_; }
   template <class T>
@@ -68,7 +81,7 @@ class DeviceBuffer {
   void reset() noexcept;
   void* data_ = nullptr;
   size_t size_ = 0;
-  CUstream_st* stream_ = nullptr;
+  std::shared_ptr<CUstream_st> stream_;
 };
 
 /// Page-locked host memory: the staging area of asynchronous host-to-device copies.

@@ -5,7 +5,7 @@
 
 #include <cuda_runtime.h>
 
-#include "kernels/fused_stages.hpp"
+#include "kernels/fused_block.hpp"
 
 namespace oc::kernels::detail {
 
@@ -13,5 +13,9 @@ namespace oc::kernels::detail {
 /// kThreadsPerBlock threads per tile of 1024 packed positions, grid-striding past kMaxGridBlocks.
 /// Zero rows launch nothing.
 cudaError_t launch_fused_decode(const FusedParams& params, cudaStream_t stream);
+
+/// Launches one kernel for every plan of @p batch (device pointers) on @p stream: one block per
+/// block-tile, grid-striding past kMaxGridBlocks. No tiles launch nothing.
+cudaError_t launch_fused_batch(const FusedBatchParams& batch, cudaStream_t stream);
 
 }  // namespace oc::kernels::detail

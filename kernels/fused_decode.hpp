@@ -13,11 +13,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "config/error.hpp"
 #include "format/buffer.hpp"
 #include "kernels/device_memory.hpp"
+#include "kernels/fused_block.hpp"
 #include "kernels/fused_plan.hpp"
 
 struct CUevent_st;  // cudaEvent_t is CUevent_st*
@@ -38,9 +40,26 @@ struct DeviceColumn {
   /// (detail::launch_fused_decode) while the column is unfinished.
   FusedParams params;
   CUstream_st* queued_on = nullptr;  ///< the session stream it runs on (`DecodeSession::decode`)
+  bool finished = false;             ///< `finish` has checked the error word
 
-  /// Waits for the decode on @p stream (the one it was queued on) and checks the error word.
+  /// Waits for the decode on @p stream (the one it was queued on) and checks the error word;
+  /// once finished, returns at once.
   /// @return `Errc::corrupt` when a dict code was out of range; `Errc::cuda` on a CUDA failure.
+  [[nodiscard]] Result<void> finish(Stream& stream);
+};
+
+/// The decodes of many plans, queued with one upload and one launch
+/// (`DecodeSession::decode_batch`): small chunks share a launch instead of leaving the GPU idle.
+struct DeviceBatch {
+  std::vector<DeviceColumn> columns;  ///< one per plan, in order; their `error` words lie in `inputs`
+  DeviceBuffer inputs;   ///< every plan's staged inputs, the bound parameters and the tile starts
+  PinnedBuffer staging;  ///< host side of the copy when the session's staging was too small
+  FusedBatchParams params;  ///< the launch's parameters, bound to `inputs`
+  CUstream_st* queued_on = nullptr;
+  bool finished = false;
+
+  /// Waits for the batch on @p stream and checks every plan's error word (one synchronization).
+  /// @return `Errc::corrupt` naming the first plan with a dict code out of range.
   [[nodiscard]] Result<void> finish(Stream& stream);
 };
 
@@ -66,8 +85,15 @@ class DecodeSession {
 
   /// Queues the decode of @p plan on the next stream; returns once its inputs are staged.
   [[nodiscard]] Result<DeviceColumn> decode(const FusedPlan& plan);
+  /// Queues the decode of every plan of @p plans on the next stream with one upload and one
+  /// launch; returns once the inputs are staged.
+  [[nodiscard]] Result<DeviceBatch> decode_batch(std::span<const FusedPlan* const> plans);
   /// Waits for @p column (decoded by this session) and checks its error word.
   [[nodiscard]] Result<void> finish(DeviceColumn& column);
+  /// Waits for @p batch (decoded by this session) and checks its error words.
+  [[nodiscard]] Result<void> finish(DeviceBatch& batch);
+  /// @return the session's stream that @p queued_on names; `Errc::invalid` for another.
+  [[nodiscard]] Result<Stream*> stream_of(CUstream_st* queued_on);
   /// Waits for every stream.
   [[nodiscard]] Result<void> synchronize();
 
@@ -81,6 +107,8 @@ class DecodeSession {
     PinnedBuffer staging;
     CUevent_st* copied = nullptr;  ///< recorded after the last upload from `staging`
   };
+  // The next slot round robin, once its staging buffer's last upload has run.
+  Result<Slot*> next_slot();
   std::vector<Slot> slots_;
   size_t next_ = 0;
 };

@@ -17,6 +17,8 @@
 #include "format/proto/decimal_byte_parts.pb.h"
 #include "format/proto/sequence.pb.h"
 #include "format/scalar.hpp"
+#include "kernels/config.cuh"
+#include "kernels/fused_block.hpp"
 
 namespace oc::kernels {
 namespace {
@@ -51,6 +53,17 @@ Result<void> take_validity(FusedPlan& plan, const ArrayView& node, size_t index,
   plan.validity = std::move(validity);
   plan.null_count = nulls;
   return {};
+}
+
+// Sets the bits of @p rows (< len) in @p validity, an Arrow bitmap of @p len rows (empty: all
+// valid), and recounts @p null_count; a bitmap left without nulls becomes empty. Copies before
+// writing: the bitmap may be shared with another.
+void mark_valid(Buffer& validity, int64_t& null_count, const std::vector<uint64_t>& rows, uint64_t len) {
+  if (validity.empty() || rows.empty()) return;
+  Buffer out = Buffer::copy_of(validity.span());
+  for (uint64_t r : rows) format::bitmap_set(out.mutable_data(), r, true);
+  null_count = format::count_nulls(out.data(), 0, len);
+  validity = null_count == 0 ? Buffer() : std::move(out);
 }
 
 // The ptype of an integer chain node, or the error the CPU decoder gives.
@@ -158,7 +171,13 @@ Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, u
   OC_EXPECT(node.children.size() <= validity_child + 1, corrupt,
             "fastlanes.bitpacked has {} children, expected at most {}", node.children.size(),
             validity_child + 1);
-  return take_validity(w.plan, node, validity_child, t, len, w.ctx);
+  OC_TRY(take_validity(w.plan, node, validity_child, t, len, w.ctx));
+  // A patched row takes its (non-null) patch value's validity, as format/patches.cpp does: the
+  // ops already see the patched value there, so the source's bitmap changes, not only the output's.
+  std::vector<uint64_t> rows(plan.patch_positions.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = plan.patch_positions[i] - meta.offset();
+  mark_valid(plan.validity, plan.null_count, rows, len);
+  return {};
 }
 
 Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
@@ -337,6 +356,10 @@ Result<FusedPlan> build_fused_plan(const ArrayView& node, const DTypePtr& dtype,
   plan.params.patch_count = plan.patch_positions.size();
   plan.params.run_count = plan.run_ends.size();
   plan.params.out_patch_count = plan.out_patch_rows.size();
+  // ALP's patched rows take their (non-null) patch value's validity in the output only: the ops
+  // below ALP still see the source's nulls, as the CPU decoder decodes the child before patching.
+  plan.source_validity = plan.validity;
+  mark_valid(plan.validity, plan.null_count, plan.out_patch_rows, len);
   for (size_t i = 0; i < w.encodings.size(); ++i) {
     plan.description += (i == 0 ? "" : " > ") + w.encodings[i];
   }
@@ -352,7 +375,7 @@ FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error) {
   p.run_values = plan.run_values.data();
   p.out_patch_rows = plan.out_patch_rows.data();
   p.out_patch_values = plan.out_patch_values.data();
-  p.validity = plan.validity.empty() ? nullptr : plan.validity.data();
+  p.validity = plan.source_validity.empty() ? nullptr : plan.source_validity.data();
   size_t dict = 0;
   for (uint32_t k = 0; k < p.op_count; ++k) {
     if (p.ops[k].kind == FusedOpKind::dict) p.ops[k].values = plan.dict_values[dict++].data();
@@ -364,73 +387,91 @@ FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error) {
 
 namespace {
 
-// One tile of the kernel, sequentially: unpack (or load), patch, apply the ops, store.
-template <class T>
-void run_tile(const FusedParams& p, uint64_t tile, T* values, uint32_t& error) {
-  constexpr unsigned kLanes = kFastLanesBlock / (sizeof(T) * 8);
-  const uint64_t first = tile * kFastLanesBlock;
-  if (p.source == FusedSource::bitpacked) {
-    const T* block = static_cast<const T*>(p.packed) + tile * (packed_block_bytes(p.bit_width) / sizeof(T));
-    for (unsigned k = 0; k < kFastLanesBlock; ++k) {
-      const unsigned lane = k % kLanes, row = k / kLanes;
-      values[format::encodings::fastlanes_index(row, lane)] = fused_extract<T>(block, p.bit_width, row, lane);
-    }
-  } else {
-    for (unsigned k = 0; k < kFastLanesBlock && first + k < p.len; ++k) {
-      values[k] = static_cast<T>(fused_source_value(p, first + k));
-    }
+// kernels/fused_block.hpp's Block on the host: a phase runs every thread, last thread first,
+// and must follow a barrier; `barriers_ok` says whether every phase did.
+class HostBlock {
+ public:
+  [[nodiscard]] unsigned threads() const { return kThreadsPerBlock; }
+  template <class F>
+  void each(F&& f) {
+    if (in_phase_) barriers_ok_ = false;
+    for (unsigned k = kThreadsPerBlock; k-- > 0;) f(k);
+    in_phase_ = true;
   }
-  if (p.patch_count > 0) {
-    const uint64_t begin = fused_lower_bound(p.patch_positions, p.patch_count, first);
-    const uint64_t end = fused_lower_bound(p.patch_positions, p.patch_count, first + kFastLanesBlock);
-    for (uint64_t i = begin; i < end; ++i) values[p.patch_positions[i] - first] = static_cast<T>(p.patch_values[i]);
+  void sync() { in_phase_ = false; }
+  void report(uint32_t* word, uint32_t bits) { *word |= bits; }
+  [[nodiscard]] bool barriers_ok() const { return barriers_ok_ && !in_phase_; }
+
+ private:
+  bool in_phase_ = false;
+  bool barriers_ok_ = true;
+};
+
+// The host runs a grid this small, so that every block strides over several tiles as the
+// kernel's blocks do past kMaxGridBlocks.
+constexpr uint64_t kHostGridBlocks = 3;
+
+uint64_t host_grid(uint64_t tiles) { return tiles < kHostGridBlocks ? tiles : kHostGridBlocks; }
+
+// Segment buffers are normally aligned to the value width, rarely not: the kernel's loads need
+// alignment, so the host copies those (the device staging aligns every part).
+const FusedPlan& aligned_for_loads(const FusedPlan& plan, FusedPlan& copy) {
+  if (plan.packed.empty() || reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes == 0) {
+    return plan;
   }
-  const unsigned out_bytes = p.out_bytes();
-  for (unsigned k = 0; k < kFastLanesBlock; ++k) {
-    const uint64_t position = first + k;
-    if (position < p.offset || position - p.offset >= p.len) continue;
-    fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, values[k], position - p.offset, error));
-  }
-  if (p.out_patch_count > 0) {
-    const uint64_t row_begin = first > p.offset ? first - p.offset : 0;
-    const uint64_t begin = fused_lower_bound(p.out_patch_rows, p.out_patch_count, row_begin);
-    const uint64_t end = fused_lower_bound(p.out_patch_rows, p.out_patch_count, first + kFastLanesBlock - p.offset);
-    for (uint64_t i = begin; i < end; ++i) fused_store(p.out, p.out_patch_rows[i], out_bytes, p.out_patch_values[i]);
-  }
+  copy = plan;
+  copy.packed = Buffer::copy_of(plan.packed.span());
+  return copy;
 }
 
-template <class T>
-uint32_t run_tiles(const FusedParams& p) {
-  std::vector<T> values(kFastLanesBlock);
-  uint32_t error = 0;
-  for (uint64_t tile = 0; tile < p.tiles(); ++tile) run_tile<T>(p, tile, values.data(), error);
-  return error;
+Result<void> check_host_run(const HostBlock& b, uint32_t error, const std::string& description) {
+  OC_EXPECT(b.barriers_ok(), invalid, "the fused tile body ran a phase without a barrier before it ({})",
+            description);
+  OC_EXPECT((error & kFusedErrorDictCode) == 0, corrupt, "dict code out of range in {}", description);
+  return {};
 }
 
 }  // namespace
 
 Result<Buffer> run_plan_on_host(const FusedPlan& plan) {
   Buffer out = Buffer::allocate(plan.output_bytes());
-  // Segment buffers are normally aligned to the value width, rarely not: copy those.
-  FusedPlan aligned_plan;
-  const FusedPlan* source = &plan;
-  if (!plan.packed.empty() && reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes != 0) {
-    aligned_plan = plan;
-    aligned_plan.packed = Buffer::copy_of(plan.packed.span());
-    source = &aligned_plan;
-  }
+  FusedPlan copy;
+  const FusedPlan& source = aligned_for_loads(plan, copy);
   uint32_t error = 0;
-  const FusedParams p = bind_host(*source, out.mutable_data(), &error);
-  if (plan.params.len > 0) {
+  const FusedParams p = bind_host(source, out.mutable_data(), &error);
+  HostBlock b;
+  std::vector<uint64_t> tile(kFastLanesBlock);
+  const uint64_t grid = host_grid(p.tiles());
+  for (uint64_t block = 0; block < grid && p.len > 0; ++block) {
     switch (p.packed_bytes) {
-      case 1: error = run_tiles<uint8_t>(p); break;
-      case 2: error = run_tiles<uint16_t>(p); break;
-      case 4: error = run_tiles<uint32_t>(p); break;
-      default: error = run_tiles<uint64_t>(p); break;
+      case 1: fused_decode_grid(p, block, grid, b, reinterpret_cast<uint8_t*>(tile.data())); break;
+      case 2: fused_decode_grid(p, block, grid, b, reinterpret_cast<uint16_t*>(tile.data())); break;
+      case 4: fused_decode_grid(p, block, grid, b, reinterpret_cast<uint32_t*>(tile.data())); break;
+      default: fused_decode_grid(p, block, grid, b, tile.data()); break;
     }
   }
-  OC_EXPECT((error & kFusedErrorDictCode) == 0, corrupt, "dict code out of range in {}", plan.description);
+  OC_TRY(check_host_run(b, error, plan.description));
   return out;
+}
+
+Result<std::vector<Buffer>> run_batch_on_host(std::span<const FusedPlan* const> plans) {
+  std::vector<FusedPlan> copies(plans.size());
+  std::vector<Buffer> outs;
+  std::vector<uint32_t> errors(plans.size(), 0);
+  std::vector<FusedParams> params;
+  std::vector<uint64_t> starts{0};
+  for (size_t i = 0; i < plans.size(); ++i) {
+    outs.push_back(Buffer::allocate(plans[i]->output_bytes()));
+    params.push_back(bind_host(aligned_for_loads(*plans[i], copies[i]), outs[i].mutable_data(), &errors[i]));
+    starts.push_back(starts.back() + (params[i].len == 0 ? 0 : params[i].tiles()));
+  }
+  const FusedBatchParams batch{params.data(), starts.data(), static_cast<uint32_t>(plans.size()), starts.back()};
+  HostBlock b;
+  std::vector<uint64_t> tile(kFastLanesBlock);
+  const uint64_t grid = host_grid(batch.total_tiles);
+  for (uint64_t block = 0; block < grid; ++block) fused_decode_batch_grid(batch, block, grid, b, tile.data());
+  for (size_t i = 0; i < plans.size(); ++i) OC_TRY(check_host_run(b, errors[i], plans[i]->description));
+  return outs;
 }
 
 }  // namespace oc::kernels

@@ -22,7 +22,8 @@
 ///                                  entry per run) and each row binary-searches its run
 ///
 /// where only the source (bitpacked or primitive) has nulls: its validity is decoded on the host
-/// into an Arrow bitmap that travels with the values (dict lookups skip null rows). Null
+/// into an Arrow bitmap that travels with the values (dict lookups skip null rows). A patched
+/// row takes its patch value's validity, as on the CPU. Null
 /// dictionary values, null patches and null constants are not fused. Anything else is
 /// `Errc::unsupported`,
 /// and the caller decodes that array on the CPU. Building a plan reads metadata and the small
@@ -33,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "config/error.hpp"
@@ -51,8 +53,13 @@ struct FusedPlan {
   std::vector<uint64_t> patch_positions;  ///< packed positions (row + offset), ascending
   std::vector<uint64_t> patch_values;     ///< the patched values' bits
   std::vector<format::Buffer> dict_values;  ///< one per dict op, in op order (innermost first)
-  format::Buffer validity;  ///< Arrow bitmap of the rows (bit i = row i); empty: all valid
-  int64_t null_count = 0;
+  format::Buffer validity;  ///< Arrow bitmap of the decoded rows (bit i = row i); empty: all valid
+  int64_t null_count = 0;   ///< nulls in `validity`
+  /// The bitmap the ops read (a dict lookup skips its null rows): the source's, with the
+  /// source's patches valid. The same buffer as `validity` unless ALP's output patches make
+  /// null rows valid, which they do in the output only (format/patches.cpp), as the CPU decodes
+  /// ALP's child before patching it.
+  format::Buffer source_validity;
   std::vector<uint64_t> out_patch_rows;    ///< ALP: rows whose decoded value is replaced
   std::vector<uint64_t> out_patch_values;  ///< ALP: the replacing values' bits
   std::vector<uint64_t> run_ends;    ///< runend: physical run ends, ascending
@@ -77,10 +84,17 @@ struct FusedPlan {
 /// @note The result borrows @p plan's buffers: it must not outlive @p plan.
 [[nodiscard]] FusedParams bind_host(const FusedPlan& plan, void* out, uint32_t* error);
 
-/// Executes @p plan on the host with the kernel's stage functions (kernels/fused_stages.hpp),
-/// tile by tile, in the kernel's order. The reference for the device decode, and for the plan.
+/// Executes @p plan on the host with the kernel's own tile body (kernels/fused_block.hpp): a
+/// small grid of blocks striding over the tiles, each block's threads phase by phase between
+/// its barriers. The reference for the device decode, and for the plan.
 /// @return `plan.output_bytes()` bytes of decoded values; `Errc::corrupt` for a dict code out of
-/// range.
+/// range; `Errc::invalid` when the tile body ran a phase without a barrier before it.
 [[nodiscard]] Result<format::Buffer> run_plan_on_host(const FusedPlan& plan);
+
+/// Executes @p plans as one batched launch would (kernels/fused_block.hpp's batch mapping of
+/// block-tiles to plans), on the host.
+/// @return one buffer per plan, each equal to `run_plan_on_host` of that plan; the first
+/// plan's error otherwise.
+[[nodiscard]] Result<std::vector<format::Buffer>> run_batch_on_host(std::span<const FusedPlan* const> plans);
 
 }  // namespace oc::kernels

@@ -98,6 +98,9 @@ struct FusedParams {
   const uint64_t* out_patch_rows = nullptr;  ///< ascending rows whose output is replaced (ALP's)
   const uint64_t* out_patch_values = nullptr;  ///< their output bits
   uint64_t out_patch_count = 0;
+  /// The output patches cover rows whose dict codes are placeholders (ALP-RD's left parts): a
+  /// code out of range there is not an error. False for ALP, whose CPU decoder checks every code.
+  bool out_patches_cover_codes = false;
   uint64_t sequence_base = 0, sequence_step = 0;  ///< sequence
   uint64_t constant_bits = 0;                     ///< constant
   const uint64_t* run_ends = nullptr;             ///< runend: ascending physical ends
@@ -212,7 +215,8 @@ template <class Float, class Int>
 
 /// Applies the ops of @p p to @p v, the value of row @p row, innermost first; ORs kFusedError*
 /// bits into @p error. A null row skips dict lookups (its code is arbitrary, its value undefined
-/// in Arrow), and so does a row an output patch replaces (ALP-RD's placeholder codes).
+/// in Arrow), and so does a row an output patch replaces when `out_patches_cover_codes` says
+/// its code is a placeholder (ALP-RD).
 [[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v, uint64_t row,
                                                              uint32_t& error) noexcept {
   const bool valid = fused_valid(p, row);
@@ -230,7 +234,7 @@ template <class Float, class Int>
         if (!valid) {
           v = 0;
         } else if (code >= op.values_len) {  // a negative code wraps to a huge one
-          if (!fused_out_patched(p, row)) error |= kFusedErrorDictCode;
+          if (!p.out_patches_cover_codes || !fused_out_patched(p, row)) error |= kFusedErrorDictCode;
           v = 0;
         } else {
           v = fused_load(op.values, code, op.out_bytes);

@@ -34,11 +34,6 @@ OC_FOR_EACH_REFERENCE_TYPE(OC_INSTANTIATE)
 
 // Every factory fails, so no object below ever owns memory: the destructors have nothing to free.
 Result<Stream> Stream::create() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-Stream& Stream::operator=(Stream&& other) noexcept {
-  std::swap(handle_, other.handle_);
-  return *this;
-}
-Stream::~Stream() = default;
 Result<void> Stream::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 
 Result<DeviceBuffer> DeviceBuffer::allocate(size_t, Stream&) {
@@ -47,6 +42,7 @@ Result<DeviceBuffer> DeviceBuffer::allocate(size_t, Stream&) {
 DeviceBuffer::DeviceBuffer(DeviceBuffer&&) noexcept {}
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&&) noexcept { return *this; }
 DeviceBuffer::~DeviceBuffer() = default;
+void DeviceBuffer::release_after(CUstream_st*) noexcept {}
 
 Result<PinnedBuffer> PinnedBuffer::allocate(size_t) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
@@ -56,6 +52,7 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept { return *this; }
 PinnedBuffer::~PinnedBuffer() = default;
 
 Result<void> DeviceColumn::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DeviceBatch::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<DeviceColumn> decode_on_device(const FusedPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
@@ -74,13 +71,20 @@ DecodeSession::Slot::~Slot() = default;
 Result<DeviceColumn> DecodeSession::decode(const FusedPlan&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
+Result<DeviceBatch> DecodeSession::decode_batch(std::span<const FusedPlan* const>) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<void> DecodeSession::finish(DeviceColumn&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DecodeSession::finish(DeviceBatch&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<Stream*> DecodeSession::stream_of(CUstream_st*) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<void> DecodeSession::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 
 Result<void> export_arrow_device(DeviceColumn&&, const format::DTypePtr&, Stream&, ArrowDeviceArray*) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
-Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&) {
+Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&, CUstream_st*) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 

@@ -349,6 +349,43 @@ inline void add_chain_cases(std::vector<FusedCase>& out, uint64_t len, std::mt19
                    node("vortex.dict", m.SerializeAsString(), {}, {code_node, primitive_node<double>(doubles)}),
                    DType::make_primitive(PType::f64, true), len});
   }
+  // patches over null rows: a patched row takes its patch value's validity (format/patches.cpp),
+  // so the rows every patch lands on (the edge rows) are null underneath.
+  if (len > 0) {
+    auto valid = random_validity(len, 3, rng);
+    for (uint64_t r : edge_rows(len)) valid[r] = false;
+    ArrayView packed = bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 9, rng), 9, 0, true, rng);
+    packed.children.push_back(bool_node(valid));
+    out.push_back({"for i32? > bitpacked w9 patched, null under every patch" + suffix,
+                   node("fastlanes.for", for_meta_signed(-70), {}, {packed}), DType::make_primitive(PType::i32, true),
+                   len});
+    // dict codes patched over null rows: the patched code is looked up.
+    ArrayView codes = bitpacked_with_patches<uint8_t>(fitting_values<uint8_t>(len, 4, rng), 4, 0, true, rng);
+    codes.children.push_back(bool_node(valid));
+    pb::DictMetadata dm;
+    dm.set_values_len(static_cast<uint32_t>(ints.size()));
+    dm.set_codes_ptype(static_cast<uint32_t>(PType::u8));
+    dm.set_is_nullable_codes(true);
+    out.push_back({"dict i32? > bitpacked u8 w4 patched, null under every patch" + suffix,
+                   node("vortex.dict", dm.SerializeAsString(), {}, {codes, primitive_node<int32_t>(ints)}),
+                   DType::make_primitive(PType::i32, true), len});
+    // ALP patches over null dict codes that lie far out of range: the output row is valid (the
+    // patch's), the code underneath stays null, so its lookup is skipped as the CPU skips it.
+    std::vector<int64_t> small(300);
+    for (size_t i = 0; i < small.size(); ++i) small[i] = static_cast<int64_t>(i * 7) - 1000;
+    std::vector<uint16_t> alp_codes(len);
+    for (uint64_t i = 0; i < len; ++i) alp_codes[i] = valid[i] ? static_cast<uint16_t>(rng() % 300) : 0xffff;
+    ArrayView alp_code_node = primitive_node<uint16_t>(alp_codes);
+    alp_code_node.children.push_back(bool_node(valid));
+    pb::DictMetadata am;
+    am.set_values_len(300);
+    am.set_codes_ptype(static_cast<uint32_t>(PType::u16));
+    am.set_is_nullable_codes(true);
+    out.push_back({"alp f64? > dict i64 > primitive u16 codes, patched over null out-of-range codes" + suffix,
+                   alp_node(node("vortex.dict", am.SerializeAsString(), {}, {alp_code_node, primitive_node<int64_t>(small)}),
+                            2, 0, false, edge_rows(len)),
+                   DType::make_primitive(PType::f64, true), len});
+  }
   // a plain primitive source with no ops.
   std::vector<int16_t> shorts(len);
   for (auto& s : shorts) s = static_cast<int16_t>(rng());

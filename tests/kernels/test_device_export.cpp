@@ -73,3 +73,71 @@ TEST_CASE("a decoded column exports as a DLPack tensor", "[kernels][gpu][export]
   CHECK(compare_rows(values, format::Buffer(), *want) == "");
   m->deleter(m);
 }
+
+namespace {
+
+// A dict column whose row 1 holds code 3 of 3 values, decoded on @p stream.
+kernels::DeviceColumn corrupt_dict(kernels::Stream& stream, kernels::FusedPlan& plan) {
+  auto n = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+                {primitive_node<uint8_t>({0, 3, 1}), primitive_node<int64_t>({10, 20, 30})});
+  format::DecodeContext ctx;
+  auto p = kernels::build_fused_plan(n, DType::make_primitive(PType::i64, false), 3, ctx);
+  REQUIRE(p.ok());
+  plan = std::move(*p);
+  auto col = kernels::decode_on_device(plan, stream);
+  REQUIRE(col.ok());
+  return std::move(*col);
+}
+
+}  // namespace
+
+TEST_CASE("the exports refuse a column whose dict code was out of range", "[kernels][gpu][export]") {
+  auto stream = kernels::Stream::create();
+  REQUIRE(stream.ok());
+  const auto i64 = DType::make_primitive(PType::i64, false);
+  kernels::FusedPlan plan;
+  ArrowDeviceArray out{};
+  auto arrow = kernels::export_arrow_device(corrupt_dict(*stream, plan), i64, *stream, &out);
+  REQUIRE_FALSE(arrow.ok());
+  CHECK(arrow.error().code() == Errc::corrupt);
+  CHECK(out.array.release == nullptr);
+  auto dlpack = kernels::export_dlpack(corrupt_dict(*stream, plan), i64, *stream);
+  REQUIRE_FALSE(dlpack.ok());
+  CHECK(dlpack.error().code() == Errc::corrupt);
+}
+
+TEST_CASE("a DLPack tensor outlives its decode session and is freed after its consumer's stream",
+          "[kernels][gpu][export]") {
+  auto consumer = kernels::Stream::create();
+  REQUIRE(consumer.ok());
+  const auto cases = fused_cases({300'001}, /*every_width=*/false);
+  const FusedCase* c = nullptr;
+  for (const auto& k : cases) {
+    if (k.name.rfind("primitive i16", 0) == 0) c = &k;
+  }
+  REQUIRE(c != nullptr);
+  format::DecodeContext ctx;
+  auto plan = kernels::build_fused_plan(c->node, c->dtype, c->len, ctx);
+  REQUIRE(plan.ok());
+  DLManagedTensor* m = nullptr;
+  {
+    auto session = kernels::DecodeSession::create({2, 1 << 20});
+    REQUIRE(session.ok());
+    auto col = session->decode(*plan);
+    REQUIRE(col.ok());
+    auto stream = session->stream_of(col->queued_on);
+    REQUIRE(stream.ok());
+    auto t = kernels::export_dlpack(std::move(*col), c->dtype, **stream, consumer->handle());
+    REQUIRE(t.ok());
+    m = *t;
+  }  // the session and its streams are gone; the tensor's buffers keep their stream
+  std::vector<uint8_t> got(plan->output_bytes());
+  REQUIRE(cudaMemcpyAsync(got.data(), m->dl_tensor.data, got.size(), cudaMemcpyDeviceToHost, consumer->handle()) ==
+          cudaSuccess);
+  m->deleter(m);  // queued behind the consumer's copy, which still reads the memory
+  REQUIRE(consumer->synchronize().ok());
+  auto expected = decode(c->node, c->dtype, c->len);
+  REQUIRE(expected.ok());
+  CHECK(compare_rows(got, format::Buffer(), **expected) == "");
+  CHECK(cudaGetLastError() == cudaSuccess);
+}

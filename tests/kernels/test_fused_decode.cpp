@@ -96,3 +96,60 @@ TEST_CASE("a decode session keeps many decodes in flight over its streams and st
     CHECK(validity == buffer_bytes(plans[i].validity));
   }
 }
+
+TEST_CASE("a batch decodes every plan with one upload and one launch, as the host batch does",
+          "[kernels][gpu][fused]") {
+  auto session = kernels::DecodeSession::create({2, 1 << 20});
+  REQUIRE(session.ok());
+  const auto cases = fused_cases({0, 1, 1025, 5000, 300'001}, /*every_width=*/false);
+  std::vector<kernels::FusedPlan> plans;
+  for (const auto& c : cases) {
+    format::DecodeContext ctx;
+    auto plan = kernels::build_fused_plan(c.node, c.dtype, c.len, ctx);
+    REQUIRE(plan.ok());
+    plans.push_back(std::move(*plan));
+  }
+  std::vector<const kernels::FusedPlan*> pointers;
+  for (const auto& p : plans) pointers.push_back(&p);
+  auto batch = session->decode_batch(pointers);
+  REQUIRE(batch.ok());
+  REQUIRE(session->finish(*batch).ok());
+  auto host = kernels::run_batch_on_host(pointers);
+  REQUIRE(host.ok());
+  for (size_t i = 0; i < cases.size(); ++i) {
+    INFO(cases[i].name);
+    std::vector<uint8_t> got(plans[i].output_bytes());
+    if (!got.empty()) {
+      REQUIRE(cudaMemcpy(got.data(), batch->columns[i].values.data(), got.size(), cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
+    }
+    CHECK(got == buffer_bytes((*host)[i]));
+    std::vector<uint8_t> validity(batch->columns[i].validity.size());
+    if (!validity.empty()) {
+      REQUIRE(cudaMemcpy(validity.data(), batch->columns[i].validity.data(), validity.size(),
+                         cudaMemcpyDeviceToHost) == cudaSuccess);
+    }
+    CHECK(validity == buffer_bytes(plans[i].validity));
+  }
+}
+
+TEST_CASE("a batch reports the plan whose dict code is out of range", "[kernels][gpu][fused]") {
+  auto session = kernels::DecodeSession::create({1, 1 << 20});
+  REQUIRE(session.ok());
+  const auto i64 = DType::make_primitive(PType::i64, false);
+  auto good = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+                   {primitive_node<uint8_t>({0, 2, 1}), primitive_node<int64_t>({10, 20, 30})});
+  auto bad = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+                  {primitive_node<uint8_t>({0, 3, 1}), primitive_node<int64_t>({10, 20, 30})});
+  format::DecodeContext ctx;
+  auto a = kernels::build_fused_plan(good, i64, 3, ctx);
+  auto b = kernels::build_fused_plan(bad, i64, 3, ctx);
+  REQUIRE((a.ok() && b.ok()));
+  const kernels::FusedPlan* both[] = {&*a, &*b};
+  auto batch = session->decode_batch(both);
+  REQUIRE(batch.ok());
+  auto finished = session->finish(*batch);
+  REQUIRE_FALSE(finished.ok());
+  CHECK(finished.error().code() == Errc::corrupt);
+  CHECK_THAT(finished.error().message(), Catch::Contains("plan 1"));
+}

@@ -103,3 +103,89 @@ TEST_CASE("a dict code out of range is corrupt in the fused plan as in the CPU d
     CHECK(run_plan_on_host(*plan).error().code() == Errc::corrupt);
   }
 }
+
+TEST_CASE("an ALP patch does not excuse a dict code out of range below it, as the CPU decoder does not",
+          "[kernels][fused]") {
+  // alp(dict(codes, values)) with code 9 (of 3 values) at row 1, which ALP patches: the CPU
+  // decodes the dict child before patching, so the file is corrupt. Only ALP-RD's placeholder
+  // codes are excused (kernels/alprd_host.cpp), and its CPU decoder excuses them too.
+  const auto f64 = DType::make_primitive(PType::f64, false);
+  auto codes = primitive_node<uint8_t>({0, 9, 2, 1});
+  auto tree = alp_node(node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+                            {codes, primitive_node<int64_t>({5, 6, 7})}),
+                       0, 0, false, {1});
+  CHECK(decode(tree, f64, 4).error().code() == Errc::corrupt);
+  format::DecodeContext ctx;
+  auto plan = build_fused_plan(tree, f64, 4, ctx);
+  REQUIRE(plan.ok());
+  CHECK_FALSE(plan->params.out_patches_cover_codes);
+  CHECK(run_plan_on_host(*plan).error().code() == Errc::corrupt);
+}
+
+TEST_CASE("a patch over a null row makes it valid in the plan, as on the CPU", "[kernels][fused]") {
+  // bitpacked u32 w3, rows 0..9, row 4 null underneath and patched with 1000: valid, 1000.
+  std::mt19937_64 rng(7);
+  std::vector<uint32_t> values(10, 5);
+  auto packed = bitpacked_node<uint32_t>(values, 3, 0);
+  pb::BitPackedMetadata m;
+  m.set_bit_width(3);
+  m.mutable_patches()->set_len(1);
+  m.mutable_patches()->set_indices_ptype(static_cast<uint32_t>(PType::u64));
+  const std::string meta = m.SerializeAsString();
+  packed.metadata.assign(meta.begin(), meta.end());
+  std::vector<bool> valid(10, true);
+  valid[4] = valid[7] = false;
+  packed.children = {primitive_node<uint64_t>({4}), primitive_node<uint32_t>({1000}), bool_node(valid)};
+  const auto u32 = DType::make_primitive(PType::u32, true);
+  auto expected = decode(packed, u32, 10);
+  REQUIRE(expected.ok());
+  REQUIRE((*expected)->is_valid(4));
+  format::DecodeContext ctx;
+  auto plan = build_fused_plan(packed, u32, 10, ctx);
+  REQUIRE(plan.ok());
+  CHECK(plan->null_count == 1);  // row 7 only
+  auto got = run_plan_on_host(*plan);
+  REQUIRE(got.ok());
+  CHECK(compare_rows(buffer_bytes(*got), plan->validity, **expected) == "");
+  CHECK(reinterpret_cast<const uint32_t*>(got->data())[4] == 1000);
+}
+
+TEST_CASE("a batch of plans run as one launch equals each plan run alone", "[kernels][fused]") {
+  // Every chain at lengths that leave plans of zero, one and many tiles next to each other, in
+  // one batch whose block-tiles map back to their plans (kernels/fused_block.hpp).
+  std::vector<FusedCase> cases = fused_cases({0, 1, 1025, 3000}, /*every_width=*/false);
+  std::vector<kernels::FusedPlan> plans;
+  for (const auto& c : cases) {
+    format::DecodeContext ctx;
+    auto plan = build_fused_plan(c.node, c.dtype, c.len, ctx);
+    if (!plan.ok()) FAIL(c.name << ": " << plan.error().to_string());
+    plans.push_back(std::move(plan).value());
+  }
+  std::vector<const kernels::FusedPlan*> batch;
+  for (const auto& p : plans) batch.push_back(&p);
+  auto outs = kernels::run_batch_on_host(batch);
+  REQUIRE(outs.ok());
+  REQUIRE(outs->size() == plans.size());
+  for (size_t i = 0; i < plans.size(); ++i) {
+    INFO(cases[i].name);
+    auto alone = run_plan_on_host(plans[i]);
+    REQUIRE(alone.ok());
+    CHECK(buffer_bytes((*outs)[i]) == buffer_bytes(*alone));
+  }
+}
+
+TEST_CASE("a batch names the plan whose dict code is out of range", "[kernels][fused]") {
+  const auto i64 = DType::make_primitive(PType::i64, false);
+  auto good = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+                   {primitive_node<uint8_t>({0, 2, 1}), primitive_node<int64_t>({10, 20, 30})});
+  auto bad = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+                  {primitive_node<uint8_t>({0, 3, 1}), primitive_node<int64_t>({10, 20, 30})});
+  format::DecodeContext ctx;
+  auto a = build_fused_plan(good, i64, 3, ctx);
+  auto b = build_fused_plan(bad, i64, 3, ctx);
+  REQUIRE((a.ok() && b.ok()));
+  const kernels::FusedPlan* both[] = {&*a, &*b};
+  CHECK(kernels::run_batch_on_host(both).error().code() == Errc::corrupt);
+  const kernels::FusedPlan* good_only[] = {&*a, &*a};
+  CHECK(kernels::run_batch_on_host(good_only).ok());
+}
