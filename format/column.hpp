@@ -50,6 +50,9 @@ struct Column {
   std::vector<ColumnPtr> children;
   /// utf8/binary only: the buffers are views (format/string_views.hpp), not offsets.
   bool string_views = false;
+  /// The CUDA device whose memory holds the buffers (a device scan's columns:
+  /// client/device_scan.hpp), or -1 for host memory. Host code reads only host columns' buffers.
+  int32_t device = -1;
 
   [[nodiscard]] bool is_valid(uint64_t i) const noexcept {
     if (validity.empty()) return true;

@@ -244,6 +244,12 @@ Result<std::vector<uint8_t>> LayoutReader::evaluate(const BoundExpr& pred, uint6
   return out;
 }
 
+Result<ColumnPtr> LayoutReader::read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
+                                        const std::vector<uint8_t>* keep) {
+  OC_ASSIGN_OR_RETURN(ColumnPtr col, read(begin, end));
+  return d.place(std::move(col), keep);
+}
+
 Result<ColumnPtr> LayoutReader::take(std::span<const uint64_t> rows) {
   if (rows.empty()) return read(0, 0);
   OC_ASSIGN_OR_RETURN(ColumnPtr window, read(rows.front(), rows.back() + 1));
@@ -287,6 +293,13 @@ class FlatReader final : public LayoutReader {
       decoded_from_ = rows.begin;
     }
     return slice(decoded_, begin - decoded_from_, end - begin);
+  }
+  Result<ColumnPtr> read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
+                            const std::vector<uint8_t>* keep) override {
+    OC_ASSIGN_OR_RETURN(const ArrayView* tree, parsed());
+    auto col = d.decode_flat(*tree, dtype_, row_count(), {begin, end}, keep, strings_);
+    if (!col.ok()) return std::move(col.error()).with_context(fmt::format("segment {}", layout_->segments[0]));
+    return col;
   }
   Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
     if (decoded_ && (rows.empty() || (rows.front() >= decoded_from_ &&
@@ -428,6 +441,15 @@ class ChunkedReader final : public LayoutReader {
     if (parts.empty()) return make_all_null(dtype_, 0);
     return concat(parts);
   }
+  Result<ColumnPtr> read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
+                            const std::vector<uint8_t>* keep) override {
+    if (begin == end) return LayoutReader::read_to(d, begin, end, keep);
+    const size_t i = chunk_of(begin);
+    if (end > starts_[i + 1]) return LayoutReader::read_to(d, begin, end, keep);
+    auto r = chunks_[i]->read_to(d, begin - starts_[i], end - starts_[i], keep);
+    if (!r.ok()) return std::move(r.error()).with_context(fmt::format("chunk {}", i));
+    return r;
+  }
   Result<std::vector<uint8_t>> evaluate(const BoundExpr& pred, uint64_t begin, uint64_t end) override {
     std::vector<uint8_t> out;
     out.reserve(end - begin);
@@ -556,6 +578,23 @@ class StructReader final : public LayoutReader {
       OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));
       return with_validity(c, valid_bits(*v), dtype_);
     }
+    return ColumnPtr(std::move(c));
+  }
+  Result<ColumnPtr> read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
+                            const std::vector<uint8_t>* keep) override {
+    if (validity_) return LayoutReader::read_to(d, begin, end, keep);  // nulls to push down, here
+    auto c = std::make_shared<Column>();
+    c->dtype = dtype_;
+    c->length = keep == nullptr ? end - begin : static_cast<uint64_t>(std::count_if(keep->begin(), keep->end(),
+                                                                                    [](uint8_t k) { return k != 0; }));
+    std::vector<ColumnPtr> got(fields_.size());
+    OC_TRY(parallel_for(fields_.size(), end - begin, [&](size_t i) -> Result<void> {
+      auto r = fields_[i]->read_to(d, begin, end, keep);
+      if (!r.ok()) return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      got[i] = std::move(r).value();
+      return {};
+    }));
+    c->children = std::move(got);
     return ColumnPtr(std::move(c));
   }
   Result<ColumnPtr> take(std::span<const uint64_t> rows) override {
@@ -785,6 +824,10 @@ class ZonedReader final : public LayoutReader {
     data_->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override { return data_->read(begin, end); }
+  Result<ColumnPtr> read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
+                            const std::vector<uint8_t>* keep) override {
+    return data_->read_to(d, begin, end, keep);
+  }
   Result<ColumnPtr> take(std::span<const uint64_t> rows) override { return data_->take(rows); }
   void release() override { data_->release(); }
   void plan_rows(std::span<const RowWindow> ranges) override { data_->plan_rows(ranges); }

@@ -131,6 +131,23 @@ struct ZoneTable {
 
 class LayoutReader;
 
+/// Decodes columns somewhere other than host memory (a GPU: client/device_scan.hpp) for
+/// `LayoutReader::read_to`: flat chunks reach it as encoded trees, anything else decoded here.
+/// Both calls keep the rows whose byte in @p keep is non-zero (null: every row), so the rows
+/// a filter dropped never travel. Called from the scan's decode threads, one call per column
+/// per split at a time for each column, several columns at once.
+class ChunkDecoder {
+ public:
+  virtual ~ChunkDecoder() = default;
+  /// Rows @p rows of the flat chunk @p tree (type @p dtype, @p chunk_rows rows), with strings
+  /// in layout @p strings.
+  [[nodiscard]] virtual Result<ColumnPtr> decode_flat(const ArrayView& tree, const DTypePtr& dtype,
+                                                      uint64_t chunk_rows, RowWindow rows,
+                                                      const std::vector<uint8_t>* keep, StringLayout strings) = 0;
+  /// @p decoded (host memory), with the kept rows only, moved where the decoder delivers.
+  [[nodiscard]] virtual Result<ColumnPtr> place(ColumnPtr decoded, const std::vector<uint8_t>* keep) = 0;
+};
+
 /// A zoned/stats reader and the row at which its zones start.
 struct ZoneMapRef {
   uint64_t first_row = 0;
@@ -158,6 +175,12 @@ class LayoutReader {
   virtual void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const = 0;
   /// Decodes rows [begin, end) (0 <= begin <= end <= row_count()).
   [[nodiscard]] virtual Result<ColumnPtr> read(uint64_t begin, uint64_t end) = 0;
+  /// Rows [begin, end), kept by @p keep (one byte per row, non-zero keeps; null: all), decoded
+  /// by @p d: a flat chunk goes to it encoded, structs and zoned layouts pass it down, a chunked
+  /// layout passes it to the one chunk that holds the rows; anything else (dict layouts, nullable
+  /// structs, rows over several chunks) is read here and placed by @p d.
+  [[nodiscard]] virtual Result<ColumnPtr> read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
+                                                  const std::vector<uint8_t>* keep);
   /// Tells the reader that only @p ranges (sorted, disjoint, within [0, row_count())) will be
   /// read, so that a chunk cut by them decodes just the planned run that a read falls in (a
   /// slice decode). Without a plan every chunk decodes whole.

@@ -47,7 +47,7 @@ Result<std::unique_ptr<LayoutReader>> VortexFile::open_reader(SegmentCache& cach
 }
 
 Result<std::unique_ptr<Scan>> VortexFile::scan(const ScanOptions& options) const {
-  if (pushdown_) {
+  if (pushdown_ && !options.chunk_decoder) {  // a pushed-down scan's batches are host memory
     OC_ASSIGN_OR_RETURN(auto remote, catch_all("starting a pushed-down scan", [&] {
                           return pushdown_->try_scan(*this, options);
                         }));

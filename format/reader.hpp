@@ -59,6 +59,11 @@ struct ScanOptions {
   /// fetches every window on the calling thread (the object class: only the OSD's own thread
   /// may read the object).
   bool read_ahead = true;
+  /// Decodes the output columns somewhere else (a GPU: client/device_scan.hpp): the columns the
+  /// filter does not read reach it as flat chunks with the filter's keep mask, the filter's own
+  /// output columns as host columns after filtering; batches hold what it returns. Null: every
+  /// column is decoded here, into host memory.
+  std::shared_ptr<ChunkDecoder> chunk_decoder;
 };
 
 /// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.

@@ -88,6 +88,10 @@ class FileScan final : public Scan {
     if (!rest.empty() || (!filter_.reader && pushdowns_.empty())) {
       OC_ASSIGN_OR_RETURN(rest_, open_table_reader(*file_, rest, cache_));
     }
+    // A record batch holds no nulls of its own: a nullable root's are pushed into its fields
+    // on the host (TableReader::to_batch), which a chunk decoder's memory may not allow.
+    OC_EXPECT(!opts_.chunk_decoder || !file_->dtype()->nullable, unsupported,
+              "a scan into other memory of a file whose root {} is nullable", file_->dtype()->to_string());
     for (LayoutReader* r : readers()) {
       r->plan_rows(keep);
       r->prefer_strings(opts_.strings);
@@ -228,7 +232,10 @@ class FileScan final : public Scan {
       }
       StageTimer t(stats.decode_ns);
       ColumnPtr col;
-      if (filtering() && mask.count * kTakeBelow < e - b) {
+      if (opts_.chunk_decoder) {
+        OC_ASSIGN_OR_RETURN(col, rest_.reader->read_to(*opts_.chunk_decoder, b, e, filtering() ? &mask.keep : nullptr));
+        rest_filtered = true;
+      } else if (filtering() && mask.count * kTakeBelow < e - b) {
         // Few survivors: decode just their rows where the encodings allow.
         OC_ASSIGN_OR_RETURN(col, rest_.reader->take(kept_rows(mask, b)));
         rest_filtered = true;
@@ -263,6 +270,15 @@ class FileScan final : public Scan {
   }
 
   bool filtering() const { return filter_.reader || !pushdowns_.empty(); }
+
+  // Whether output column @p name comes from the filter's reader (not from rest_).
+  bool from_filter(const std::string& name) const {
+    if (!filter_.reader) return false;
+    const auto& names = filter_.batch_type->names;
+    const auto& rest = rest_.reader ? rest_.batch_type->names : std::vector<std::string>{};
+    return std::find(names.begin(), names.end(), name) != names.end() &&
+           std::find(rest.begin(), rest.end(), name) == rest.end();
+  }
 
   // Binds the filter, splits it between pushdowns and batch evaluation, drops from @p rest the
   // columns the filter's reader delivers, and prunes. @return the row ranges that may match.
@@ -483,6 +499,9 @@ class FileScan final : public Scan {
       if (!done) {
         StageTimer t(stats_.decode_ns);
         OC_ASSIGN_OR_RETURN(col, filter_rows(col, mask));
+      }
+      if (opts_.chunk_decoder && from_filter(name)) {
+        OC_ASSIGN_OR_RETURN(col, opts_.chunk_decoder->place(std::move(col), nullptr));
       }
       out->children.push_back(std::move(col));
     }
