@@ -100,4 +100,18 @@ void PinnedBuffer::reset() noexcept {
   size_ = 0;
 }
 
+Result<void> use_device(int device) {
+  return cuda_check(cudaSetDevice(device), "cudaSetDevice");
+}
+
+Result<void> copy_to_device(void* dst, const void* src, size_t bytes, Stream& stream) {
+  if (bytes == 0) return {};
+  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.handle()), "copy to device");
+}
+
+Result<void> copy_to_host(void* dst, const void* src, size_t bytes, Stream& stream) {
+  if (bytes == 0) return {};
+  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.handle()), "copy to host");
+}
+
 }  // namespace oc::kernels

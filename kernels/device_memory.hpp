@@ -106,4 +106,16 @@ class PinnedBuffer {
   size_t size_ = 0;
 };
 
+/// Makes CUDA device @p device current for the calling thread (every later call on this thread
+/// uses it). @return `Errc::cuda` when there is no such device.
+[[nodiscard]] Result<void> use_device(int device);
+
+/// Queues a copy of @p bytes from host memory @p src to device memory @p dst on @p stream.
+/// @note @p src must stay unchanged until the stream has passed the copy (pageable memory is
+/// staged by the driver; pinned memory is read by the copy engine directly).
+[[nodiscard]] Result<void> copy_to_device(void* dst, const void* src, size_t bytes, Stream& stream);
+
+/// Queues a copy of @p bytes from device memory @p src to host memory @p dst on @p stream.
+[[nodiscard]] Result<void> copy_to_host(void* dst, const void* src, size_t bytes, Stream& stream);
+
 }  // namespace oc::kernels

@@ -92,6 +92,8 @@ class DecodeSession {
   [[nodiscard]] Result<void> finish(DeviceColumn& column);
   /// Waits for @p batch (decoded by this session) and checks its error words.
   [[nodiscard]] Result<void> finish(DeviceBatch& batch);
+  /// The session's stream @p i (modulo their number), for work that needs no staging buffer.
+  [[nodiscard]] Stream& stream_at(size_t i) noexcept { return slots_[i % slots_.size()].stream; }
   /// @return the session's stream that @p queued_on names; `Errc::invalid` for another.
   [[nodiscard]] Result<Stream*> stream_of(CUstream_st* queued_on);
   /// Waits for every stream.

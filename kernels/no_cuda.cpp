@@ -11,6 +11,7 @@
 #include "kernels/frame_of_reference.hpp"
 #include "kernels/fused_decode.hpp"
 #include "kernels/fsst.hpp"
+#include "kernels/gather.hpp"
 #include "kernels/string_dict.hpp"
 
 namespace oc::kernels {
@@ -105,6 +106,18 @@ Result<DeviceAlprd> decode_alprd_on_device(const AlprdPlan&, Stream&) {
 
 Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<FilteredColumn> filter_on_device(const Predicate&, const void*, const uint8_t*, uint64_t, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> use_device(int) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> copy_to_device(void*, const void*, size_t, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<void> copy_to_host(void*, const void*, size_t, Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<Gathered<DeviceBuffer>> gather_on_device(GatherParams, DeviceBuffer&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 

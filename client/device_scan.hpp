@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief Scans whose batches land in GPU memory: `VortexFile::scan` with a `ChunkDecoder`
+/// (format/layout_reader.hpp) that decodes on the device every flat chunk a fused plan covers
+/// (kernels/fused_plan.hpp), decodes the rest on the CPU and copies it over, and gathers each
+/// batch's window and kept rows on the device (kernels/gather.hpp).
+///
+/// Per output column of a batch:
+///   flat chunk, fixed width, fusable   -> upload of the encoded inputs, fused decode of the
+///                                         chunk, gather of the batch's rows (device);
+///   anything else (strings, bools,      -> CPU decode (the scan's own decoders), CPU filter,
+///   lists, dict layouts, the filter's      copy of its buffers to the device
+///   own columns)
+/// Batches are struct columns whose children have `device` = the GPU and buffers in its
+/// memory; strings arrive as offsets (string views point into host memory). Every batch is
+/// complete when `next()` returns it: the error words of its decodes are checked (a corrupt file
+/// is an error, never zeros handed on).
+///
+/// `DeviceDecodes::host_reference` runs the same plans, gathers and placement on the host,
+/// with the kernels' own host executors: the CPU tests check everything above the CUDA calls
+/// against the plain scan with it.
+///
+/// @note The CUDA path is untested on GPU hardware so far (onecopy-tests-gpu compares it with
+/// the CPU scan). One decode at a time per decoder: the scan's column threads take turns.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+
+#include "config/error.hpp"
+#include "format/layout_reader.hpp"
+#include "format/reader.hpp"
+
+namespace oc::client {
+
+/// Where a device scan's decodes run.
+enum class DeviceDecodes : uint8_t {
+  cuda,            ///< on the GPU; batches in device memory
+  host_reference,  ///< the same steps on the host, with the kernels' host executors
+};
+
+/// What a device scan did, summed over its batches.
+struct DeviceScanStats {
+  uint64_t fused_chunks = 0;     ///< flat chunks decoded by a fused plan
+  uint64_t cpu_chunks = 0;       ///< flat chunks decoded on the CPU (no fused plan covers them)
+  uint64_t placed_columns = 0;   ///< columns decoded on the CPU and copied over
+  uint64_t bytes_uploaded = 0;   ///< encoded inputs and CPU-decoded buffers sent to the device
+  uint64_t bytes_delivered = 0;  ///< values and bitmaps of the batches' columns
+};
+
+/// A `ChunkDecoder` onto one GPU (or the host reference).
+class DeviceChunkDecoder final : public format::ChunkDecoder {
+ public:
+  /// @return a decoder onto CUDA device @p device; `Errc::cuda` when there is none (the message
+  /// says why: no driver, no device, built without CUDA).
+  [[nodiscard]] static Result<std::shared_ptr<DeviceChunkDecoder>> create(int device, DeviceDecodes where);
+  ~DeviceChunkDecoder() override;
+
+  [[nodiscard]] Result<format::ColumnPtr> decode_flat(const format::ArrayView& tree, const format::DTypePtr& dtype,
+                                                      uint64_t chunk_rows, format::RowWindow rows,
+                                                      const std::vector<uint8_t>* keep,
+                                                      format::StringLayout strings) override;
+  [[nodiscard]] Result<format::ColumnPtr> place(format::ColumnPtr decoded, const std::vector<uint8_t>* keep) override;
+
+  [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] DeviceDecodes where() const noexcept { return where_; }
+  [[nodiscard]] DeviceScanStats stats() const;
+
+ private:
+  struct Cuda;  // the decode session and its lock (device_scan.cpp)
+  DeviceChunkDecoder(int device, DeviceDecodes where);
+  // @p col (host) moved to the device, buffer by buffer, children too.
+  Result<format::ColumnPtr> upload(const format::ColumnPtr& col);
+  int device_;
+  DeviceDecodes where_;
+  std::unique_ptr<Cuda> cuda_;
+  std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, bytes_uploaded_{0},
+      bytes_delivered_{0};
+};
+
+/// Scans @p file by @p options into @p decoder's memory: strings as offsets, no pushdown.
+/// @return the scan; `Errc::unsupported` for a file whose root struct is nullable.
+[[nodiscard]] Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file,
+                                                                   format::ScanOptions options,
+                                                                   std::shared_ptr<DeviceChunkDecoder> decoder);
+
+}  // namespace oc::client
