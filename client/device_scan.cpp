@@ -6,6 +6,8 @@
 // gather code on the host, so the CPU tests cover every decision up to the CUDA calls.
 #include "client/device_scan.hpp"
 
+#include "config/checked_size.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -23,8 +25,7 @@ using format::Column;
 using format::ColumnPtr;
 
 struct DeviceChunkDecoder::Cuda {
-  std::mutex mu;  // one decode at a time: the session and its streams belong to one thread
-  kernels::DecodeSession session;
+  kernels::DecodeSession session;  // used under the decoder's lock only
 };
 
 namespace {
@@ -72,7 +73,7 @@ DeviceChunkDecoder::DeviceChunkDecoder(int device, DeviceDecodes where) : device
 DeviceChunkDecoder::~DeviceChunkDecoder() = default;
 
 DeviceScanStats DeviceChunkDecoder::stats() const {
-  return {fused_chunks_.load(), cpu_chunks_.load(), placed_columns_.load(), bytes_uploaded_.load(),
+  return {fused_chunks_.load(), cpu_chunks_.load(), placed_columns_.load(), launches_.load(), bytes_uploaded_.load(),
           bytes_delivered_.load()};
 }
 
@@ -92,61 +93,86 @@ Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree,
     return place(std::move(col).value(), keep);
   }
   ++fused_chunks_;
-  const std::vector<uint32_t> selection = keep != nullptr ? selection_of(*keep) : std::vector<uint32_t>{};
-  kernels::GatherParams g;
+  // Everything about the output is known on the host now: its rows, width and nulls (from the
+  // plan's bitmap). The decode itself waits for finish_split, which launches the split's chunks
+  // together; the column's buffers exist from here on and are filled by then.
+  Pending p;
+  p.plan = std::make_shared<kernels::FusedPlan>(std::move(plan).value());
+  if (keep != nullptr) p.selection = selection_of(*keep);
+  kernels::GatherParams& g = p.gather;
   g.first = rows.begin;
-  g.n = keep != nullptr ? selection.size() : rows.size();
-  g.width = plan->params.out_bytes();
+  g.n = keep != nullptr ? p.selection.size() : rows.size();
+  g.width = p.plan->params.out_bytes();
+  g.validity = p.plan->validity.empty() ? nullptr : p.plan->validity.data();
+  g.selection = keep != nullptr ? p.selection.data() : nullptr;
+  const uint64_t nulls = kernels::gather_null_count(g);
   auto out = std::make_shared<Column>();
   out->dtype = dtype;
   out->length = g.n;
-
+  out->null_count = static_cast<int64_t>(nulls);
+  const uint64_t value_bytes = saturating_mul(g.n, g.width), bitmap_bytes = nulls != 0 ? (g.n + 7) / 8 : 0;
+  std::lock_guard<std::mutex> lock(mu_);
   if (where_ == DeviceDecodes::host_reference) {
-    OC_ASSIGN_OR_RETURN(Buffer values, kernels::run_plan_on_host(*plan));
-    g.source = values.data();
-    g.validity = plan->validity.empty() ? nullptr : plan->validity.data();
-    g.selection = keep != nullptr ? selection.data() : nullptr;
-    uint64_t nulls = 0;
-    auto gathered = kernels::gather_on_host(g, nulls);
-    out->buffers.push_back(std::move(gathered.values));
-    out->null_count = static_cast<int64_t>(nulls);
-    if (nulls != 0) out->validity = std::move(gathered.validity);
-    bytes_uploaded_ += plan->input_bytes() + selection.size() * sizeof(uint32_t);
-    bytes_delivered_ += out->buffers[0].size() + out->validity.size();
-    return ColumnPtr(std::move(out));
+    out->buffers.push_back(Buffer::allocate_for_overwrite(value_bytes));
+    if (nulls != 0) out->validity = Buffer::allocate(bitmap_bytes);
+    g.out = out->buffers[0].mutable_data();
+    g.out_validity = nulls != 0 ? out->validity.mutable_data() : nullptr;
+  } else {
+    OC_TRY(kernels::use_device(device_));
+    kernels::Stream& stream = cuda_->session.stream_at(0);
+    auto hold = std::make_shared<DeviceHold>();
+    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer values, kernels::DeviceBuffer::allocate(value_bytes, stream));
+    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer bitmap, kernels::DeviceBuffer::allocate(bitmap_bytes, stream));
+    if (!p.selection.empty()) {
+      OC_ASSIGN_OR_RETURN(p.selected, kernels::DeviceBuffer::allocate(p.selection.size() * sizeof(uint32_t), stream));
+      OC_TRY(kernels::copy_to_device(p.selected.data(), p.selection.data(), p.selected.size(), stream));
+    }
+    g.out = values.as<uint8_t>();
+    g.out_validity = nulls != 0 ? bitmap.as<uint8_t>() : nullptr;
+    out->device = device_;
+    out->buffers.push_back(Buffer::wrap(hold, values.as<uint8_t>(), values.size()));
+    if (nulls != 0) out->validity = Buffer::wrap(hold, bitmap.as<uint8_t>(), bitmap.size());
+    hold->buffers.push_back(std::move(values));
+    hold->buffers.push_back(std::move(bitmap));
   }
+  bytes_uploaded_ += p.plan->input_bytes() + p.selection.size() * sizeof(uint32_t);
+  bytes_delivered_ += value_bytes + bitmap_bytes;
+  pending_.push_back(std::move(p));
+  return ColumnPtr(std::move(out));
+}
 
-  std::lock_guard<std::mutex> lock(cuda_->mu);
+Result<void> DeviceChunkDecoder::finish_split() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Pending> work = std::move(pending_);
+  pending_.clear();
+  if (work.empty()) return {};
+  std::vector<const kernels::FusedPlan*> plans;
+  for (const Pending& p : work) plans.push_back(p.plan.get());
+  ++launches_;
+  if (where_ == DeviceDecodes::host_reference) {
+    OC_ASSIGN_OR_RETURN(std::vector<Buffer> decoded, kernels::run_batch_on_host(plans));
+    for (size_t i = 0; i < work.size(); ++i) {
+      work[i].gather.source = decoded[i].data();
+      (void)kernels::gather_on_host(work[i].gather);
+    }
+    return {};
+  }
   OC_TRY(kernels::use_device(device_));
   kernels::DecodeSession& session = cuda_->session;
-  OC_ASSIGN_OR_RETURN(kernels::DeviceColumn col, session.decode(*plan));
-  OC_ASSIGN_OR_RETURN(kernels::Stream * stream, session.stream_of(col.queued_on));
-  auto hold = std::make_shared<DeviceHold>();
-  kernels::DeviceBuffer selected;
-  if (keep != nullptr && !selection.empty()) {
-    OC_ASSIGN_OR_RETURN(selected, kernels::DeviceBuffer::allocate(selection.size() * sizeof(uint32_t), *stream));
-    OC_TRY(kernels::copy_to_device(selected.data(), selection.data(), selected.size(), *stream));
+  // The outputs and selections were allocated and uploaded on stream 0; the batch runs on the
+  // session's next stream, after them.
+  OC_TRY(session.stream_at(0).synchronize());
+  OC_ASSIGN_OR_RETURN(kernels::DeviceBatch batch, session.decode_batch(plans));
+  OC_ASSIGN_OR_RETURN(kernels::Stream * stream, session.stream_of(batch.queued_on));
+  for (size_t i = 0; i < work.size(); ++i) {
+    kernels::GatherParams g = work[i].gather;
+    const kernels::DeviceColumn& col = batch.columns[i];
+    g.source = col.values.as<uint8_t>();
+    g.validity = col.validity.size() == 0 ? nullptr : col.validity.as<uint8_t>();
+    g.selection = work[i].selected.size() == 0 ? nullptr : work[i].selected.as<uint32_t>();
+    OC_TRY(kernels::gather_on_device(g, *stream));
   }
-  g.source = col.values.as<uint8_t>();
-  g.validity = col.validity.size() == 0 ? nullptr : col.validity.as<uint8_t>();
-  g.selection = keep != nullptr ? selected.as<uint32_t>() : nullptr;
-  kernels::DeviceBuffer nulls_word;
-  OC_ASSIGN_OR_RETURN(auto gathered, kernels::gather_on_device(g, nulls_word, *stream));
-  unsigned long long nulls = 0;
-  OC_TRY(kernels::copy_to_host(&nulls, nulls_word.data(), sizeof(nulls), *stream));
-  OC_TRY(session.finish(col));  // waits for the stream (the gather and the count too), checks codes
-  out->device = device_;
-  out->null_count = static_cast<int64_t>(nulls);
-  auto wrap = [&](const kernels::DeviceBuffer& b) {
-    return Buffer::wrap(hold, b.as<uint8_t>(), b.size());
-  };
-  out->buffers.push_back(wrap(gathered.values));
-  if (nulls != 0) out->validity = wrap(gathered.validity);
-  bytes_uploaded_ += plan->input_bytes() + selected.size();
-  bytes_delivered_ += gathered.values.size() + (nulls != 0 ? gathered.validity.size() : 0);
-  hold->buffers.push_back(std::move(gathered.values));
-  hold->buffers.push_back(std::move(gathered.validity));
-  return ColumnPtr(std::move(out));
+  return session.finish(batch);  // one wait for the split; a corrupt dict code is an error here
 }
 
 Result<ColumnPtr> DeviceChunkDecoder::place(ColumnPtr decoded, const std::vector<uint8_t>* keep) {
@@ -160,7 +186,7 @@ Result<ColumnPtr> DeviceChunkDecoder::place(ColumnPtr decoded, const std::vector
   OC_ASSIGN_OR_RETURN(col, format::with_string_layout(col, format::StringLayout::offsets));
   ++placed_columns_;
   if (where_ == DeviceDecodes::host_reference) return col;
-  std::lock_guard<std::mutex> lock(cuda_->mu);
+  std::lock_guard<std::mutex> lock(mu_);
   OC_TRY(kernels::use_device(device_));
   return upload(col);
 }

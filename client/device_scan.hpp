@@ -20,8 +20,13 @@
 /// with the kernels' own host executors: the CPU tests check everything above the CUDA calls
 /// against the plain scan with it.
 ///
+/// The fused chunks of a split are decoded together: `decode_flat` plans a chunk and returns its
+/// column with buffers allocated (their size and nulls are known from the plan), and
+/// `finish_split`, which the scan calls before it hands the batch out, decodes them all with one
+/// upload and one launch, gathers, and waits once.
+///
 /// @note The CUDA path is untested on GPU hardware so far (onecopy-tests-gpu compares it with
-/// the CPU scan). One decode at a time per decoder: the scan's column threads take turns.
+/// the CPU scan).
 #pragma once
 
 #include <atomic>
@@ -31,6 +36,9 @@
 #include "config/error.hpp"
 #include "format/layout_reader.hpp"
 #include "format/reader.hpp"
+#include "kernels/device_memory.hpp"
+#include "kernels/fused_plan.hpp"
+#include "kernels/gather_stages.hpp"
 
 namespace oc::client {
 
@@ -45,6 +53,7 @@ struct DeviceScanStats {
   uint64_t fused_chunks = 0;     ///< flat chunks decoded by a fused plan
   uint64_t cpu_chunks = 0;       ///< flat chunks decoded on the CPU (no fused plan covers them)
   uint64_t placed_columns = 0;   ///< columns decoded on the CPU and copied over
+  uint64_t launches = 0;         ///< batched decodes: one per split with fused chunks
   uint64_t bytes_uploaded = 0;   ///< encoded inputs and CPU-decoded buffers sent to the device
   uint64_t bytes_delivered = 0;  ///< values and bitmaps of the batches' columns
 };
@@ -62,20 +71,32 @@ class DeviceChunkDecoder final : public format::ChunkDecoder {
                                                       const std::vector<uint8_t>* keep,
                                                       format::StringLayout strings) override;
   [[nodiscard]] Result<format::ColumnPtr> place(format::ColumnPtr decoded, const std::vector<uint8_t>* keep) override;
+  /// Decodes every fused chunk handed over since the last call with one upload and one launch
+  /// (kernels::DecodeSession::decode_batch), gathers their rows and waits once.
+  [[nodiscard]] Result<void> finish_split() override;
 
   [[nodiscard]] int device() const noexcept { return device_; }
   [[nodiscard]] DeviceDecodes where() const noexcept { return where_; }
   [[nodiscard]] DeviceScanStats stats() const;
 
  private:
-  struct Cuda;  // the decode session and its lock (device_scan.cpp)
+  struct Cuda;  // the decode session (device_scan.cpp)
+  // A fused chunk whose column exists, decoded and gathered at the next finish_split.
+  struct Pending {
+    std::shared_ptr<kernels::FusedPlan> plan;
+    std::vector<uint32_t> selection;  // the kept rows, relative to the window
+    kernels::GatherParams gather;     // outputs set; the source is set once decoded
+    kernels::DeviceBuffer selected;   // cuda: `selection` on the device
+  };
   DeviceChunkDecoder(int device, DeviceDecodes where);
   // @p col (host) moved to the device, buffer by buffer, children too.
   Result<format::ColumnPtr> upload(const format::ColumnPtr& col);
   int device_;
   DeviceDecodes where_;
+  std::mutex mu_;  // the session and `pending_`: the scan's column threads take turns
   std::unique_ptr<Cuda> cuda_;
-  std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, bytes_uploaded_{0},
+  std::vector<Pending> pending_;
+  std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, launches_{0}, bytes_uploaded_{0},
       bytes_delivered_{0};
 };
 

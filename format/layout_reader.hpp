@@ -146,6 +146,10 @@ class ChunkDecoder {
                                                       const std::vector<uint8_t>* keep, StringLayout strings) = 0;
   /// @p decoded (host memory), with the kept rows only, moved where the decoder delivers.
   [[nodiscard]] virtual Result<ColumnPtr> place(ColumnPtr decoded, const std::vector<uint8_t>* keep) = 0;
+  /// Completes the columns handed out so far: the scan calls it once a split's columns were all
+  /// asked for, before the batch leaves, so a decoder may defer their decoding until then and
+  /// do it in one piece. Until it returns, those columns' buffers may still be being written.
+  [[nodiscard]] virtual Result<void> finish_split() { return {}; }
 };
 
 /// A zoned/stats reader and the row at which its zones start.

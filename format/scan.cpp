@@ -246,6 +246,7 @@ class FileScan final : public Scan {
     }
     StageTimer t(stats.decode_ns);
     OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, e - b));
+    if (opts_.chunk_decoder) OC_TRY(opts_.chunk_decoder->finish_split());
     // Decoders give strings in the layout that was cheapest for them; the batch has one.
     OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
     return std::optional<ColumnPtr>(std::move(batch));

@@ -17,20 +17,18 @@
 
 namespace oc::kernels {
 
-/// A gathered column's buffers.
-template <class Buf>
-struct Gathered {
-  Buf values;
-  Buf validity;  ///< empty when the source has no bitmap
-};
+/// Gathers on the host: every pointer of @p p is host memory, the outputs allocated by the
+/// caller (`out`: n x width bytes; `out_validity`: (n + 7) / 8 bytes, or null for no bitmap).
+/// @return the null rows gathered.
+uint64_t gather_on_host(const GatherParams& p);
 
-/// Gathers on the host: @p p's pointers are host memory, `out` and `out_validity` are set here.
-/// @return the values and bitmap, with the null count in @p nulls.
-[[nodiscard]] Gathered<format::Buffer> gather_on_host(GatherParams p, uint64_t& nulls);
+/// Queues the gather on @p stream: every pointer of @p p is device memory, the outputs
+/// allocated by the caller as for `gather_on_host`; `nulls`, when set, must start at 0 and
+/// holds the null rows once the stream has passed the gather.
+[[nodiscard]] Result<void> gather_on_device(const GatherParams& p, Stream& stream);
 
-/// Queues the gather on @p stream: @p p's source pointers are device memory, the outputs and
-/// the null counter are allocated here. `*nulls_out` is the device counter, valid once the
-/// stream has passed the gather.
-[[nodiscard]] Result<Gathered<DeviceBuffer>> gather_on_device(GatherParams p, DeviceBuffer& nulls_out, Stream& stream);
+/// The null rows a gather of @p p would find, counted on the host from a host bitmap
+/// (`validity` and `selection` host memory; the values are not read).
+[[nodiscard]] uint64_t gather_null_count(const GatherParams& p);
 
 }  // namespace oc::kernels

@@ -4,15 +4,20 @@
 
 namespace oc::kernels {
 
-Gathered<format::Buffer> gather_on_host(GatherParams p, uint64_t& nulls) {
-  Gathered<format::Buffer> out;
-  out.values = format::Buffer::allocate_array_for_overwrite(p.n, p.width);
-  if (p.validity != nullptr) out.validity = format::Buffer::allocate((p.n + 7) / 8);
-  p.out = out.values.mutable_data();
-  p.out_validity = p.validity != nullptr ? out.validity.mutable_data() : nullptr;
-  nulls = 0;
+uint64_t gather_on_host(const GatherParams& p) {
+  uint64_t nulls = 0;
   for (uint64_t k = 0; k < p.octets(); ++k) nulls += gather_octet(p, k);
-  return out;
+  return nulls;
+}
+
+uint64_t gather_null_count(const GatherParams& p) {
+  if (p.validity == nullptr) return 0;
+  uint64_t nulls = 0;
+  for (uint64_t i = 0; i < p.n; ++i) {
+    const uint64_t row = p.first + (p.selection != nullptr ? p.selection[i] : i);
+    nulls += ((p.validity[row >> 3] >> (row & 7)) & 1) == 0 ? 1 : 0;
+  }
+  return nulls;
 }
 
 }  // namespace oc::kernels

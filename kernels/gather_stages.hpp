@@ -10,8 +10,8 @@
 ///   validity:  the chunk's Arrow bitmap (LSB first, bit i = row i), or none;
 ///   selection: `n` ascending u32 rows relative to `first` (the kept rows), or none: the
 ///              window's rows, all `n` of them;
-///   out:       `n` values of `width` bytes; out_validity: an Arrow bitmap of `n` rows, written
-///              when the source has one; nulls: a u64 the gather adds its null rows to.
+///   out:       `n` values of `width` bytes; out_validity: an Arrow bitmap of `n` rows, when
+///              asked for; nulls: a u64 the gather adds its null rows to, when asked for.
 /// Work unit: one octet of output rows (8 rows, one validity byte), so no two threads write a
 /// byte in common and the bitmap needs no atomics.
 #pragma once
@@ -31,7 +31,7 @@ struct GatherParams {
   uint64_t n = 0;  ///< output rows
   uint32_t width = 0;
   uint8_t* out = nullptr;
-  uint8_t* out_validity = nullptr;  ///< written when `validity` is set
+  uint8_t* out_validity = nullptr;  ///< written when set (leave it null when no row is null)
   unsigned long long* nulls = nullptr;  ///< null rows are added here; may be null
 
   [[nodiscard]] OC_HOST_DEVICE uint64_t octets() const noexcept { return (n + 7) / 8; }

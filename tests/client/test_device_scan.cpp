@@ -57,7 +57,7 @@ DeviceScanStats check_same_rows(const std::string& path, format::ScanOptions opt
 
 TEST_CASE("a device scan's host reference equals the plain scan on every seed file, with and without filters",
           "[device-scan]") {
-  uint64_t fused = 0, cpu = 0, placed = 0;
+  uint64_t fused = 0, cpu = 0, placed = 0, launches = 0;
   for (const char* name : {"tiny.vortex", "mixed.vortex", "zoned.vortex", "compact_numbers.vortex",
                            "compact_strings.vortex"}) {
     for (uint64_t batch_rows : {uint64_t{0}, uint64_t{777}}) {
@@ -67,8 +67,12 @@ TEST_CASE("a device scan's host reference equals the plain scan on every seed fi
       fused += s.fused_chunks;
       cpu += s.cpu_chunks;
       placed += s.placed_columns;
+      launches += s.launches;
     }
   }
+  // A split's fused chunks share one launch: fewer launches than chunks, at least one.
+  CHECK(launches > 0);
+  CHECK(launches < fused);
   CHECK(fused > 0);  // the seeds hold chains the fused plan covers...
   CHECK(cpu > 0);    // ...and arrays it does not (strings, bools)
   CHECK(placed > 0);
@@ -126,6 +130,48 @@ TEST_CASE("interop corpus: a device scan's host reference equals the plain scan 
   }
   CHECK(files > 10);
   CHECK(fused > 0);
+}
+
+}  // namespace oc::client
+
+#include "client/device_stream.hpp"
+
+namespace oc::client {
+
+TEST_CASE("a device scan leaves as an Arrow C Device stream, each batch tagged with its device", "[device-scan]") {
+  auto file = format::VortexFile::open_path(test::seed_path("mixed.vortex"));
+  REQUIRE(file.ok());
+  auto decoder = DeviceChunkDecoder::create(0, DeviceDecodes::host_reference);
+  REQUIRE(decoder.ok());
+  format::ScanOptions opts;
+  opts.batch_rows = 100;
+  auto scan = scan_on_device(**file, opts, *decoder);
+  REQUIRE(scan.ok());
+  ArrowDeviceArrayStream stream{};
+  export_device_stream(std::move(scan).value(), ARROW_DEVICE_CPU, -1, &stream);
+  CHECK(stream.device_type == ARROW_DEVICE_CPU);
+  ArrowSchema schema{};
+  REQUIRE(stream.get_schema(&stream, &schema) == 0);
+  CHECK(std::string(schema.format) == "+s");
+  CHECK(static_cast<size_t>(schema.n_children) == (*file)->dtype()->names.size());
+  schema.release(&schema);
+  uint64_t rows = 0, batches = 0;
+  while (true) {
+    ArrowDeviceArray a{};
+    REQUIRE(stream.get_next(&stream, &a) == 0);
+    if (a.array.release == nullptr) break;
+    CHECK(a.device_type == ARROW_DEVICE_CPU);
+    CHECK(a.device_id == -1);
+    CHECK(a.sync_event == nullptr);
+    CHECK(a.array.length <= 100);
+    rows += static_cast<uint64_t>(a.array.length);
+    ++batches;
+    a.array.release(&a.array);
+  }
+  CHECK(rows == (*file)->row_count());
+  CHECK(batches == (rows + 99) / 100);
+  stream.release(&stream);
+  CHECK(stream.release == nullptr);
 }
 
 }  // namespace oc::client
