@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "client/batch_gather.hpp"
+#include "client/device_scan.hpp"
+#include "client/device_stream.hpp"
 #include "client/inspect.hpp"
 #include "client/open_uri.hpp"
 #include "client/profiled_scan.hpp"
@@ -149,6 +151,27 @@ OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, si
     auto scan = file->file->scan(opts);
     if (!scan.ok()) return report(scan.error(), err, errlen);
     export_profiled(std::move(scan).value(), out, cursor);
+    return 0;
+  });
+}
+
+OC_API int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
+                               const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                               ArrowDeviceArrayStream* out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::format::ScanOptions opts;
+    opts.columns = column_list(columns, ncolumns);
+    if (filter != nullptr) opts.filter = filter;
+    opts.batch_rows = batch_rows;
+    if (row_begin > 0 || row_end >= 0) {
+      const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
+      opts.row_range = std::make_pair(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)), end);
+    }
+    auto decoder = oc::client::DeviceChunkDecoder::create(device, oc::client::DeviceDecodes::cuda);
+    if (!decoder.ok()) return report(decoder.error(), err, errlen);
+    auto scan = oc::client::scan_on_device(*file->file, opts, std::move(decoder).value());
+    if (!scan.ok()) return report(scan.error(), err, errlen);
+    oc::client::export_device_stream(std::move(scan).value(), ARROW_DEVICE_CUDA, device, out);
     return 0;
   });
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "format/arrow_c_abi.h"
+#include "kernels/device_export_abi.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -74,6 +75,17 @@ int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t nc
                  const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
                  uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
                  size_t errlen);
+
+/* Starts a scan as onecopy_scan's whose batches land in the memory of CUDA device `device`
+ * (client/device_scan.hpp): every flat chunk a fused plan covers decodes on the GPU, the rest
+ * on the CPU and is copied over, and only the rows the filter keeps are gathered into the
+ * batch. `out` is an Arrow C Device stream of record batches on ARROW_DEVICE_CUDA; a batch is
+ * complete when get_next returns it (sync_event NULL); strings are offsets ("u", "z"); a
+ * corrupt file is an error of get_next, never zeros. Fails with ONECOPY_E_CUDA, saying why,
+ * when there is no such device, and ONECOPY_E_UNSUPPORTED for a file whose root is nullable. */
+int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
+                        const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                        struct ArrowDeviceArrayStream* out, char* err, size_t errlen);
 
 /* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
  * (indices may be unsorted and repeat), into a stream of exactly one batch. An index at or past

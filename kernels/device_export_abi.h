@@ -34,6 +34,22 @@ struct ArrowDeviceArray {
 
 #endif /* ARROW_C_DEVICE_DATA_INTERFACE */
 
+#ifndef ARROW_C_DEVICE_STREAM_INTERFACE
+#define ARROW_C_DEVICE_STREAM_INTERFACE
+
+/* A stream of device arrays, all on `device_type`: callbacks as ArrowArrayStream's, get_next
+ * fills an ArrowDeviceArray (a released one at the end of the stream). */
+struct ArrowDeviceArrayStream {
+  ArrowDeviceType device_type;
+  int (*get_schema)(struct ArrowDeviceArrayStream* self, struct ArrowSchema* out);
+  int (*get_next)(struct ArrowDeviceArrayStream* self, struct ArrowDeviceArray* out);
+  const char* (*get_last_error)(struct ArrowDeviceArrayStream* self);
+  void (*release)(struct ArrowDeviceArrayStream* self);
+  void* private_data;
+};
+
+#endif /* ARROW_C_DEVICE_STREAM_INTERFACE */
+
 #ifndef DLPACK_DLPACK_H_
 #define DLPACK_DLPACK_H_
 typedef enum { kDLCPU = 1, kDLCUDA = 2 } DLDeviceType;

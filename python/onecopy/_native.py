@@ -332,18 +332,30 @@ class VortexFile:
         return pa.Schema._import_from_c_capsule(self._schema_capsule(strings))
 
     def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
-             batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None, strings: str = "views") -> Scan:
+             batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None, strings: str = "views",
+             device: str = "cpu"):
         """Streams record batches of `columns` (all when None), at most `batch_rows` rows each
         (0: the file's chunks), keeping the rows where `filter` is TRUE. `filter` is SQL WHERE
         text or an expression from onecopy.col / onecopy.lit; an unparsable or unbindable filter
         raises OnecopyError here, its message pointing at the offending token. Strings and
         binaries are Arrow string views ("views", as vortex-data gives them: no value is copied
         where the file holds views or a dictionary) or, with strings="offsets", pa.string() /
-        pa.binary() with i32 offsets, for consumers that need them."""
+        pa.binary() with i32 offsets, for consumers that need them.
+
+        With device="cuda:N" the batches land in that GPU's memory instead (onecopy._device):
+        the scan returns a DeviceScan of DeviceBatch objects, decoded on the GPU wherever the
+        fused kernels cover an array and on the CPU otherwise, strings as offsets. It raises
+        OnecopyError("cuda") saying why when there is no such device."""
         if filter is not None and not isinstance(filter, (str, Expr)):
             raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
         cols, ncols = _column_array(columns)
         begin, end = (row_range if row_range is not None else (0, -1))
+        if device != "cpu":
+            from onecopy._device import DeviceScan, parse_device
+
+            index = parse_device(device)
+            sql = str(filter).encode() if filter is not None else None
+            return DeviceScan(self._handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end))
         scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None

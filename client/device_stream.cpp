@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device stream owns a plain Arrow stream and forwards to it: the buffers the plain export
+// points at are already the device's, so tagging each batch is all there is to do.
+#include "client/device_stream.hpp"
+
+#include "format/arrow_export.hpp"
+
+namespace oc::client {
+namespace {
+
+struct DeviceStreamState {
+  ArrowArrayStream inner{};
+  int64_t device_id = -1;
+};
+
+DeviceStreamState* state_of(ArrowDeviceArrayStream* s) { return static_cast<DeviceStreamState*>(s->private_data); }
+
+int get_schema(ArrowDeviceArrayStream* s, ArrowSchema* out) {
+  ArrowArrayStream& inner = state_of(s)->inner;
+  return inner.get_schema(&inner, out);
+}
+
+int get_next(ArrowDeviceArrayStream* s, ArrowDeviceArray* out) {
+  DeviceStreamState* st = state_of(s);
+  *out = ArrowDeviceArray{};
+  const int rc = st->inner.get_next(&st->inner, &out->array);
+  if (rc != 0) return rc;
+  out->device_type = s->device_type;
+  out->device_id = st->device_id;
+  out->sync_event = nullptr;  // the scan finished the batch's decodes before handing it out
+  return 0;
+}
+
+const char* get_last_error(ArrowDeviceArrayStream* s) {
+  ArrowArrayStream& inner = state_of(s)->inner;
+  return inner.get_last_error(&inner);
+}
+
+void release(ArrowDeviceArrayStream* s) {
+  DeviceStreamState* st = state_of(s);
+  if (st->inner.release != nullptr) st->inner.release(&st->inner);
+  delete st;
+  s->release = nullptr;
+}
+
+}  // namespace
+
+void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type, int64_t device_id,
+                          ArrowDeviceArrayStream* out) {
+  auto st = std::make_unique<DeviceStreamState>();
+  st->device_id = device_id;
+  format::export_stream(std::move(scan), &st->inner);
+  *out = ArrowDeviceArrayStream{};
+  out->device_type = device_type;
+  out->get_schema = get_schema;
+  out->get_next = get_next;
+  out->get_last_error = get_last_error;
+  out->release = release;
+  out->private_data = st.release();
+}
+
+}  // namespace oc::client

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// @brief A device scan (client/device_scan.hpp) as an Arrow C Device stream
+/// (ArrowDeviceArrayStream, kernels/device_export_abi.h): the record batches of the plain Arrow
+/// stream export (format/arrow_export.hpp), each tagged with the device its buffers live on.
+/// A batch is complete when get_next returns it, so `sync_event` is NULL.
+#pragma once
+
+#include <memory>
+
+#include "format/reader.hpp"
+#include "kernels/device_export_abi.h"
+
+namespace oc::client {
+
+/// Moves @p scan into @p out, a device stream on @p device_type / @p device_id: CUDA for a
+/// scan into GPU memory, CPU (-1) for its host reference.
+void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type, int64_t device_id,
+                          ArrowDeviceArrayStream* out);
+
+}  // namespace oc::client
