@@ -12,6 +12,7 @@
 #include "kernels/fused_decode.hpp"
 #include "kernels/fsst.hpp"
 #include "kernels/gather.hpp"
+#include "kernels/shared_memory.hpp"
 #include "kernels/string_dict.hpp"
 
 namespace oc::kernels {
@@ -120,5 +121,26 @@ Result<void> copy_to_host(void*, const void*, size_t, Stream&) {
 Result<void> gather_on_device(const GatherParams&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
+
+Result<ShareKind> share_kind(int) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<SharedDeviceMemory> SharedDeviceMemory::allocate(int, size_t, ShareKind) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+SharedDeviceMemory::SharedDeviceMemory(SharedDeviceMemory&&) noexcept {}
+SharedDeviceMemory& SharedDeviceMemory::operator=(SharedDeviceMemory&&) noexcept { return *this; }
+SharedDeviceMemory::~SharedDeviceMemory() = default;
+Result<int> SharedDeviceMemory::export_fd() const { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<std::array<uint8_t, 64>> SharedDeviceMemory::ipc_handle() const {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<ImportedDeviceMemory> ImportedDeviceMemory::import_fd(int, int, size_t) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<ImportedDeviceMemory> ImportedDeviceMemory::import_ipc(int, const std::array<uint8_t, 64>&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+ImportedDeviceMemory::ImportedDeviceMemory(ImportedDeviceMemory&&) noexcept {}
+ImportedDeviceMemory& ImportedDeviceMemory::operator=(ImportedDeviceMemory&&) noexcept { return *this; }
+ImportedDeviceMemory::~ImportedDeviceMemory() = default;
 
 }  // namespace oc::kernels
