@@ -145,7 +145,11 @@ Result<void> DeviceChunkDecoder::finish_split() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<Pending> work = std::move(pending_);
   pending_.clear();
-  if (work.empty()) return {};
+  if (work.empty()) {
+    if (!uploads_waiting_) return {};
+    uploads_waiting_ = false;
+    return cuda_->session.synchronize();  // the split's placed columns, copied asynchronously
+  }
   std::vector<const kernels::FusedPlan*> plans;
   for (const Pending& p : work) plans.push_back(p.plan.get());
   ++launches_;
@@ -172,7 +176,12 @@ Result<void> DeviceChunkDecoder::finish_split() {
     g.selection = work[i].selected.size() == 0 ? nullptr : work[i].selected.as<uint32_t>();
     OC_TRY(kernels::gather_on_device(g, *stream));
   }
-  return session.finish(batch);  // one wait for the split; a corrupt dict code is an error here
+  OC_TRY(session.finish(batch));  // one wait for the split; a corrupt dict code is an error here
+  if (uploads_waiting_) {
+    uploads_waiting_ = false;
+    OC_TRY(session.synchronize());  // the split's placed columns, copied on the other streams
+  }
+  return {};
 }
 
 Result<ColumnPtr> DeviceChunkDecoder::place(ColumnPtr decoded, const std::vector<uint8_t>* keep) {
@@ -191,32 +200,46 @@ Result<ColumnPtr> DeviceChunkDecoder::place(ColumnPtr decoded, const std::vector
   return upload(col);
 }
 
+namespace {
+
+// Every buffer of @p c and its children, in pre-order: validity first, then the buffers.
+void collect_buffers(const Column& c, std::vector<std::span<const uint8_t>>& out) {
+  out.push_back(c.validity.span());
+  for (const Buffer& b : c.buffers) out.push_back(b.span());
+  for (const ColumnPtr& k : c.children) collect_buffers(*k, out);
+}
+
+// @p c with its buffers replaced, in collect_buffers' order, by device buffers taken from
+// @p device (advancing @p next), all kept alive by @p hold.
+ColumnPtr with_device_buffers(const Column& c, std::vector<kernels::DeviceBuffer>& device, size_t& next,
+                              const std::shared_ptr<DeviceHold>& hold, int index) {
+  auto out = std::make_shared<Column>(c);
+  out->device = index;
+  auto take = [&]() {
+    kernels::DeviceBuffer& d = device[next++];
+    Buffer b = d.size() == 0 ? Buffer() : Buffer::wrap(hold, d.as<uint8_t>(), d.size());
+    hold->buffers.push_back(std::move(d));
+    return b;
+  };
+  out->validity = take();
+  for (Buffer& b : out->buffers) b = take();
+  for (ColumnPtr& k : out->children) k = with_device_buffers(*k, device, next, hold, index);
+  return out;
+}
+
+}  // namespace
+
 Result<ColumnPtr> DeviceChunkDecoder::upload(const ColumnPtr& host) {
   OC_ASSIGN_OR_RETURN(ColumnPtr c, compacted(host));
-  kernels::Stream* stream = &cuda_->session.stream_at(0);
-  auto hold = std::make_shared<DeviceHold>();
-  auto copy = [&](const Buffer& b) -> Result<Buffer> {
-    if (b.size() == 0) return Buffer();
-    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer d, kernels::DeviceBuffer::allocate(b.size(), *stream));
-    OC_TRY(kernels::copy_to_device(d.data(), b.data(), b.size(), *stream));
-    bytes_uploaded_ += b.size();
-    bytes_delivered_ += b.size();
-    Buffer wrapped = Buffer::wrap(hold, d.as<uint8_t>(), d.size());
-    hold->buffers.push_back(std::move(d));
-    return wrapped;
-  };
-  auto out = std::make_shared<Column>(*c);
-  out->device = device_;
-  OC_ASSIGN_OR_RETURN(out->validity, copy(c->validity));
-  for (auto& b : out->buffers) {
-    OC_ASSIGN_OR_RETURN(b, copy(b));
-  }
-  for (auto& child : out->children) {
-    OC_ASSIGN_OR_RETURN(child, upload(child));
-  }
-  // The host buffers stay alive in `c` until the copies ran: wait here, once per column.
-  OC_TRY(stream->synchronize());
-  return ColumnPtr(std::move(out));
+  std::vector<std::span<const uint8_t>> parts;
+  collect_buffers(*c, parts);
+  // Staged into pinned memory and copied asynchronously; finish_split waits for the copies.
+  OC_ASSIGN_OR_RETURN(std::vector<kernels::DeviceBuffer> device, cuda_->session.upload(parts));
+  uploads_waiting_ = true;
+  for (const auto& p : parts) bytes_uploaded_ += p.size();
+  for (const auto& p : parts) bytes_delivered_ += p.size();
+  size_t next = 0;
+  return with_device_buffers(*c, device, next, std::make_shared<DeviceHold>(), device_);
 }
 
 Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file, format::ScanOptions options,

@@ -89,13 +89,15 @@ class DeviceChunkDecoder final : public format::ChunkDecoder {
     kernels::DeviceBuffer selected;   // cuda: `selection` on the device
   };
   DeviceChunkDecoder(int device, DeviceDecodes where);
-  // @p col (host) moved to the device, buffer by buffer, children too.
+  // @p col (host) copied to the device through the session's pinned staging, children too;
+  // finish_split waits for the copies. Under `mu_`.
   Result<format::ColumnPtr> upload(const format::ColumnPtr& col);
   int device_;
   DeviceDecodes where_;
   std::mutex mu_;  // the session and `pending_`: the scan's column threads take turns
   std::unique_ptr<Cuda> cuda_;
   std::vector<Pending> pending_;
+  bool uploads_waiting_ = false;  // cuda: placed columns' copies not waited for yet
   std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, launches_{0}, bytes_uploaded_{0},
       bytes_delivered_{0};
 };

@@ -265,7 +265,10 @@ Result<DecodeSession> DecodeSession::create(const Options& options) {
 }
 
 DecodeSession::Slot::Slot(Slot&& other) noexcept
-    : stream(std::move(other.stream)), staging(std::move(other.staging)), copied(std::exchange(other.copied, nullptr)) {}
+    : stream(std::move(other.stream)),
+      staging(std::move(other.staging)),
+      overflow(std::move(other.overflow)),
+      copied(std::exchange(other.copied, nullptr)) {}
 
 DecodeSession::Slot::~Slot() {
   if (copied != nullptr) (void)cudaEventDestroy(copied);
@@ -276,7 +279,31 @@ Result<DecodeSession::Slot*> DecodeSession::next_slot() {
   next_ = (next_ + 1) % slots_.size();
   // The slot's staging buffer is free once its last copy ran; an event never recorded is complete.
   OC_TRY(cuda_check(cudaEventSynchronize(slot.copied), "wait for the staging buffer"));
+  slot.overflow = PinnedBuffer();
   return &slot;
+}
+
+Result<std::vector<DeviceBuffer>> DecodeSession::upload(std::span<const std::span<const uint8_t>> parts) {
+  OC_ASSIGN_OR_RETURN(Slot* slot, next_slot());
+  size_t arena = 0;
+  std::vector<size_t> offsets;
+  for (const auto& part : parts) {
+    offsets.push_back(arena);
+    arena += aligned(part.size());
+  }
+  OC_ASSIGN_OR_RETURN(uint8_t* staging, staging_for(arena, &slot->staging, slot->overflow));
+  std::vector<DeviceBuffer> out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (!parts[i].empty()) std::memcpy(staging + offsets[i], parts[i].data(), parts[i].size());
+    OC_ASSIGN_OR_RETURN(DeviceBuffer d, DeviceBuffer::allocate(parts[i].size(), slot->stream));
+    if (!parts[i].empty()) {
+      OC_TRY(cuda_check(cudaMemcpyAsync(d.data(), staging + offsets[i], parts[i].size(), cudaMemcpyHostToDevice,
+                                        slot->stream.handle()), "upload to device"));
+    }
+    out.push_back(std::move(d));
+  }
+  OC_TRY(cuda_check(cudaEventRecord(slot->copied, slot->stream.handle()), "cudaEventRecord"));
+  return out;
 }
 
 Result<DeviceColumn> DecodeSession::decode(const FusedPlan& plan) {

@@ -88,6 +88,12 @@ class DecodeSession {
   /// Queues the decode of every plan of @p plans on the next stream with one upload and one
   /// launch; returns once the inputs are staged.
   [[nodiscard]] Result<DeviceBatch> decode_batch(std::span<const FusedPlan* const> plans);
+  /// Queues copies of @p parts (host memory) into new device buffers on the next stream: one
+  /// memcpy of them all into its pinned staging buffer (or a pinned buffer of their own when
+  /// they do not fit), then one asynchronous copy each. Returns once the bytes are staged: the
+  /// host memory may change or go at once. The device buffers are complete when the stream
+  /// is, e.g. after `synchronize`.
+  [[nodiscard]] Result<std::vector<DeviceBuffer>> upload(std::span<const std::span<const uint8_t>> parts);
   /// Waits for @p column (decoded by this session) and checks its error word.
   [[nodiscard]] Result<void> finish(DeviceColumn& column);
   /// Waits for @p batch (decoded by this session) and checks its error words.
@@ -107,7 +113,8 @@ class DecodeSession {
     ~Slot();
     Stream stream = Stream::null();
     PinnedBuffer staging;
-    CUevent_st* copied = nullptr;  ///< recorded after the last upload from `staging`
+    PinnedBuffer overflow;         ///< an upload too large for `staging`, until the slot's next use
+    CUevent_st* copied = nullptr;  ///< recorded after the last upload from `staging` or `overflow`
   };
   // The next slot round robin, once its staging buffer's last upload has run.
   Result<Slot*> next_slot();

@@ -76,6 +76,9 @@ Result<DeviceColumn> DecodeSession::decode(const FusedPlan&) {
 Result<DeviceBatch> DecodeSession::decode_batch(std::span<const FusedPlan* const>) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
+Result<std::vector<DeviceBuffer>> DecodeSession::upload(std::span<const std::span<const uint8_t>>) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<void> DecodeSession::finish(DeviceColumn&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<void> DecodeSession::finish(DeviceBatch&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 Result<Stream*> DecodeSession::stream_of(CUstream_st*) {
