@@ -4,43 +4,67 @@
 #
 #   scripts/gpu_check.sh --prepare   HERE (no GPU needed): build for Hopper (-gencode
 #                                    arch=compute_90,code=sm_90) and bundle what the device run
-#                                    needs into .gpucheck/ (binaries, their non-system shared
-#                                    libraries, the tpchgen-cli, vortex-data and substrait wheels)
+#                                    needs into .gpucheck/: native.tar.gz (the binaries and their
+#                                    non-system shared libraries, compressed: the device tool
+#                                    carries 64 MiB in all, working tree included) and the
+#                                    tpchgen-cli, vortex-data and substrait wheels
 #   scripts/gpu_check.sh --dry-run   HERE: --prepare, then every step that runs without a GPU
-#                                    (the GPU tests must SKIP with 77; the end-to-end planning runs
-#                                    on a local lineitem file), and list the device steps
+#                                    (the GPU tests must SKIP with 77, the kTLS tests pass or
+#                                    SKIP; the end-to-end planning and the batch check run on a
+#                                    local lineitem file), the summary of what that measured,
+#                                    and the list of the device steps
+#   scripts/gpu_check.sh --summary DIR   the summary table again, from a run's files in DIR
 #   scripts/gpu_check.sh             THERE: the device run, with `carry: [".gpucheck"]`:
-#     1. the build: the bundle's binaries (the device image has nvcc but not onecopy's Debian
-#        dependencies: fmt, spdlog, protobuf, liburing, Catch2); ONECOPY_GPU_BUILD=1 builds there
-#        instead, where meson and those dependencies exist;
+#     0. native.tar.gz unpacked into $UNPACK (the device image has nvcc but not onecopy's Debian
+#        dependencies: fmt, spdlog, protobuf, liburing, OpenSSL, Catch2); ONECOPY_GPU_BUILD=1
+#        builds there instead, where meson and those dependencies exist (not in the budget);
+#     1. nvidia-smi: card, driver, clocks, temperature;
 #     2. onecopy-tests-gpu: every kernel against the CPU decoders, bit-exact;
-#     3. TPC-H lineitem SF1 generated there (tpchgen-cli -> Parquet -> vortex-data's default
-#        writer; SF1 as Vortex is ~170 MiB, too big to carry), then onecopy-gpu-bench: the D2D
-#        and pinned H2D ceilings, each kernel's output GB/s next to D2D, and the end-to-end
-#        decode of the file's fusable columns from pinned memory vs the H2D floor and vs
-#        onecopy's CPU decoders on 16 threads; pyarrow decoding the same columns from Parquet;
-#        the table is printed last.
-# Every device step has a timeout (180 + 60 + 90 + 90 + 30 s: 7.5 min in the worst case;
-# about 3 expected). Logs land in $OUT (the device tool's return folder) when it is set, else in .gpucheck/out/.
+#     3. onecopy-tests-ktls: kernel TLS over loopback; exit 77 (SKIP: the kernel has no TLS
+#        ULP) is not a failure of the check, any other non-zero exit is;
+#     4. TPC-H lineitem SF1 generated there (wheels installed; tpchgen-cli -> Parquet ->
+#        vortex-data's default writer; SF1 as Vortex is ~170 MiB, too big to carry);
+#     5. onecopy-gpu-bench: the D2D and pinned H2D ceilings, each kernel's output GB/s next to
+#        D2D, and the end-to-end decode of the file's fusable columns from pinned memory, per
+#        plan and batched (DecodeSession::decode_batch), vs the H2D floor and vs onecopy's CPU
+#        decoders on all cores; without the data, the kernel table alone;
+#     6. pyarrow decoding the same columns from Parquet;
+#     7. the logs, then the summary table last (tests, kernels vs D2D, lineitem vs H2D).
+# Every device step has a timeout: unpack 10 + nvidia-smi 10 + GPU tests 110 + kTLS tests 30 +
+# wheels 20 + tpchgen 60 + Vortex write 90 + bench 90 + pyarrow 30 = 450 s, plus 5 s each for
+# the three binaries to die after SIGTERM: 465 s (7 min 45 s) with every step at its limit;
+# about 3 min expected. Logs land in $OUT (the device tool's return
+# folder) when it is set, else in .gpucheck/out/ (--dry-run: $BUILD_DIR/gpucheck-dry-run/):
+# device.txt, tests-gpu.log, tests-ktls.log, bench.txt, parquet.txt, fused_columns.txt,
+# summary.txt (7 files; the tool returns 8 at most).
 #
 # Environment: BUILD_DIR (default build-h200), TPCH_SF (default 1), ONECOPY_GPU_BUILD=1,
+# UNPACK (default /tmp/onecopy-gpucheck), BUILD_LOCK (a file ninja runs under `flock`),
 # DRY_RUN_VORTEX (the lineitem file --dry-run plans; default build/bench-data/sf0.1/...).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$ROOT"
+cd "$ROOT" || exit 1
 BUNDLE=$ROOT/.gpucheck
 BUILD_DIR=${BUILD_DIR:-$ROOT/build-h200}
 TPCH_SF=${TPCH_SF:-1}
+UNPACK=${UNPACK:-/tmp/onecopy-gpucheck}
 GENCODE='-gencode=arch=compute_90,code=sm_90'
 WHEELS=("tpchgen-cli==4.0.0" "vortex-data==0.93.0" "substrait==0.28.0")
-BINARIES=(tests/onecopy-tests-gpu scripts/onecopy-gpu-bench)
+BINARIES=(tests/onecopy-tests-gpu tests/onecopy-tests-ktls scripts/onecopy-gpu-bench)
 CARRY_LIMIT=$((64 * 1024 * 1024))
+LOG_LINES=500  # a test log keeps its last lines (the tool returns files of 16 MiB at most)
+# Device-step timeouts in seconds; the header's budget adds them up.
+T_UNPACK=10 T_SMI=10 T_TESTS_GPU=110 T_TESTS_KTLS=30 T_WHEELS=20 T_TPCHGEN=60 T_VORTEX=90
+T_BENCH=90 T_PARQUET=30 T_BUILD=600
+OUT_FILES=(device.txt tests-gpu.log tests-ktls.log bench.txt parquet.txt fused_columns.txt summary.txt)
 
 step() { printf '\n== %s\n' "$*"; }
 die() { echo "gpu_check: $*" >&2; exit 1; }
 
-# Builds the two binaries for sm_90 (nice: other builds share this machine).
+# Builds the binaries for sm_90 (nice: other builds share this machine; BUILD_LOCK, when set,
+# is a file that ninja runs under `flock`, so builds sharing a few cores take turns). $1: a
+# timeout in seconds for ninja (the device run's ONECOPY_GPU_BUILD=1).
 build() {
   export PATH=/usr/local/cuda/bin:$PATH
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
@@ -48,22 +72,36 @@ build() {
   else
     meson configure "$BUILD_DIR" "-Dcuda_args=$GENCODE" || die "meson configure failed"
   fi
-  nice -n 10 ninja -C "$BUILD_DIR" "${BINARIES[@]}" || die "build failed"
+  ${1:+timeout "$1"} ${BUILD_LOCK:+flock "$BUILD_LOCK"} nice -n 10 ninja -C "$BUILD_DIR" "${BINARIES[@]}" ||
+    die "build failed"
+}
+
+# Bytes the device tool sends: the working tree's tracked and untracked-not-ignored files, plus
+# the bundle (ignored, carried), plus shared/ where the checkout has one.
+travel_bytes() {
+  local tree bundle shared=0
+  tree=$(git ls-files -z -co --exclude-standard | du -cb --files0-from=- 2>/dev/null | tail -n 1 | cut -f1)
+  bundle=$(du -sb "$BUNDLE" | cut -f1)
+  [ -d "$ROOT/shared" ] && shared=$(du -sb "$ROOT/shared" | cut -f1)
+  echo $((tree + bundle + shared))
 }
 
 prepare() {
   step "build for sm_90 in $BUILD_DIR"
   build
   step "bundle into $BUNDLE"
-  rm -rf "$BUNDLE/bin" "$BUNDLE/lib"
-  mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/wheels"
+  local stage=$BUILD_DIR/gpucheck-native
+  rm -rf "$stage" "${BUNDLE:?}/bin" "${BUNDLE:?}/lib" "${BUNDLE:?}/out"
+  mkdir -p "$stage/bin" "$stage/lib" "$BUNDLE/wheels"
   for b in "${BINARIES[@]}"; do
-    strip -o "$BUNDLE/bin/$(basename "$b")" "$BUILD_DIR/$b" || die "strip $b"
+    strip -o "$stage/bin/$(basename "$b")" "$BUILD_DIR/$b" || die "strip $b"
   done
   # Every shared library but the C runtime's own (the device image has a newer glibc and libstdc++).
-  ldd "$BUILD_DIR"/tests/onecopy-tests-gpu "$BUILD_DIR"/scripts/onecopy-gpu-bench | awk '$3 ~ /^\// {print $3}' |
-    sort -u | grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
-    while read -r lib; do cp -L "$lib" "$BUNDLE/lib/"; done
+  ldd "${BINARIES[@]/#/$BUILD_DIR/}" | awk '$3 ~ /^\// {print $3}' | sort -u |
+    grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
+    while read -r lib; do cp -L "$lib" "$stage/lib/"; done
+  # gzip, not xz: gzip is on every Debian and Ubuntu image (Essential), xz may be missing.
+  tar -C "$stage" -cf - bin lib | gzip -9 >"$BUNDLE/native.tar.gz" || die "tar native.tar.gz"
   for w in "${WHEELS[@]}"; do
     name=${w%%==*}
     ls "$BUNDLE/wheels/${name//-/_}"-*.whl >/dev/null 2>&1 && continue
@@ -72,98 +110,223 @@ prepare() {
       --platform any -d "$BUNDLE/wheels" "$w" || die "pip download $w"
   done
   cp "$ROOT/scripts/gpu_check.sh" "$BUNDLE/"  # for reference only: the run uses scripts/
-  local size
-  size=$(du -sb "$BUNDLE" --exclude=out | cut -f1)
-  echo "bundle: $((size / 1024 / 1024)) MiB of the device tool's 64 MiB working-tree limit (source tree not counted)"
-  ls -la "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/wheels"
-  [ "$size" -lt "$CARRY_LIMIT" ] || die "bundle too large to carry"
+  tar -tzvf "$BUNDLE/native.tar.gz"
+  ls -la "$BUNDLE" "$BUNDLE/wheels"
+  local bundle total
+  bundle=$(du -sb "$BUNDLE" | cut -f1)
+  total=$(travel_bytes)
+  echo "bundle: $((bundle / 1024 / 1024)) MiB ($(du -b "$BUNDLE/native.tar.gz" | cut -f1) bytes native.tar.gz);" \
+    "with the working tree $((total / 1024 / 1024)) MiB of the device tool's 64 MiB"
+  [ "$total" -lt "$CARRY_LIMIT" ] || die "working tree and bundle too large to carry ($total bytes)"
 }
 
-# The commands the device run executes; $1 = "echo" lists them instead.
+# Unpacks native.tar.gz into $UNPACK (bin/, lib/).
+unpack() {
+  rm -rf "$UNPACK" && mkdir -p "$UNPACK" || return 1
+  timeout "$T_UNPACK" tar -C "$UNPACK" -xzf "$BUNDLE/native.tar.gz"
+}
+
+# Runs bundled binary $1 with the bundle's libraries (for it alone: Python must keep its own).
+run_bin() {
+  local bin=$1
+  shift
+  env LD_LIBRARY_PATH="$UNPACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$UNPACK/bin/$bin" "$@"
+}
+
+# Runs test executable $1 under a timeout of $2 s; its last LOG_LINES lines and a final
+# "$1: exit N" line go to $3, their tail to stdout. Returns its exit status.
+run_test() {
+  local name=$1 limit=$2 log=$3 rc
+  shift 3
+  timeout -k 5 "$limit" env LD_LIBRARY_PATH="$UNPACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+    "$UNPACK/bin/$name" "$@" >"$log.full" 2>&1
+  rc=$?
+  tail -n "$LOG_LINES" "$log.full" >"$log"
+  rm -f "$log.full"
+  echo "$name: exit $rc" >>"$log"
+  tail -n 12 "$log"
+  return "$rc"
+}
+
+# The status of a test run from its log ($1) and name ($2): PASS, SKIP, FAIL or TIMEOUT, with
+# Catch2's last summary line (or the SKIP line).
+test_status() {
+  local log=$1 name=$2 rc detail
+  [ -f "$log" ] || { echo "not run"; return; }
+  rc=$(sed -n "s/^$name: exit \([0-9]*\)$/\1/p" "$log" | tail -n 1)
+  detail=$(grep -E '^(All tests passed|test cases:|SKIP:)' "$log" | tail -n 1 | tr -s ' ')
+  case "$rc" in
+    0) echo "PASS (${detail:-no Catch2 summary})" ;;
+    77) echo "SKIP (exit 77: ${detail:-no reason given})" ;;
+    124 | 137) echo "TIMEOUT (exit $rc)" ;;
+    "") echo "unknown (no exit status in $log)" ;;
+    *) echo "FAIL (exit $rc${detail:+: $detail})" ;;
+  esac
+}
+
+# The summary table from a run's files in $1. Every number is copied from the bench's own
+# output (bench.txt, parquet.txt), none made up: what is missing reads "not measured".
+summary() {
+  local dir=$1 bench=$1/bench.txt
+  step "summary"
+  echo "GPU tests, bit-exact vs the CPU decoders (onecopy-tests-gpu): $(test_status "$dir/tests-gpu.log" onecopy-tests-gpu)"
+  echo "kernel TLS tests (onecopy-tests-ktls): $(test_status "$dir/tests-ktls.log" onecopy-tests-ktls)"
+  [ -s "$dir/device.txt" ] && echo "device: $(tail -n 1 "$dir/device.txt")"
+  echo
+  if [ -f "$bench" ] && grep -q '^kernel (fused launch)' "$bench"; then
+    # Kernel rows: "%-40s %12.1f %9.0f%% %10.1f" (name, output GB/s, % of D2D, in+out GB/s), up to
+    # the first line without a percentage; the D2D row carries the copy rate as its output.
+    awk '
+      /^kernel \(fused launch\)/ { on = 1; next }
+      on && $(NF - 1) !~ /%$/ { on = 0 }
+      !on { next }
+      /^D2D copy \(cudaMemcpyAsync\)/ { d2d = $(NF - 2); next }
+      { name = substr($0, 1, 40); sub(/ +$/, "", name); n++; rows[n] = name; out[n] = $(NF - 2); pct[n] = $(NF - 1) }
+      END {
+        printf "%-40s %12s %14s %9s\n", "kernel (one fused launch)", "output GB/s", "D2D copy GB/s", "of D2D"
+        for (i = 1; i <= n; i++) printf "%-40s %12s %14s %9s\n", rows[i], out[i], d2d, pct[i]
+      }' "$bench"
+  else
+    echo "kernels: not measured (no kernel table in ${bench})"
+  fi
+  echo
+  if [ -f "$bench" ] && grep -q '^end to end, ' "$bench"; then
+    grep -m 1 '^D2D copy: ' "$bench" | sed 's/.*; pinned H2D: /pinned H2D copy (the floor'"'"'s rate): /'
+    # Rows: a 48-character label, then time ms, decoded GB/s, x floor, uploaded MB.
+    awk '
+      /^end to end, / { on = 1; sub(/^end to end, /, "lineitem end to end, "); print; next }
+      on && /^path / {
+        printf "%-48s %10s %12s %12s\n", "path", "time ms", "decoded GB/s", "x H2D floor"; next
+      }
+      on && /^e2e vs H2D floor/ { on = 0; print; next }
+      on { label = substr($0, 1, 48); sub(/ +$/, "", label); split(substr($0, 49), f, " ")
+           printf "%-48s %10s %12s %12s\n", label, f[1], f[2], f[3] }
+      /^GPU: FSST/ { print }' "$bench"
+    [ -f "$dir/parquet.txt" ] && grep -v '^$' "$dir/parquet.txt" | tail -n 1
+  else
+    echo "lineitem end to end (per plan and batched) vs H2D: not measured (no end-to-end table in ${bench})"
+  fi
+  echo
+  echo "IPC hand-off: not built yet (daemon device delivery pending)"
+}
+
+# The commands the device run executes, for --dry-run to list.
 device_steps() {
-  local run=${1:-}
   local out=${OUT:-$BUNDLE/out}
   local data=/tmp/tpch/sf$TPCH_SF
-  $run mkdir -p "$out" "$data"
-  $run nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
-  $run env LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/onecopy-tests-gpu" --durations yes
-  $run python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    "$BUNDLE"/wheels/*.whl
-  $run env PATH="/tmp/site/bin:$PATH" PYTHONPATH=/tmp/site tpchgen-cli parquet -s "$TPCH_SF" --tables=lineitem \
-    --output-dir="$data"
-  $run env PYTHONPATH=/tmp/site python3 "$ROOT/scripts/gpu_check_data.py" write "$data/lineitem.parquet" \
-    "$data/lineitem.vortex"
-  $run env LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/onecopy-gpu-bench" --file "$data/lineitem.vortex" \
-    --cpu-threads "$(nproc)"
-  $run env PYTHONPATH=/tmp/site python3 "$ROOT/scripts/gpu_check_data.py" parquet "$data/lineitem.parquet" \
-    "$out/fused_columns.txt"
+  local lib="LD_LIBRARY_PATH=$UNPACK/lib"
+  cat <<EOF
+mkdir -p $out $data
+timeout $T_UNPACK tar -C $UNPACK -xzf $BUNDLE/native.tar.gz
+timeout $T_SMI nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
+timeout $T_TESTS_GPU env $lib $UNPACK/bin/onecopy-tests-gpu --durations yes   (> tests-gpu.log)
+timeout $T_TESTS_KTLS env $lib $UNPACK/bin/onecopy-tests-ktls   (> tests-ktls.log; exit 77 = SKIP)
+timeout $T_WHEELS python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $BUNDLE/wheels/*.whl
+timeout $T_TPCHGEN tpchgen-cli parquet -s $TPCH_SF --tables=lineitem --output-dir=$data   (PATH, PYTHONPATH: /tmp/site)
+timeout $T_VORTEX python3 $ROOT/scripts/gpu_check_data.py write $data/lineitem.parquet $data/lineitem.vortex
+timeout $T_BENCH env $lib $UNPACK/bin/onecopy-gpu-bench --file $data/lineitem.vortex --cpu-threads \$(nproc)   (> bench.txt)
+timeout $T_PARQUET python3 $ROOT/scripts/gpu_check_data.py parquet $data/lineitem.parquet $out/fused_columns.txt   (> parquet.txt)
+summary table from $out (> summary.txt)
+EOF
+}
+
+# Clears the files of an earlier run from output folder $1.
+clear_out() {
+  mkdir -p "$1"
+  for f in "${OUT_FILES[@]}"; do rm -f "${1:?}/$f"; done
 }
 
 device_run() {
   local out=${OUT:-$BUNDLE/out}
   local data=/tmp/tpch/sf$TPCH_SF
-  mkdir -p "$out" "$data"
+  mkdir -p "$data"
+  clear_out "$out"
   if [ "${ONECOPY_GPU_BUILD:-0}" = 1 ]; then
     step "build there"
-    build
-    mkdir -p "$BUNDLE/bin"
-    for b in "${BINARIES[@]}"; do cp "$BUILD_DIR/$b" "$BUNDLE/bin/"; done
+    build "$T_BUILD"
+    rm -rf "$UNPACK" && mkdir -p "$UNPACK/bin"
+    for b in "${BINARIES[@]}"; do cp "$BUILD_DIR/$b" "$UNPACK/bin/"; done
+  else
+    step "unpack the bundle into $UNPACK"
+    [ -f "$BUNDLE/native.tar.gz" ] || die "no bundle: run scripts/gpu_check.sh --prepare here first, carry .gpucheck"
+    unpack || die "unpack of $BUNDLE/native.tar.gz failed"
   fi
-  [ -x "$BUNDLE/bin/onecopy-tests-gpu" ] || die "no bundle: run scripts/gpu_check.sh --prepare here first, carry .gpucheck"
-  export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   step "device"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv | tee "$out/device.txt"
+  timeout "$T_SMI" nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv |
+    tee "$out/device.txt"
   step "GPU tests (onecopy-tests-gpu)"
-  timeout 180 "$BUNDLE/bin/onecopy-tests-gpu" --durations yes >"$out/tests-gpu.log" 2>&1
+  run_test onecopy-tests-gpu "$T_TESTS_GPU" "$out/tests-gpu.log" --durations yes
   local tests_rc=$?
-  tail -n 25 "$out/tests-gpu.log"
+  step "kernel TLS tests (onecopy-tests-ktls; exit 77 = SKIP)"
+  run_test onecopy-tests-ktls "$T_TESTS_KTLS" "$out/tests-ktls.log"
+  local ktls_rc=$?
   step "TPC-H lineitem SF$TPCH_SF"
-  local t0=$SECONDS
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    "$BUNDLE"/wheels/*.whl || die "wheel install"
-  if [ ! -f "$data/lineitem.parquet" ]; then
-    PATH="/tmp/site/bin:$PATH" PYTHONPATH=/tmp/site timeout 60 tpchgen-cli parquet -s "$TPCH_SF" --tables=lineitem \
-      --output-dir="$data" || die "tpchgen-cli"
+  local t0=$SECONDS data_ok=1
+  timeout "$T_WHEELS" python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site "$BUNDLE"/wheels/*.whl || { echo "gpu_check: wheel install failed"; data_ok=0; }
+  if [ "$data_ok" = 1 ] && [ ! -f "$data/lineitem.parquet" ]; then
+    PATH="/tmp/site/bin:$PATH" PYTHONPATH=/tmp/site timeout "$T_TPCHGEN" tpchgen-cli parquet -s "$TPCH_SF" \
+      --tables=lineitem --output-dir="$data" || { echo "gpu_check: tpchgen-cli failed"; data_ok=0; }
   fi
-  [ -f "$data/lineitem.vortex" ] || PYTHONPATH=/tmp/site timeout 90 python3 "$ROOT/scripts/gpu_check_data.py" write \
-    "$data/lineitem.parquet" "$data/lineitem.vortex" || die "vortex write"
-  echo "data ready in $((SECONDS - t0)) s: $(du -h "$data"/lineitem.* | tr '\n' ' ')"
+  if [ "$data_ok" = 1 ] && [ ! -f "$data/lineitem.vortex" ]; then
+    PYTHONPATH=/tmp/site timeout "$T_VORTEX" python3 "$ROOT/scripts/gpu_check_data.py" write \
+      "$data/lineitem.parquet" "$data/lineitem.vortex" || { echo "gpu_check: Vortex write failed"; data_ok=0; }
+  fi
+  [ "$data_ok" = 1 ] && echo "data ready in $((SECONDS - t0)) s: $(du -h "$data"/lineitem.* | tr '\n' ' ')"
   step "bench"
-  timeout 90 "$BUNDLE/bin/onecopy-gpu-bench" --file "$data/lineitem.vortex" --cpu-threads "$(nproc)" >"$out/bench.txt" 2>&1
+  local file_args=()
+  [ "$data_ok" = 1 ] && file_args=(--file "$data/lineitem.vortex")
+  timeout -k 5 "$T_BENCH" env LD_LIBRARY_PATH="$UNPACK/lib" "$UNPACK/bin/onecopy-gpu-bench" "${file_args[@]}" \
+    --cpu-threads "$(nproc)" >"$out/bench.txt" 2>&1
   local bench_rc=$?
-  grep '^  fused: ' "$out/bench.txt" | sed 's/^  fused: \([^ ]*\).*/\1/' | sort -u >"$out/fused_columns.txt"
-  PYTHONPATH=/tmp/site timeout 30 python3 "$ROOT/scripts/gpu_check_data.py" parquet "$data/lineitem.parquet" \
-    "$out/fused_columns.txt" >"$out/parquet.txt" 2>&1
-  step "table"
-  cat "$out/bench.txt" "$out/parquet.txt"
-  echo "onecopy-tests-gpu: exit $tests_rc; onecopy-gpu-bench: exit $bench_rc"
-  [ "$tests_rc" = 0 ] && [ "$bench_rc" = 0 ]
+  echo "onecopy-gpu-bench: exit $bench_rc" >>"$out/bench.txt"
+  if [ "$data_ok" = 1 ]; then
+    grep '^  fused: ' "$out/bench.txt" | sed 's/^  fused: \([^ ]*\).*/\1/' | sort -u >"$out/fused_columns.txt"
+    PYTHONPATH=/tmp/site timeout "$T_PARQUET" python3 "$ROOT/scripts/gpu_check_data.py" parquet \
+      "$data/lineitem.parquet" "$out/fused_columns.txt" >"$out/parquet.txt" 2>&1
+  fi
+  step "logs"
+  cat "$out/bench.txt"
+  [ -f "$out/parquet.txt" ] && cat "$out/parquet.txt"
+  summary "$out" | tee "$out/summary.txt"
+  echo "onecopy-tests-gpu: exit $tests_rc; onecopy-tests-ktls: exit $ktls_rc (77 = SKIP);" \
+    "data: $([ "$data_ok" = 1 ] && echo ok || echo failed); onecopy-gpu-bench: exit $bench_rc"
+  [ "$tests_rc" = 0 ] && { [ "$ktls_rc" = 0 ] || [ "$ktls_rc" = 77 ]; } && [ "$data_ok" = 1 ] && [ "$bench_rc" = 0 ]
 }
 
 dry_run() {
   prepare
+  local out=${OUT:-$BUILD_DIR/gpucheck-dry-run}
+  clear_out "$out"
+  step "unpack the bundle into $UNPACK"
+  unpack || die "unpack of $BUNDLE/native.tar.gz failed"
   step "GPU tests here (expect SKIP, exit 77)"
-  LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/onecopy-tests-gpu"
+  run_test onecopy-tests-gpu "$T_TESTS_GPU" "$out/tests-gpu.log"
   local rc=$?
   [ "$rc" = 77 ] || [ "$rc" = 0 ] || die "onecopy-tests-gpu exited $rc"
-  echo "onecopy-tests-gpu exit $rc"
-  LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/onecopy-gpu-bench" --quick
+  step "kernel TLS tests here (pass, or SKIP with 77 without kernel TLS)"
+  run_test onecopy-tests-ktls "$T_TESTS_KTLS" "$out/tests-ktls.log"
+  rc=$?
+  [ "$rc" = 77 ] || [ "$rc" = 0 ] || die "onecopy-tests-ktls exited $rc"
+  step "bench here (expect SKIP, exit 77)"
+  run_bin onecopy-gpu-bench --quick
   echo "onecopy-gpu-bench exit $? (77 = SKIP without a device)"
   local vtx=${DRY_RUN_VORTEX:-$ROOT/build/bench-data/sf0.1/lineitem.vortex}
   if [ -f "$vtx" ]; then
-    step "end-to-end planning on $vtx (host half, no GPU)"
-    LD_LIBRARY_PATH="$BUNDLE/lib" "$BUNDLE/bin/onecopy-gpu-bench" --file "$vtx" --plan-only --cpu-threads "$(nproc)" ||
-      die "plan-only failed"
+    step "end-to-end planning and batch check on $vtx (host half, no GPU)"
+    run_bin onecopy-gpu-bench --file "$vtx" --plan-only --cpu-threads "$(nproc)" || die "plan-only failed"
   else
     echo "(no $vtx: set DRY_RUN_VORTEX to plan a local lineitem file)"
   fi
+  summary "$out" | tee "$out/summary.txt"
   step "the device run would execute (carry: [\".gpucheck\"]; command: scripts/gpu_check.sh)"
-  device_steps echo
+  device_steps
 }
 
 case "${1:-}" in
   --prepare) prepare ;;
   --dry-run) dry_run ;;
+  --summary) [ $# = 2 ] || die "usage: $0 --summary DIR"; summary "$2" ;;
   "") device_run ;;
-  *) die "usage: $0 [--prepare | --dry-run]" ;;
+  *) die "usage: $0 [--prepare | --dry-run | --summary DIR]" ;;
 esac
