@@ -138,8 +138,9 @@ run_bin() {
 run_test() {
   local name=$1 limit=$2 log=$3 rc
   shift 3
+  # ONECOPY_SOURCE_DIR: the tests' seed files in this checkout, not where the binary was built.
   timeout -k 5 "$limit" env LD_LIBRARY_PATH="$UNPACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-    "$UNPACK/bin/$name" "$@" >"$log.full" 2>&1
+    ONECOPY_SOURCE_DIR="$ROOT" "$UNPACK/bin/$name" "$@" >"$log.full" 2>&1
   rc=$?
   tail -n "$LOG_LINES" "$log.full" >"$log"
   rm -f "$log.full"
@@ -219,7 +220,7 @@ device_steps() {
 mkdir -p $out $data
 timeout $T_UNPACK tar -C $UNPACK -xzf $BUNDLE/native.tar.gz
 timeout $T_SMI nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
-timeout $T_TESTS_GPU env $lib $UNPACK/bin/onecopy-tests-gpu --durations yes   (> tests-gpu.log)
+timeout $T_TESTS_GPU env $lib ONECOPY_SOURCE_DIR=$ROOT $UNPACK/bin/onecopy-tests-gpu --durations yes   (> tests-gpu.log)
 timeout $T_TESTS_KTLS env $lib $UNPACK/bin/onecopy-tests-ktls   (> tests-ktls.log; exit 77 = SKIP)
 timeout $T_WHEELS python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site $BUNDLE/wheels/*.whl
 timeout $T_TPCHGEN tpchgen-cli parquet -s $TPCH_SF --tables=lineitem --output-dir=$data   (PATH, PYTHONPATH: /tmp/site)
