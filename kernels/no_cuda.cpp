@@ -129,6 +129,12 @@ Result<ShareKind> share_kind(int) { return OC_ERROR(Errc::cuda, "onecopy was bui
 Result<SharedDeviceMemory> SharedDeviceMemory::allocate(int, size_t, ShareKind) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
+Result<SharedDeviceMemory> SharedDeviceMemory::import_fd(int, int, size_t) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<SharedDeviceMemory> SharedDeviceMemory::import_ipc(int, const std::array<uint8_t, 64>&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 SharedDeviceMemory::SharedDeviceMemory(SharedDeviceMemory&&) noexcept {}
 SharedDeviceMemory& SharedDeviceMemory::operator=(SharedDeviceMemory&&) noexcept { return *this; }
 SharedDeviceMemory::~SharedDeviceMemory() = default;
@@ -136,14 +142,5 @@ Result<int> SharedDeviceMemory::export_fd() const { return OC_ERROR(Errc::cuda, 
 Result<std::array<uint8_t, 64>> SharedDeviceMemory::ipc_handle() const {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
-Result<ImportedDeviceMemory> ImportedDeviceMemory::import_fd(int, int, size_t) {
-  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
-}
-Result<ImportedDeviceMemory> ImportedDeviceMemory::import_ipc(int, const std::array<uint8_t, 64>&) {
-  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
-}
-ImportedDeviceMemory::ImportedDeviceMemory(ImportedDeviceMemory&&) noexcept {}
-ImportedDeviceMemory& ImportedDeviceMemory::operator=(ImportedDeviceMemory&&) noexcept { return *this; }
-ImportedDeviceMemory::~ImportedDeviceMemory() = default;
 
 }  // namespace oc::kernels

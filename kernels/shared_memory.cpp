@@ -146,7 +146,6 @@ Result<SharedDeviceMemory> SharedDeviceMemory::allocate(int device, size_t bytes
   OC_TRY(enter(device));
   SharedDeviceMemory m;
   m.kind_ = kind;
-  m.device_ = device;
   if (kind == ShareKind::ipc) {
     OC_TRY(cuda_check(cudaMalloc(&m.data_, bytes), "cudaMalloc (shared)"));
     m.size_ = bytes;
@@ -169,12 +168,41 @@ Result<SharedDeviceMemory> SharedDeviceMemory::allocate(int device, size_t bytes
   return m;
 }
 
+Result<SharedDeviceMemory> SharedDeviceMemory::import_fd(int device, int fd, size_t bytes) {
+  OC_EXPECT(fd >= 0 && bytes > 0, invalid, "import of descriptor {} for {} bytes", fd, bytes);
+  OC_TRY(enter(device));
+  OC_ASSIGN_OR_RETURN(const Driver* d, driver());
+  SharedDeviceMemory m;
+  m.kind_ = ShareKind::vmm;
+  m.imported_ = true;
+  CUmemGenericAllocationHandle handle = 0;
+  OC_TRY(cu_check(d->import_handle(&handle, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                  "cuMemImportFromShareableHandle"));
+  m.handle_ = handle;
+  m.size_ = bytes;
+  OC_ASSIGN_OR_RETURN(CUdeviceptr ptr, map_for(*d, handle, bytes, device));
+  m.data_ = reinterpret_cast<void*>(ptr);
+  return m;
+}
+
+Result<SharedDeviceMemory> SharedDeviceMemory::import_ipc(int device, const std::array<uint8_t, 64>& handle) {
+  OC_TRY(enter(device));
+  SharedDeviceMemory m;
+  m.kind_ = ShareKind::ipc;
+  m.imported_ = true;
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, handle.data(), sizeof(h));
+  OC_TRY(cuda_check(cudaIpcOpenMemHandle(&m.data_, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle"));
+  return m;
+}
+
 SharedDeviceMemory::SharedDeviceMemory(SharedDeviceMemory&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       handle_(std::exchange(other.handle_, 0)),
       kind_(other.kind_),
-      device_(other.device_) {}
+      imported_(other.imported_) {}
 
 SharedDeviceMemory& SharedDeviceMemory::operator=(SharedDeviceMemory&& other) noexcept {
   if (this != &other) {
@@ -183,7 +211,7 @@ SharedDeviceMemory& SharedDeviceMemory::operator=(SharedDeviceMemory&& other) no
     size_ = std::exchange(other.size_, 0);
     handle_ = std::exchange(other.handle_, 0);
     kind_ = other.kind_;
-    device_ = other.device_;
+    imported_ = other.imported_;
   }
   return *this;
 }
@@ -191,10 +219,10 @@ SharedDeviceMemory& SharedDeviceMemory::operator=(SharedDeviceMemory&& other) no
 SharedDeviceMemory::~SharedDeviceMemory() { reset(); }
 
 void SharedDeviceMemory::reset() noexcept {
-  if (kind_ == ShareKind::ipc) {
-    if (data_ != nullptr) (void)cudaFree(data_);
-  } else {
+  if (kind_ == ShareKind::vmm) {
     unmap_and_release(data_, size_, handle_);
+  } else if (data_ != nullptr) {
+    (void)(imported_ ? cudaIpcCloseMemHandle(data_) : cudaFree(data_));
   }
   data_ = nullptr;
   size_ = 0;
@@ -211,70 +239,14 @@ Result<int> SharedDeviceMemory::export_fd() const {
 }
 
 Result<std::array<uint8_t, 64>> SharedDeviceMemory::ipc_handle() const {
-  OC_EXPECT(kind_ == ShareKind::ipc && data_ != nullptr, invalid, "only cudaMalloc memory has an IPC handle");
+  OC_EXPECT(kind_ == ShareKind::ipc && !imported_ && data_ != nullptr, invalid,
+            "only cudaMalloc memory allocated here has an IPC handle");
   cudaIpcMemHandle_t h;
   OC_TRY(cuda_check(cudaIpcGetMemHandle(&h, data_), "cudaIpcGetMemHandle"));
   static_assert(sizeof(h) == 64, "cudaIpcMemHandle_t is 64 bytes");
   std::array<uint8_t, 64> out{};
   std::memcpy(out.data(), &h, sizeof(h));
   return out;
-}
-
-Result<ImportedDeviceMemory> ImportedDeviceMemory::import_fd(int device, int fd, size_t bytes) {
-  OC_EXPECT(fd >= 0 && bytes > 0, invalid, "import of descriptor {} for {} bytes", fd, bytes);
-  OC_TRY(enter(device));
-  OC_ASSIGN_OR_RETURN(const Driver* d, driver());
-  ImportedDeviceMemory m;
-  m.kind_ = ShareKind::vmm;
-  CUmemGenericAllocationHandle handle = 0;
-  OC_TRY(cu_check(d->import_handle(&handle, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
-                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
-                  "cuMemImportFromShareableHandle"));
-  m.handle_ = handle;
-  m.size_ = bytes;
-  OC_ASSIGN_OR_RETURN(CUdeviceptr ptr, map_for(*d, handle, bytes, device));
-  m.data_ = reinterpret_cast<void*>(ptr);
-  return m;
-}
-
-Result<ImportedDeviceMemory> ImportedDeviceMemory::import_ipc(int device, const std::array<uint8_t, 64>& handle) {
-  OC_TRY(enter(device));
-  ImportedDeviceMemory m;
-  m.kind_ = ShareKind::ipc;
-  cudaIpcMemHandle_t h;
-  std::memcpy(&h, handle.data(), sizeof(h));
-  OC_TRY(cuda_check(cudaIpcOpenMemHandle(&m.data_, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle"));
-  return m;
-}
-
-ImportedDeviceMemory::ImportedDeviceMemory(ImportedDeviceMemory&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      handle_(std::exchange(other.handle_, 0)),
-      kind_(other.kind_) {}
-
-ImportedDeviceMemory& ImportedDeviceMemory::operator=(ImportedDeviceMemory&& other) noexcept {
-  if (this != &other) {
-    reset();
-    data_ = std::exchange(other.data_, nullptr);
-    size_ = std::exchange(other.size_, 0);
-    handle_ = std::exchange(other.handle_, 0);
-    kind_ = other.kind_;
-  }
-  return *this;
-}
-
-ImportedDeviceMemory::~ImportedDeviceMemory() { reset(); }
-
-void ImportedDeviceMemory::reset() noexcept {
-  if (kind_ == ShareKind::ipc) {
-    if (data_ != nullptr) (void)cudaIpcCloseMemHandle(data_);
-  } else {
-    unmap_and_release(data_, size_, handle_);
-  }
-  data_ = nullptr;
-  size_ = 0;
-  handle_ = 0;
 }
 
 }  // namespace oc::kernels

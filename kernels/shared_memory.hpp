@@ -17,7 +17,7 @@
 /// without a driver.
 ///
 /// @note Untested on GPU hardware so far (onecopy-tests-gpu maps an export in the same
-/// process, and the device check in another). Without CUDA (kernels/no_cuda.cpp) every factory
+/// process). Without CUDA (kernels/no_cuda.cpp) every factory
 /// fails with `Errc::cuda`.
 #pragma once
 
@@ -36,26 +36,33 @@ enum class ShareKind : uint8_t { vmm, ipc };
 /// descriptors there, else ipc; `Errc::cuda` without a driver or device.
 [[nodiscard]] Result<ShareKind> share_kind(int device);
 
-/// Device memory this process allocated for others to map.
+/// Device memory shared between processes: allocated here for others to map, or another
+/// process's allocation mapped here.
 class SharedDeviceMemory {
  public:
   SharedDeviceMemory() = default;
   /// @return at least @p bytes on @p device, shared the way @p kind says.
   [[nodiscard]] static Result<SharedDeviceMemory> allocate(int device, size_t bytes, ShareKind kind);
+  /// Maps @p bytes (the exporter's `size()`) of the VMM allocation behind descriptor @p fd on
+  /// @p device, readable and writable by this process. @p fd stays the caller's.
+  [[nodiscard]] static Result<SharedDeviceMemory> import_fd(int device, int fd, size_t bytes);
+  /// Opens the cudaMalloc memory behind IPC handle @p handle on @p device.
+  [[nodiscard]] static Result<SharedDeviceMemory> import_ipc(int device, const std::array<uint8_t, 64>& handle);
   SharedDeviceMemory(SharedDeviceMemory&& other) noexcept;
   SharedDeviceMemory& operator=(SharedDeviceMemory&& other) noexcept;
   SharedDeviceMemory(const SharedDeviceMemory&) = delete;
   SharedDeviceMemory& operator=(const SharedDeviceMemory&) = delete;
-  /// Unmaps and releases; importers keep their own mapping until they release it.
+  /// Unmaps and releases this process's reference; the memory lives until every process that
+  /// maps it has released it.
   ~SharedDeviceMemory();
 
   [[nodiscard]] void* data() const noexcept { return data_; }
-  [[nodiscard]] size_t size() const noexcept { return size_; }  ///< rounded up to the granularity
+  [[nodiscard]] size_t size() const noexcept { return size_; }  ///< allocated: rounded up to the granularity
   [[nodiscard]] ShareKind kind() const noexcept { return kind_; }
-  [[nodiscard]] int device() const noexcept { return device_; }
+  [[nodiscard]] bool imported() const noexcept { return imported_; }
   /// vmm: a new descriptor for the allocation, owned by the caller (close it once sent).
   [[nodiscard]] Result<int> export_fd() const;
-  /// ipc: the handle's 64 bytes.
+  /// ipc, allocated here: the handle's 64 bytes.
   [[nodiscard]] Result<std::array<uint8_t, 64>> ipc_handle() const;
 
  private:
@@ -64,33 +71,7 @@ class SharedDeviceMemory {
   size_t size_ = 0;
   unsigned long long handle_ = 0;  // vmm: the CUmemGenericAllocationHandle
   ShareKind kind_ = ShareKind::vmm;
-  int device_ = 0;
-};
-
-/// Another process's SharedDeviceMemory, mapped into this one.
-class ImportedDeviceMemory {
- public:
-  ImportedDeviceMemory() = default;
-  /// Maps @p bytes (the exporter's `size()`) of the allocation behind descriptor @p fd on
-  /// @p device, readable and writable by this process. @p fd stays the caller's.
-  [[nodiscard]] static Result<ImportedDeviceMemory> import_fd(int device, int fd, size_t bytes);
-  /// Opens the memory behind @p handle on @p device.
-  [[nodiscard]] static Result<ImportedDeviceMemory> import_ipc(int device, const std::array<uint8_t, 64>& handle);
-  ImportedDeviceMemory(ImportedDeviceMemory&& other) noexcept;
-  ImportedDeviceMemory& operator=(ImportedDeviceMemory&& other) noexcept;
-  ImportedDeviceMemory(const ImportedDeviceMemory&) = delete;
-  ImportedDeviceMemory& operator=(const ImportedDeviceMemory&) = delete;
-  ~ImportedDeviceMemory();
-
-  [[nodiscard]] void* data() const noexcept { return data_; }
-  [[nodiscard]] size_t size() const noexcept { return size_; }
-
- private:
-  void reset() noexcept;
-  void* data_ = nullptr;
-  size_t size_ = 0;
-  unsigned long long handle_ = 0;
-  ShareKind kind_ = ShareKind::vmm;
+  bool imported_ = false;
 };
 
 }  // namespace oc::kernels

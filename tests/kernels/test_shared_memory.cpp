@@ -29,9 +29,10 @@ TEST_CASE("VMM device memory maps again through its exported descriptor", "[kern
   REQUIRE(cudaMemcpy(m->data(), bytes.data(), bytes.size(), cudaMemcpyHostToDevice) == cudaSuccess);
   auto fd = m->export_fd();
   REQUIRE(fd.ok());
-  auto imported = kernels::ImportedDeviceMemory::import_fd(0, *fd, m->size());
+  auto imported = kernels::SharedDeviceMemory::import_fd(0, *fd, m->size());
   ::close(*fd);
   REQUIRE(imported.ok());
+  CHECK(imported->imported());
   CHECK(imported->data() != m->data());  // a second mapping of the same memory
   std::vector<uint8_t> back(bytes.size());
   REQUIRE(cudaMemcpy(back.data(), imported->data(), back.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
