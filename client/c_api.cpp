@@ -381,6 +381,32 @@ OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char*
   });
 }
 
+OC_API int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
+                                      size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
+                                      int64_t row_end, int device, uintptr_t consumer_stream,
+                                      ArrowDeviceArrayStream* out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    if (device < 0) return report(oc::Error(oc::Errc::invalid, "a device scan needs a CUDA device index"), err, errlen);
+    oc::daemon::RemoteScanOptions o;
+    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
+    if (filter) o.filter = filter;
+    o.batch_rows = batch_rows;
+    o.strings = oc::format::StringLayout::offsets;
+    o.device = device;
+    o.consumer_stream = consumer_stream;
+    if (row_begin > 0 || row_end >= 0) {
+      o.row_range = std::pair<uint64_t, uint64_t>(
+          static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
+          row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
+    }
+    ArrowArrayStream inner{};
+    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o, &inner);
+    if (!r.ok()) return report(r.error(), err, errlen);
+    oc::client::wrap_device_stream(&inner, ARROW_DEVICE_CUDA, device, out);
+    return 0;
+  });
+}
+
 OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
                                       const char* const* columns, size_t ncolumns,
                                       const char* filter, uint64_t batch_rows,

@@ -147,6 +147,17 @@ int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* 
                         int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
                         char* err, size_t errlen);
 
+/* Scans `uri` in the daemon as onecopy_daemon_scan does, its batches decoded on CUDA device
+ * `device` by the daemon and delivered in device memory it shares (daemon/PROTOCOL.md, "Device
+ * batches"): `out` is an Arrow C Device stream on ARROW_DEVICE_CUDA, strings as offsets. A
+ * batch's release waits for the work queued so far on `consumer_stream` (a cudaStream_t; 0:
+ * the whole device) before the daemon may reuse its memory. ONECOPY_E_CUDA when the daemon (or
+ * this process) has no such device. */
+int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
+                               int64_t row_end, int device, uintptr_t consumer_stream,
+                               struct ArrowDeviceArrayStream* out, char* err, size_t errlen);
+
 /* The files `pattern` names: an S3 prefix ending in '/' (its *.vortex objects), an s3:// or local
  * glob, a local directory (its *.vortex files), or else the name itself (client/open_uri.hpp).
  * `*out` is a string of names each ended by '\n'; free it with onecopy_free_string. The daemon

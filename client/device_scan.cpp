@@ -12,6 +12,7 @@
 #include <numeric>
 
 #include "format/expr_eval.hpp"
+#include "format/scan_profile.hpp"
 #include "format/string_views.hpp"
 #include "kernels/device.hpp"
 #include "kernels/fused_decode.hpp"
@@ -74,7 +75,7 @@ DeviceChunkDecoder::~DeviceChunkDecoder() = default;
 
 DeviceScanStats DeviceChunkDecoder::stats() const {
   return {fused_chunks_.load(), cpu_chunks_.load(), placed_columns_.load(), launches_.load(), bytes_uploaded_.load(),
-          bytes_delivered_.load()};
+          bytes_delivered_.load(), decode_ns_.load()};
 }
 
 Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree, const format::DTypePtr& dtype,
@@ -143,6 +144,12 @@ Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree,
 
 Result<void> DeviceChunkDecoder::finish_split() {
   std::lock_guard<std::mutex> lock(mu_);
+  const uint64_t start = format::monotonic_ns();
+  struct Timed {  // adds the call's wall time to decode_ns_, however it returns
+    std::atomic<uint64_t>& into;
+    uint64_t start;
+    ~Timed() { into += format::monotonic_ns() - start; }
+  } timed{decode_ns_, start};
   std::vector<Pending> work = std::move(pending_);
   pending_.clear();
   if (work.empty()) {

@@ -56,6 +56,7 @@ struct DeviceScanStats {
   uint64_t launches = 0;         ///< batched decodes: one per split with fused chunks
   uint64_t bytes_uploaded = 0;   ///< encoded inputs and CPU-decoded buffers sent to the device
   uint64_t bytes_delivered = 0;  ///< values and bitmaps of the batches' columns
+  uint64_t decode_ns = 0;        ///< wall time finish_split spent on the batched decodes and waits
 };
 
 /// A `ChunkDecoder` onto one GPU (or the host reference).
@@ -99,7 +100,7 @@ class DeviceChunkDecoder final : public format::ChunkDecoder {
   std::vector<Pending> pending_;
   bool uploads_waiting_ = false;  // cuda: placed columns' copies not waited for yet
   std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, launches_{0}, bytes_uploaded_{0},
-      bytes_delivered_{0};
+      bytes_delivered_{0}, decode_ns_{0};
 };
 
 /// Scans @p file by @p options into @p decoder's memory: strings as offsets, no pushdown.

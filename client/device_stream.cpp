@@ -47,9 +47,17 @@ void release(ArrowDeviceArrayStream* s) {
 
 void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type, int64_t device_id,
                           ArrowDeviceArrayStream* out) {
+  ArrowArrayStream inner{};
+  format::export_stream(std::move(scan), &inner);
+  wrap_device_stream(&inner, device_type, device_id, out);
+}
+
+void wrap_device_stream(ArrowArrayStream* inner, ArrowDeviceType device_type, int64_t device_id,
+                        ArrowDeviceArrayStream* out) {
   auto st = std::make_unique<DeviceStreamState>();
   st->device_id = device_id;
-  format::export_stream(std::move(scan), &st->inner);
+  st->inner = *inner;
+  inner->release = nullptr;  // moved
   *out = ArrowDeviceArrayStream{};
   out->device_type = device_type;
   out->get_schema = get_schema;

@@ -18,4 +18,9 @@ namespace oc::client {
 void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type, int64_t device_id,
                           ArrowDeviceArrayStream* out);
 
+/// Moves @p inner, a plain stream whose batches' buffers already live on the device (a daemon
+/// device scan's, daemon/client.hpp), into @p out, tagged the same way.
+void wrap_device_stream(ArrowArrayStream* inner, ArrowDeviceType device_type, int64_t device_id,
+                        ArrowDeviceArrayStream* out);
+
 }  // namespace oc::client

@@ -325,6 +325,14 @@ constexpr std::array kKnobs{
     Knob{"daemon_pool_bytes", "ONECOPY_DAEMON_POOL_BYTES", "16GiB",
          "Slab bytes all clients together may hold unreleased; scans pause beyond it.",
          OC_NUMBER_KNOB(daemon_pool_bytes, MiB, 64 * TiB, true)},
+    Knob{"daemon_device_slab_bytes", "ONECOPY_DAEMON_DEVICE_SLAB_BYTES", "256MiB",
+         "Size of each GPU memory slab a client's device batches are placed in (rounded up to the "
+         "CUDA allocation granularity); a larger batch gets a slab of its own size.",
+         OC_NUMBER_KNOB(daemon_device_slab_bytes, 2 * MiB, 64 * GiB, true)},
+    Knob{"daemon_device_pool_bytes", "ONECOPY_DAEMON_DEVICE_POOL_BYTES", "8GiB",
+         "GPU memory slab bytes all clients together may hold on each device; device scans "
+         "pause beyond it.",
+         OC_NUMBER_KNOB(daemon_device_pool_bytes, 2 * MiB, 64 * TiB, true)},
     Knob{"daemon_allowed_uids", "ONECOPY_DAEMON_ALLOWED_UIDS", "*",
          "Peer uids (SO_PEERCRED) allowed to connect: comma-separated, or * for any.",
          [](Defaults& d, std::string_view t) {

@@ -92,6 +92,8 @@ struct Defaults {
   uint32_t daemon_client_max_open_files;
   uint32_t daemon_client_max_scans;
   uint64_t daemon_slab_bytes;
+  uint64_t daemon_device_slab_bytes;
+  uint64_t daemon_device_pool_bytes;
   uint32_t daemon_metrics_port;
   std::string daemon_metrics_address;
   uint32_t daemon_metrics_timeout_ms;

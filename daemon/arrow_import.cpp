@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "config/checked_size.hpp"
+#include "kernels/device_memory.hpp"
 
 namespace oc::daemon {
 namespace {
@@ -129,7 +130,7 @@ void build_schema(const std::vector<SchemaNodeCopy>& nodes, ArrowSchema* out) {
 }
 
 Result<void> Lease::copy_out() {
-  if (released_ || !slab) return {};
+  if (released_ || !slab || on_device) return {};
   if (bytes == 0) {  // nothing to copy: its arrays point at no slab byte
     slab.reset();
     release_now();
@@ -159,6 +160,9 @@ const uint8_t* Lease::data() const {
 void Lease::release_now() {
   if (released_) return;
   released_ = true;
+  // A kernel the consumer queued may still read the range: the daemon reuses it after Release.
+  // A failed wait (the context is gone) leaves nothing running that could read it.
+  if (on_device) (void)kernels::wait_for_stream(reinterpret_cast<CUstream_st*>(consumer_stream));
   flatbuffers::FlatBufferBuilder fbb;
   auto rel = fbs::CreateRelease(fbb, lease);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Release, rel.Union()));

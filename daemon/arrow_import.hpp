@@ -40,9 +40,15 @@ struct Lease {
   std::shared_ptr<MappedSlab> slab;  ///< null for a batch of no bytes, or once copied out
   uint64_t begin = 0, bytes = 0;     ///< the batch's range of the slab
   uint64_t held = 0;  ///< what the daemon counts against this client's limits (Batch.pinned)
+  /// A device batch (in a device slab): never copied out, and released only once the work
+  /// queued so far on `consumer_stream` (a cudaStream_t; 0: the whole device) has run, so that
+  /// no kernel of the consumer still reads the range when the daemon reuses it.
+  bool on_device = false;
+  uintptr_t consumer_stream = 0;
 
   /// Copies the range to memory of this process and sends Release now, so that a batch the
-  /// consumer keeps holds none of the daemon's limits. Call before `build_batch`.
+  /// consumer keeps holds none of the daemon's limits. Call before `build_batch`. Does nothing
+  /// for a device batch.
   /// `out_of_memory` when the copy cannot be allocated (the lease is kept then).
   [[nodiscard]] Result<void> copy_out();
   /// The first byte of the range, in the slab or in the copy.

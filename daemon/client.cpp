@@ -6,15 +6,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <mutex>
 
 #include "client/open_uri.hpp"
 #include "config/defaults.hpp"
+#include "config/fd.hpp"
 #include "daemon/arrow_import.hpp"
 #include "daemon/conn.hpp"
 #include "format/segment_source.hpp"
+#include "kernels/shared_memory.hpp"
 
 namespace oc::daemon {
 namespace {
@@ -79,6 +83,7 @@ struct StreamPrivate {
   uint64_t file = 0;
   uint64_t scan = 0;
   std::vector<SchemaNodeCopy> schema;
+  uintptr_t consumer_stream = 0;  ///< a device scan's (RemoteScanOptions)
   bool done = false;
   std::string last_error;
 };
@@ -102,6 +107,31 @@ Result<void> map_slab(Conn& conn, const fbs::SlabAdded& added, int fd) {
   return {};
 }
 
+// Maps a device slab: its VMM descriptor, or its IPC handle when none came.
+Result<void> map_device_slab(Conn& conn, const fbs::DeviceSlabAdded& added, int fd) {
+  UniqueFd owned(fd);
+  OC_EXPECT(added.bytes() > 0 && added.device() >= 0, protocol, "DeviceSlabAdded of {} bytes on device {}",
+            added.bytes(), added.device());
+  Result<kernels::SharedDeviceMemory> memory = Error(Errc::protocol, "DeviceSlabAdded", __FILE__, __LINE__);
+  if (owned.valid()) {
+    memory = kernels::SharedDeviceMemory::import_fd(added.device(), owned.get(), added.bytes());
+  } else {
+    const auto* h = added.ipc_handle();
+    OC_EXPECT(h && h->size() == 64, protocol, "DeviceSlabAdded came with neither a descriptor nor an IPC handle");
+    std::array<uint8_t, 64> handle{};
+    std::copy(h->begin(), h->end(), handle.begin());
+    memory = kernels::SharedDeviceMemory::import_ipc(added.device(), handle);
+  }
+  OC_TRY(memory);
+  auto held = std::make_shared<kernels::SharedDeviceMemory>(std::move(memory).value());
+  auto slab = std::make_shared<MappedSlab>();
+  slab->base = held->data();
+  slab->bytes = std::min<uint64_t>(added.bytes(), held->size() != 0 ? held->size() : added.bytes());
+  slab->device_memory = std::move(held);
+  conn.slabs[added.slab()] = std::move(slab);
+  return {};
+}
+
 Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
   *out = ArrowArray{};
   if (p.done) return {};
@@ -120,6 +150,10 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     OC_ASSIGN_OR_RETURN(const fbs::Message* m, p.conn->recv(&fd));
     if (const auto* added = m->body_as_SlabAdded()) {
       OC_TRY(map_slab(*p.conn, *added, fd));
+      continue;
+    }
+    if (const auto* added = m->body_as_DeviceSlabAdded()) {
+      OC_TRY(map_device_slab(*p.conn, *added, fd));
       continue;
     }
     if (fd >= 0) ::close(fd);  // only SlabAdded carries one
@@ -146,6 +180,8 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
     lease->bytes = b->slab_bytes();
     // A batch decoded in place spans bytes of others; it holds only its own (pinned).
     lease->held = b->pinned() != 0 ? b->pinned() : lease->bytes;
+    lease->on_device = b->device() >= 0;
+    lease->consumer_stream = p.consumer_stream;
     p.conn->held_batches += 1;
     p.conn->held_bytes += lease->held;
     if (b->slab() != 0) {
@@ -153,6 +189,9 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
       OC_EXPECT(it != p.conn->slabs.end(), protocol, "Batch in slab {}, which never came",
                 b->slab());
       lease->slab = it->second;
+      OC_EXPECT(lease->on_device == (it->second->device_memory != nullptr), protocol,
+                "a {} batch in a {} slab", lease->on_device ? "device" : "host",
+                it->second->device_memory ? "device" : "host");
       // A dedicated slab holds this batch only: it is unmapped when the batch is released.
       if (it->second->dedicated) p.conn->slabs.erase(it);
       OC_EXPECT(lease->begin <= lease->slab->bytes &&
@@ -243,7 +282,7 @@ Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_p
                                 shard.rank, shard.world_size, shard.worker, shard.num_workers,
                                 shard.shuffle, shard.seed, shard.epoch, options.start.unit,
                                 options.start.rows, options.unit_rows, ranges,
-                                options.strings == format::StringLayout::offsets);
+                                options.strings == format::StringLayout::offsets, options.device);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
     OC_TRY(conn->send(fbb));
   }
@@ -255,6 +294,7 @@ Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_p
   p->conn = conn;
   p->socket = socket;
   p->file = file;
+  p->consumer_stream = options.consumer_stream;
   p->cursor = std::make_shared<client::ScanCursor>(
       begin->units(),
       options.shard || !options.ranges.empty() ? options.start : format::UnitPosition{});

@@ -4,7 +4,9 @@
 /// over memfd slabs.
 ///
 /// Local files are opened here, in the calling process and with its permissions, and passed to
-/// the daemon as descriptors; local patterns are expanded here too. Only s3:// and http(s)
+/// the daemon as descriptors; local patterns are expanded here too. A device scan's batches lie
+/// in device slabs (`DeviceSlabAdded`), mapped once per connection in GPU memory
+/// (kernels/shared_memory.hpp); their arrays point there. Only s3:// and http(s)
 /// names go to the daemon as names, read with its credentials as its access policy allows.
 ///
 /// The daemon sends each of the connection's slabs once (`SlabAdded`, with its memfd); the
@@ -51,6 +53,12 @@ struct RemoteScanOptions {
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   /// The layout of the batches' strings (format::ScanOptions::strings).
   format::StringLayout strings = format::StringLayout::views;
+  /// The CUDA device the batches are delivered on (decoded there by the daemon, mapped here
+  /// from its device slabs), or -1: host memory. Device batches carry strings as offsets.
+  int32_t device = -1;
+  /// A device scan's consumer stream (a cudaStream_t; 0: the whole device): a batch is released
+  /// to the daemon only once the work queued on it by then has run.
+  uintptr_t consumer_stream = 0;
 };
 
 /// The files @p pattern names (client/open_uri.hpp expand_uri): an s3:// pattern listed by the

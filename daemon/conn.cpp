@@ -30,7 +30,7 @@ Error lost(const char* what, int err = 0) {
 }  // namespace
 
 MappedSlab::~MappedSlab() {
-  if (base != nullptr) ::munmap(base, bytes);
+  if (base != nullptr && !device_memory) ::munmap(base, bytes);
 }
 
 Conn::Conn(UniqueFd fd) : fd_(std::move(fd)), pid_(::getpid()), parts_(kMaxReply) {}

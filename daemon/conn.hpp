@@ -31,11 +31,13 @@
 namespace oc::daemon {
 
 /// One of the connection's slabs, mapped read-only once; unmapped when the connection and every
-/// batch in it are gone.
+/// batch in it are gone. A device slab (`DeviceSlabAdded`) is mapped in GPU memory instead:
+/// `device_memory` owns that mapping (kernels::SharedDeviceMemory) and `base` points into it.
 struct MappedSlab {
   void* base = nullptr;
   uint64_t bytes = 0;
   bool dedicated = false;
+  std::shared_ptr<void> device_memory;
   ~MappedSlab();
 };
 

@@ -153,18 +153,19 @@ Result<void> Server::send_listed(Session& s, uint64_t request, uint64_t offset) 
 // sharded plan reads the layout: worker work, like Open. The job keeps its own copy of the
 // request (the receive buffer is reused) and of the file (a Close may come meanwhile).
 void Server::plan_async(Session& s, std::span<const uint8_t> frame, uint64_t request,
-                        std::shared_ptr<format::VortexFile> file) {
+                        std::shared_ptr<format::VortexFile> file, int32_t device,
+                        std::shared_ptr<format::ChunkDecoder> decoder) {
   ++s.planning;
   ++s.jobs_running;
   auto copy = std::make_shared<std::vector<uint8_t>>(frame.begin(), frame.end());
   run_job<PlannedWithSchema>(
       io_, s,
-      [copy, file, unit_rows = cfg_.shard_unit_rows]() -> Result<PlannedWithSchema> {
+      [copy, file, unit_rows = cfg_.shard_unit_rows, decoder = std::move(decoder)]() -> Result<PlannedWithSchema> {
         // The frame was verified on receipt: its Message starts after the 8-byte header.
         const auto* scan =
             flatbuffers::GetRoot<fbs::Message>(copy->data() + kHeaderBytes)->body_as_Scan();
         PlannedWithSchema out;
-        OC_ASSIGN_OR_RETURN(out.planned, plan_scan(*scan, file, unit_rows));
+        OC_ASSIGN_OR_RETURN(out.planned, plan_scan(*scan, file, unit_rows, decoder));
         ArrowSchema schema{};
         OC_TRY(format::export_schema(*out.planned.scan->dtype(), "", out.planned.scan->strings(),
                                      &schema));
@@ -177,7 +178,7 @@ void Server::plan_async(Session& s, std::span<const uint8_t> frame, uint64_t req
         schema.release(&schema);
         return out;
       },
-      [this, request, file](Session* s, Result<PlannedWithSchema> planned) {
+      [this, request, file, device](Session* s, Result<PlannedWithSchema> planned) {
         if (!s) return;
         --s->planning;
         --s->jobs_running;
@@ -193,6 +194,7 @@ void Server::plan_async(Session& s, std::span<const uint8_t> frame, uint64_t req
         }
         auto scan = std::make_shared<ActiveScan>();
         scan->id = next_id_++;
+        scan->device = device;
         scan->file = file;
         scan->scan = std::move(planned->planned.scan);
         auto reply =

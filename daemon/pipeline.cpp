@@ -38,13 +38,14 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
       scan->ready_bytes + s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight) {
     return;
   }
-  make_room_to_decode(s, *scan);
+  if (scan->device < 0) make_room_to_decode(s, *scan);  // device batches are not decoded into slabs
   scan->busy = true;
   run_job<Decoded>(
       decode_, s,
       [scan, fetched = fetched_, arena = s.arena]() -> Result<Decoded> {
         // A failed allocation in the decoder surfaces here as this scan's error (run_job).
-        format::ArenaScope in_slabs(arena.get());
+        // A device scan's batches go to device slabs: its host decodes stay off the host slabs.
+        format::ArenaScope in_slabs(scan->device < 0 ? arena.get() : nullptr);
         const uint64_t before = scan->scan->stats().bytes_read;
         auto next = scan->scan->next();
         *fetched += scan->scan->stats().bytes_read - before;
@@ -54,9 +55,11 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
         d.stats = scan->scan->stats();
         if (*next) {
           d.layout = lay_out(std::move(**next));
-          const uint64_t start = format::monotonic_ns();
-          d.in_place = settle_in_place(*d.layout, *arena);
-          d.settle_ns = format::monotonic_ns() - start;
+          if (scan->device < 0) {
+            const uint64_t start = format::monotonic_ns();
+            d.in_place = settle_in_place(*d.layout, *arena);
+            d.settle_ns = format::monotonic_ns() - start;
+          }
         }
         return d;
       },
@@ -191,28 +194,15 @@ void Server::place(Session& s, const ScanPtr& scan) {
   }
   Placed p;
   if (need > 0) {
-    for (const auto& [id, slab] : s.slabs) {
-      if (slab->dedicated()) continue;
-      if (auto at = slab->allocate(need)) {
-        p.slab = slab;
-        p.offset = *at;
-        break;
-      }
+    auto found = find_range(s, *scan, need, p);
+    if (!found.ok()) {
+      fail_scan(s, scan, std::move(found.error()));
+      return;
     }
-    if (!p.slab) {
-      const bool dedicated = need > cfg_.daemon_slab_bytes;
-      auto made = make_slab(s, dedicated ? need : cfg_.daemon_slab_bytes, dedicated);
-      if (!made.ok()) {
-        fail_scan(s, scan, std::move(made.error()));
-        return;
-      }
-      if (!*made) {  // no room: wait for a Release here or elsewhere (expire() bounds the wait)
-        if (scan->waiting_since == Clock::time_point{}) scan->waiting_since = Clock::now();
-        pool_waiters_[s.serial] = 1;
-        return;
-      }
-      p.slab = std::move(*made);
-      p.offset = *p.slab->allocate(need);
+    if (!*found) {  // no room: wait for a Release here or elsewhere (expire() bounds the wait)
+      if (scan->waiting_since == Clock::time_point{}) scan->waiting_since = Clock::now();
+      pool_waiters_[s.serial] = 1;
+      return;
     }
   }
   if (scan->waiting_since != Clock::time_point{}) {
@@ -223,7 +213,7 @@ void Server::place(Session& s, const ScanPtr& scan) {
   p.layout = std::move(*scan->unplaced);
   p.position = scan->unplaced_position;
   scan->unplaced.reset();
-  if (!p.slab) {
+  if (!p.slab && !p.device_slab) {
     scan->ready.push_back(Produced{std::move(p), std::nullopt});
     return;
   }
@@ -234,6 +224,12 @@ void Server::place(Session& s, const ScanPtr& scan) {
       [job]() -> Result<bool> {
         // Writes only inside the range the loop gave this job; the slab outlives it (shared).
         const uint64_t start = format::monotonic_ns();
+        if (job->device_slab) {  // device to device: the batch was decoded on the same GPU
+          OC_ASSIGN_OR_RETURN(job->copied, copy_batch_to_device(job->layout, job->device_slab->base() + job->offset,
+                                                                job->device_slab->device()));
+          job->copy_ns = format::monotonic_ns() - start;
+          return true;
+        }
         for (const auto& [at, b] : job->layout.copies) {
           if (SlabArena::decoded_here(*b)) job->copied_after_decode += b->size();
         }
@@ -247,7 +243,11 @@ void Server::place(Session& s, const ScanPtr& scan) {
         if (!s) return;                // the slab went with the session
         mark(*s);
         if (scan->dropped || !copied.ok()) {
-          give_back(*s, job->slab, job->offset);
+          if (job->device_slab) {
+            give_back(job->device_slab, job->offset);
+          } else {
+            give_back(*s, job->slab, job->offset);
+          }
           if (!scan->dropped) {
             scan->finished = true;
             scan->ready.push_back(Produced{std::nullopt, copied.error()});
@@ -265,6 +265,60 @@ void Server::give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t o
   if (slab->dedicated() && slab->empty()) forget_slab(s, slab->id());
 }
 
+void Server::give_back(const std::shared_ptr<DeviceSlab>& slab, uint64_t offset) {
+  (void)slab->free(offset);
+  pool_freed();
+}
+
+Result<bool> Server::find_range(Session& s, const ActiveScan& scan, uint64_t need, Placed& p) {
+  if (scan.device >= 0) {
+    for (const auto& [id, slab] : s.device_slabs) {
+      if (slab->device() != scan.device) continue;
+      if (auto at = slab->allocate(need)) {
+        p.device_slab = slab;
+        p.offset = *at;
+        return true;
+      }
+    }
+    OC_ASSIGN_OR_RETURN(auto made, make_device_slab(s, scan.device, std::max(need, cfg_.daemon_device_slab_bytes)));
+    if (!made) return false;
+    p.device_slab = std::move(made);
+    p.offset = *p.device_slab->allocate(need);
+    return true;
+  }
+  for (const auto& [id, slab] : s.slabs) {
+    if (slab->dedicated()) continue;
+    if (auto at = slab->allocate(need)) {
+      p.slab = slab;
+      p.offset = *at;
+      return true;
+    }
+  }
+  const bool dedicated = need > cfg_.daemon_slab_bytes;
+  OC_ASSIGN_OR_RETURN(auto made, make_slab(s, dedicated ? need : cfg_.daemon_slab_bytes, dedicated));
+  if (!made) return false;
+  p.slab = std::move(made);
+  p.offset = *p.slab->allocate(need);
+  return true;
+}
+
+Result<std::shared_ptr<DeviceSlab>> Server::make_device_slab(Session& s, int32_t device, uint64_t bytes) {
+  DeviceUse& use = devices_.at(device);  // its decoder made it, before the scan began
+  if (use.pool_bytes + bytes > cfg_.daemon_device_pool_bytes) return std::shared_ptr<DeviceSlab>();
+  OC_ASSIGN_OR_RETURN(auto slab, DeviceSlab::create(next_id_++, device, bytes, use.share));
+  use.pool_bytes += slab->bytes();
+  log::get().debug("device slab {} on cuda:{} for client pid {}: {} bytes", slab->id(), device, s.peer.pid,
+                   slab->bytes());
+  s.device_slabs[slab->id()] = slab;
+  return slab;
+}
+
+void Server::forget_device_slabs(Session& s) {
+  for (const auto& [id, slab] : s.device_slabs) devices_.at(slab->device()).pool_bytes -= slab->bytes();
+  s.device_slabs.clear();  // a copy job still writing keeps its slab until it is done
+  pool_freed();
+}
+
 // Drops a scan and the ranges of its batches not yet sent; a job still running on it gives its
 // own range back when it completes.
 void Server::drop_scan(Session& s, const ScanPtr& scan) {
@@ -272,6 +326,7 @@ void Server::drop_scan(Session& s, const ScanPtr& scan) {
   remember_scan(s, *scan, "cancelled");
   for (const Produced& p : scan->ready) {
     if (p.batch && p.batch->slab && !p.batch->in_place) give_back(s, p.batch->slab, p.batch->offset);
+    if (p.batch && p.batch->device_slab) give_back(p.batch->device_slab, p.batch->offset);
   }
   scan->ready.clear();
   scan->ready_bytes = 0;
@@ -291,6 +346,18 @@ void Server::send_batch(Session& s, ActiveScan& scan, Placed& b) {
     b.slab->sent = true;
     ++slabs_sent_;
   }
+  if (b.device_slab && !b.device_slab->sent) {
+    flatbuffers::FlatBufferBuilder fbb;
+    const bool vmm = b.device_slab->kind() == kernels::ShareKind::vmm;
+    const auto& handle = b.device_slab->ipc_handle();
+    const std::vector<uint8_t> ipc = vmm ? std::vector<uint8_t>{} : std::vector<uint8_t>(handle.begin(), handle.end());
+    auto added = fbs::CreateDeviceSlabAddedDirect(fbb, b.device_slab->id(), b.device_slab->bytes(),
+                                                  b.device_slab->device(), &ipc);
+    fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::DeviceSlabAdded, added.Union()));
+    send(s, fbb, vmm ? b.device_slab->fd() : -1, [slab = b.device_slab] { slab->close_fd(); });
+    b.device_slab->sent = true;
+    ++slabs_sent_;
+  }
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
   std::vector<fbs::BufferRef> bufs;
@@ -304,12 +371,12 @@ void Server::send_batch(Session& s, ActiveScan& scan, Placed& b) {
   }
   const uint64_t lease = next_id_++;
   const uint64_t pinned = b.layout.pinned;
+  const uint64_t slab_id = b.device_slab ? b.device_slab->id() : b.slab ? b.slab->id() : 0;
   auto msg = fbs::CreateBatchDirect(fbb, scan.id, lease, b.layout.rows, b.layout.bytes, &arrays,
-                                    b.position.unit, b.position.rows, b.slab ? b.slab->id() : 0,
-                                    b.offset, pinned);
+                                    b.position.unit, b.position.rows, slab_id, b.offset, pinned, scan.device);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
   send(s, fbb);
-  s.leases[lease] = Session::Lease{b.slab, b.offset, pinned, b.in_place, std::move(b.hold)};
+  s.leases[lease] = Session::Lease{b.slab, b.device_slab, b.offset, pinned, b.in_place, std::move(b.hold)};
   s.bytes_in_flight += pinned;
   const uint64_t delivered = b.copied + b.in_place_bytes;
   bytes_delivered_ += delivered;

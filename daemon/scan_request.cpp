@@ -7,7 +7,7 @@ namespace oc::daemon {
 
 Result<PlannedScan> plan_scan(const fbs::Scan& request,
                               std::shared_ptr<const format::VortexFile> file,
-                              uint64_t default_unit_rows) {
+                              uint64_t default_unit_rows, std::shared_ptr<format::ChunkDecoder> device) {
   format::ScanOptions opts;
   if (request.columns()) {
     for (const auto* col : *request.columns()) opts.columns.push_back(col->str());
@@ -15,6 +15,10 @@ Result<PlannedScan> plan_scan(const fbs::Scan& request,
   if (request.filter()) opts.filter = request.filter()->str();
   opts.batch_rows = request.batch_rows();
   opts.strings = request.string_offsets() ? format::StringLayout::offsets : format::StringLayout::views;
+  if (device) {  // decoded on a GPU (client/device_scan.hpp), which delivers strings as offsets
+    opts.chunk_decoder = std::move(device);
+    opts.strings = format::StringLayout::offsets;
+  }
   // One split at a time, as the client's lease limits pace them: splits decoded ahead would
   // wait in the client's slabs, and those that found no room there be copied after decode.
   // The decode pool still decodes a split's columns side by side, and other clients' scans.

@@ -24,11 +24,13 @@ struct PlannedScan {
 /// Plans @p request over @p file: its explicit `ranges` as units, or its shard, cutting units of at most the request's `unit_rows` rows, or
 /// @p default_unit_rows when it is 0. `invalid` for a sharded request with a row range, a shard
 /// spec that fails format::validate, or a start past the shard's last unit; errors of the
-/// columns or the filter as format::VortexFile::scan reports them.
+/// columns or the filter as format::VortexFile::scan reports them. With @p device (a GPU's
+/// decoder), the batches are decoded into that device's memory, strings as offsets.
 /// @note Cutting the file into units reads its layout, which may fetch from the file's source.
 [[nodiscard]] Result<PlannedScan> plan_scan(const fbs::Scan& request,
                                             std::shared_ptr<const format::VortexFile> file,
-                                            uint64_t default_unit_rows);
+                                            uint64_t default_unit_rows,
+                                            std::shared_ptr<format::ChunkDecoder> device = nullptr);
 
 /// @return where @p scan stands after the last batch it returned, when it is a sharded scan
 /// (a format::UnitScan); {0, 0} otherwise.

@@ -103,6 +103,7 @@ void Server::close(Session& s, std::string_view why) {
   std::vector<uint64_t> ids;
   for (const auto& [id, slab] : s.slabs) ids.push_back(id);
   for (uint64_t id : ids) forget_slab(s, id);
+  forget_device_slabs(s);
   pool_waiters_.erase(s.serial);
   if (auto it = sessions_by_uid_.find(s.peer.uid); it != sessions_by_uid_.end()) {
     if (--it->second == 0) sessions_by_uid_.erase(it);
@@ -268,9 +269,12 @@ Result<void> Server::handle_hello(Session& s, const fbs::Hello& h) {
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<flatbuffers::String>> features{
       fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("slab-pool"),
-      fbb.CreateString("fd-open"), fbb.CreateString("parts")};
+      fbb.CreateString("fd-open"), fbb.CreateString("parts"), fbb.CreateString("device")};
+  // Where batches can be delivered: host memory, and each CUDA device onecopyd sees.
+  std::string devices = "host";
+  for (int d = 0; d < gpu_.count; ++d) devices += fmt::format(",cuda:{}", d);
   auto reply = fbs::CreateHelloReplyDirect(
-      fbb, kProtocolVersion, &features, "host", "onecopyd " OC_VERSION,
+      fbb, kProtocolVersion, &features, devices.c_str(), "onecopyd " OC_VERSION,
       cfg_.daemon_client_max_batches_in_flight, cfg_.daemon_client_max_bytes_in_flight,
       cfg_.daemon_max_message_bytes);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::HelloReply, reply.Union()));
@@ -362,8 +366,29 @@ Result<void> Server::handle_scan(Session& s, const fbs::Scan& scan,
     refuse(s, request, ok.error());
     return {};
   }
-  plan_async(s, frame, request, s.files.at(scan.file()));
+  std::shared_ptr<format::ChunkDecoder> decoder;
+  if (scan.device() >= 0) {
+    auto d = device_decoder(scan.device());
+    if (!d.ok()) {
+      refuse(s, request, d.error());
+      return {};
+    }
+    decoder = std::move(d).value();
+  }
+  plan_async(s, frame, request, s.files.at(scan.file()), scan.device(), std::move(decoder));
   return {};
+}
+
+Result<std::shared_ptr<client::DeviceChunkDecoder>> Server::device_decoder(int32_t device) {
+  if (auto it = devices_.find(device); it != devices_.end()) return it->second.decoder;
+  OC_EXPECT(device < gpu_.count, cuda, "onecopyd has no CUDA device cuda:{}{}", device,
+            gpu_.count == 0 ? ": " + gpu_.why_none : fmt::format(" (it sees {})", gpu_.count));
+  DeviceUse use;
+  OC_ASSIGN_OR_RETURN(use.share, kernels::share_kind(device));
+  OC_ASSIGN_OR_RETURN(use.decoder, client::DeviceChunkDecoder::create(device, client::DeviceDecodes::cuda));
+  log::get().info("device scans on cuda:{}: memory shared by {}", device,
+                  use.share == kernels::ShareKind::vmm ? "VMM descriptors" : "CUDA IPC handles (no VMM)");
+  return devices_.emplace(device, std::move(use)).first->second.decoder;
 }
 
 Result<void> Server::handle_release(Session& s, uint64_t lease) {
@@ -371,6 +396,7 @@ Result<void> Server::handle_release(Session& s, uint64_t lease) {
   OC_EXPECT(it != s.leases.end(), protocol, "Release of unknown lease {}", lease);
   s.bytes_in_flight -= it->second.bytes;
   if (it->second.slab && !it->second.in_place) give_back(s, it->second.slab, it->second.offset);
+  if (it->second.device_slab) give_back(it->second.device_slab, it->second.offset);
   s.leases.erase(it);
   mark(s);  // room for the next batch
   return {};
@@ -416,6 +442,17 @@ void Server::expire(Clock::time_point now) {
     if (!s) continue;
     for (const ScanPtr& scan : s->scans) {
       if (!scan->unplaced || scan->waiting_since + wait > now) continue;
+      if (scan->device >= 0) {
+        fail_scan(*s, scan,
+                  OC_ERROR(Errc::out_of_memory,
+                           "a decoded batch of {} bytes found no room in the device slabs of cuda:{} for {} ms "
+                           "(daemon_device_pool_bytes {}: other clients hold them); try again or ask the "
+                           "operator for a larger pool",
+                           scan->unplaced->bytes, scan->device, cfg_.daemon_pool_wait_ms,
+                           cfg_.daemon_device_pool_bytes));
+        mark(*s);
+        continue;
+      }
       fail_scan(*s, scan,
                 OC_ERROR(Errc::out_of_memory,
                          "a decoded batch of {} bytes found no room in the slab pool for {} ms "
@@ -520,6 +557,22 @@ Status Server::status(const Peer* viewer) const {
     st.s3_requests = s3->counters().requests.load();
     st.s3_retries = s3->counters().retries.load();
     st.s3_failures = s3->counters().failures.load();
+  }
+  for (const auto& [device, use] : devices_) {
+    DeviceStatus d;
+    d.device = device;
+    d.share = use.share == kernels::ShareKind::vmm ? "vmm" : "ipc";
+    d.memory_held_bytes = use.pool_bytes;
+    for (const auto& [serial, session] : sessions_) {
+      for (const auto& [lease, l] : session->leases) {
+        if (l.device_slab && l.device_slab->device() == device) ++d.batches_in_flight;
+      }
+    }
+    const client::DeviceScanStats stats = use.decoder->stats();
+    d.bytes_decoded = stats.bytes_delivered;
+    d.bytes_uploaded = stats.bytes_uploaded;
+    d.decode_ns = stats.decode_ns;
+    st.devices.push_back(std::move(d));
   }
   st.gpu_devices = static_cast<uint32_t>(gpu_.count);
   st.gpu_memory_used_bytes = gpu_.memory_used_bytes;

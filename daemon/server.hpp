@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "config/defaults.hpp"
+#include "client/device_scan.hpp"
 #include "config/error.hpp"
 #include "daemon/access.hpp"
 #include "daemon/rate.hpp"
@@ -122,7 +123,8 @@ class Server {
                   UniqueFd fd, bool public_only);
   void list_async(Session& s, uint64_t request, std::string pattern);
   void plan_async(Session& s, std::span<const uint8_t> frame, uint64_t request,
-                  std::shared_ptr<format::VortexFile> file);
+                  std::shared_ptr<format::VortexFile> file, int32_t device,
+                  std::shared_ptr<format::ChunkDecoder> decoder);
   Result<void> send_listed(Session& s, uint64_t request, uint64_t offset);
   void send_opened(Session& s, uint64_t request, uint64_t file, uint64_t rows,
                    const std::vector<uint64_t>& units);
@@ -132,6 +134,10 @@ class Server {
   void decode_ahead(Session& s, const ScanPtr& scan);
   void place(Session& s, const ScanPtr& scan);
   void give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t offset);
+  void give_back(const std::shared_ptr<DeviceSlab>& slab, uint64_t offset);
+  /// A range of @p need bytes for @p scan's batch in @p s's slabs (host, or the scan's device's),
+  /// made room for within the pool's limits: false when there is no room now (the batch waits).
+  Result<bool> find_range(Session& s, const ActiveScan& scan, uint64_t need, Placed& p);
   void drop_scan(Session& s, const ScanPtr& scan);
   void fail_scan(Session& s, const ScanPtr& scan, Error e);
   void send_batch(Session& s, ActiveScan& scan, Placed& b);
@@ -139,6 +145,13 @@ class Server {
   void count_copies(ActiveScan& scan, const Placed& p);
   Result<std::shared_ptr<Slab>> make_slab(Session& s, uint64_t bytes, bool dedicated);
   void forget_slab(Session& s, uint64_t id);
+  /// A device slab of at least @p bytes on @p device for @p s; null when the device's pool
+  /// (`daemon_device_pool_bytes`) has no room now.
+  Result<std::shared_ptr<DeviceSlab>> make_device_slab(Session& s, int32_t device, uint64_t bytes);
+  void forget_device_slabs(Session& s);
+  /// The decoder of device scans on @p device, made on first use (a decode session: streams and
+  /// pinned staging), shared by every client's scans there.
+  Result<std::shared_ptr<client::DeviceChunkDecoder>> device_decoder(int32_t device);
   void pool_freed();
   /// Keeps @p scan, which just ended in @p state, for `status`.
   void remember_scan(const Session& s, const ActiveScan& scan, std::string state);
@@ -164,6 +177,12 @@ class Server {
   std::shared_ptr<std::atomic<uint64_t>> fetched_ = std::make_shared<std::atomic<uint64_t>>(0);
   bool logged_pages_ = false;
   kernels::DeviceInfo gpu_{};
+  struct DeviceUse {
+    std::shared_ptr<client::DeviceChunkDecoder> decoder;
+    kernels::ShareKind share = kernels::ShareKind::vmm;
+    uint64_t pool_bytes = 0;  // its device slabs, every client's
+  };
+  std::map<int32_t, DeviceUse> devices_;  // the devices device scans have used
   RateWindow<10> delivered_rate_;
   std::deque<ScanStatus> ended_scans_;  // the latest kEndedScansKept, oldest first
 };

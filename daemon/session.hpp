@@ -21,6 +21,7 @@
 #include "config/error.hpp"
 #include "config/fd.hpp"
 #include "daemon/access.hpp"
+#include "daemon/device_slab.hpp"
 #include "daemon/slab.hpp"
 #include "daemon/slab_arena.hpp"
 #include "daemon/epoll.hpp"
@@ -38,6 +39,7 @@ using Clock = std::chrono::steady_clock;
 /// there, or decoded there and settled in place (daemon/slab_arena.hpp).
 struct Placed {
   std::shared_ptr<Slab> slab;
+  std::shared_ptr<DeviceSlab> device_slab;  ///< a device scan's batch: its range is here instead
   uint64_t offset = 0;
   BatchLayout layout;
   bool in_place = false;  ///< the range is not the loop's to give back: `hold` keeps it
@@ -58,6 +60,7 @@ struct Produced {
 
 struct ActiveScan {
   uint64_t id = 0;
+  int32_t device = -1;  ///< the CUDA device its batches are delivered on; -1: host slabs
   std::shared_ptr<format::VortexFile> file;
   /// Only the one decode job in flight touches the scan; the loop never does.
   std::unique_ptr<format::Scan> scan;
@@ -105,11 +108,14 @@ struct Session {
 
   /// This connection's slabs, by id; only ever this client's batches are placed in them.
   std::map<uint64_t, std::shared_ptr<Slab>> slabs;
+  /// Its device slabs (daemon/device_slab.hpp), by id, for device scans.
+  std::map<uint64_t, std::shared_ptr<DeviceSlab>> device_slabs;
   /// Its non-dedicated slabs, which its scans decode into.
   std::shared_ptr<SlabArena> arena = std::make_shared<SlabArena>();
   uint64_t arena_heap_seen = 0;  ///< `arena->heap_bytes()` when a slab was last added for room
   struct Lease {
     std::shared_ptr<Slab> slab;  ///< null for a batch of no bytes
+    std::shared_ptr<DeviceSlab> device_slab;  ///< a device batch's, instead of `slab`
     uint64_t offset = 0, bytes = 0;
     bool in_place = false;  ///< its ranges go back as `hold` goes, not by `give_back`
     std::vector<std::shared_ptr<const void>> hold;

@@ -98,6 +98,12 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
         p.bytes_read, p.storage_ns, p.decode_ns, p.copy_ns, p.consumer_wait_ns, p.pool_wait_ns,
         p.wall_ns));
   }
+  std::vector<flatbuffers::Offset<fbs::DeviceStatus>> devices;
+  for (const DeviceStatus& d : s.devices) {
+    devices.push_back(fbs::CreateDeviceStatusDirect(fbb, d.device, d.share.c_str(), d.memory_held_bytes,
+                                                    d.batches_in_flight, d.bytes_decoded, d.bytes_uploaded,
+                                                    d.decode_ns));
+  }
   auto reply = fbs::CreateStatusReplyDirect(
       fbb, s.version.c_str(), s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight,
       s.bytes_delivered, s.errors, s.pool_bytes, s.pool_limit_bytes, s.batches_delivered,
@@ -105,7 +111,7 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
       s.slabs_sent, s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes,
       s.bytes_fetched, s.s3_requests, s.s3_retries, s.s3_failures, s.slabs, s.descriptors,
       s.descriptor_budget, s.connections_refused, s.requests_refused, &scans,
-      s.bytes_copied_after_decode, s.bytes_in_place);
+      s.bytes_copied_after_decode, s.bytes_in_place, &devices);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
 }
 
@@ -141,6 +147,12 @@ Status status_from_reply(const fbs::StatusReply& r) {
   s.descriptor_budget = r.descriptor_budget();
   s.connections_refused = r.connections_refused();
   s.requests_refused = r.requests_refused();
+  if (r.devices()) {
+    for (const fbs::DeviceStatus* d : *r.devices()) {
+      s.devices.push_back({d->device(), d->share() ? d->share()->str() : "", d->memory_held_bytes(),
+                           d->batches_in_flight(), d->bytes_decoded(), d->bytes_uploaded(), d->decode_ns()});
+    }
+  }
   if (r.scans()) {
     for (const fbs::ScanStatus* c : *r.scans()) {
       ScanStatus out;
@@ -170,8 +182,20 @@ Status status_from_reply(const fbs::StatusReply& r) {
 std::string status_json(const Status& s) {
   std::string out = "{\"version\": " + json_string(s.version);
   for (const Field& f : kFields) out += fmt::format(", \"{}\": {}", f.json, value_of(s, f));
-  out += ", \"scans\": [";
   const auto sec = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
+  const auto gbps = [](uint64_t bytes, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(bytes) / ns; };
+  out += ", \"devices\": [";
+  for (size_t i = 0; i < s.devices.size(); ++i) {
+    const DeviceStatus& d = s.devices[i];
+    out += fmt::format(
+        "{}{{\"device\": {}, \"share\": {}, \"memory_held_bytes\": {}, \"batches_in_flight\": {}, "
+        "\"bytes_decoded\": {}, \"bytes_uploaded\": {}, \"decode_s\": {:.6f}, \"decode_gbps\": {:.3f}, "
+        "\"h2d_gbps\": {:.3f}}}",
+        i ? ", " : "", d.device, json_string(d.share), d.memory_held_bytes, d.batches_in_flight, d.bytes_decoded,
+        d.bytes_uploaded, sec(d.decode_ns), gbps(d.bytes_decoded, d.decode_ns), gbps(d.bytes_uploaded, d.decode_ns));
+  }
+  out += "]";
+  out += ", \"scans\": [";
   for (size_t i = 0; i < s.scans.size(); ++i) {
     const ScanStatus& c = s.scans[i];
     const format::ScanProfile& p = c.profile;
@@ -200,6 +224,32 @@ std::string status_prometheus(const Status& s) {
     if (f.metric.empty()) continue;
     out += fmt::format("# HELP onecopy_{0} {1}\n# TYPE onecopy_{0} {2}\nonecopy_{0} {3}\n",
                        f.metric, f.help, f.type, value_of(s, f));
+  }
+  if (!s.devices.empty()) {
+    struct DeviceMetric {
+      const char* name;
+      const char* help;
+      const char* type;
+      uint64_t DeviceStatus::*member;
+    };
+    static constexpr DeviceMetric kDeviceMetrics[] = {
+        {"device_memory_held_bytes", "Device slab bytes held for clients, per CUDA device.", "gauge",
+         &DeviceStatus::memory_held_bytes},
+        {"device_batches_in_flight", "Device batches leased to clients, per CUDA device.", "gauge",
+         &DeviceStatus::batches_in_flight},
+        {"device_bytes_decoded_total", "Bytes of batch columns decoded on each CUDA device.", "counter",
+         &DeviceStatus::bytes_decoded},
+        {"device_bytes_uploaded_total", "Bytes sent to each CUDA device for decoding.", "counter",
+         &DeviceStatus::bytes_uploaded},
+        {"device_decode_nanoseconds_total", "Wall time decode sessions waited for each CUDA device.",
+         "counter", &DeviceStatus::decode_ns},
+    };
+    for (const DeviceMetric& m : kDeviceMetrics) {
+      out += fmt::format("# HELP onecopy_{0} {1}\n# TYPE onecopy_{0} {2}\n", m.name, m.help, m.type);
+      for (const DeviceStatus& d : s.devices) {
+        out += fmt::format("onecopy_{}{{device=\"{}\"}} {}\n", m.name, d.device, d.*m.member);
+      }
+    }
   }
   return out;
 }

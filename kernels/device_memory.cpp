@@ -114,4 +114,14 @@ Result<void> copy_to_host(void* dst, const void* src, size_t bytes, Stream& stre
   return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.handle()), "copy to host");
 }
 
+Result<void> copy_and_wait(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return {};
+  return cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+}
+
+Result<void> wait_for_stream(CUstream_st* stream) {
+  if (stream == nullptr) return cuda_check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  return cuda_check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+}
+
 }  // namespace oc::kernels

@@ -118,4 +118,11 @@ class PinnedBuffer {
 /// Queues a copy of @p bytes from device memory @p src to host memory @p dst on @p stream.
 [[nodiscard]] Result<void> copy_to_host(void* dst, const void* src, size_t bytes, Stream& stream);
 
+/// Copies @p bytes from @p src to @p dst, either in host or device memory (unified addressing
+/// tells which), and waits for the copy.
+[[nodiscard]] Result<void> copy_and_wait(void* dst, const void* src, size_t bytes);
+
+/// Waits until the work queued so far on @p stream has run (null: on the whole current device).
+[[nodiscard]] Result<void> wait_for_stream(CUstream_st* stream);
+
 }  // namespace oc::kernels

@@ -120,6 +120,10 @@ Result<void> copy_to_device(void*, const void*, size_t, Stream&) {
 Result<void> copy_to_host(void*, const void*, size_t, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
+Result<void> copy_and_wait(void*, const void*, size_t) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<void> wait_for_stream(CUstream_st*) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
 
 Result<void> gather_on_device(const GatherParams&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");

@@ -42,6 +42,10 @@ _lib.onecopy_scan_device.argtypes = [
     ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
     ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowDeviceArrayStream), ctypes.c_char_p,
     ctypes.c_size_t]
+_lib.onecopy_daemon_scan_device.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_size_t,
+    ctypes.POINTER(ArrowDeviceArrayStream), ctypes.c_char_p, ctypes.c_size_t]
 
 # Arrow C format strings of fixed-width types -> the CUDA Array Interface's typestr.
 _TYPESTR = {"c": "|i1", "C": "|u1", "s": "<i2", "S": "<u2", "i": "<i4", "I": "<u4", "l": "<i8", "L": "<u8",
@@ -125,14 +129,26 @@ class DeviceBatch:
             ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowArray))(release)(ctypes.byref(self._array.array))
 
 
-class DeviceScan:
-    """One pass over a file into GPU memory: an iterator of DeviceBatch."""
+def consumer_stream(device: int) -> int:
+    """The cudaStream_t torch queues work on for `device` (its current stream), which a daemon
+    batch's release waits for; 0 (the whole device) without torch's CUDA."""
+    try:
+        import torch
+    except ImportError:
+        return 0
+    if not torch.cuda.is_available():
+        return 0
+    return int(torch.cuda.current_stream(device).cuda_stream)
 
-    def __init__(self, file_handle, device: int, cols, ncols, sql, batch_rows: int, begin: int, end: int):
+
+class DeviceScan:
+    """One pass over a file into GPU memory: an iterator of DeviceBatch. `start(stream, err)`
+    makes the C call that fills the stream (in process, or through onecopyd)."""
+
+    def __init__(self, device: int, start):
         self._stream = ArrowDeviceArrayStream()
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(_lib.onecopy_scan_device(file_handle, device, cols, ncols, sql, batch_rows, begin, end,
-                                        ctypes.byref(self._stream), err, _ERRLEN), err)
+        _check(start(ctypes.byref(self._stream), err), err)
         schema = ArrowSchema()
         if self._stream.get_schema(ctypes.byref(self._stream), ctypes.byref(schema)) != 0:
             raise self._error()

@@ -355,7 +355,9 @@ class VortexFile:
 
             index = parse_device(device)
             sql = str(filter).encode() if filter is not None else None
-            return DeviceScan(self._handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end))
+            return DeviceScan(index, lambda stream, err: _lib.onecopy_scan_device(
+                self._handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end), stream, err,
+                _ERRLEN))
         scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
@@ -593,14 +595,27 @@ class Client:
 
         Strings come as VortexFile.scan's `strings` says. Batches are host memory
         (`device="cpu"`): pyarrow arrays over the daemon's read-only
-        slabs, which torch.from_dlpack wraps without a copy. `device="cuda:N"` raises
-        OnecopyError("cuda"): this version of onecopyd decodes on the CPU and hands out host
-        memory only."""
+        slabs, which torch.from_dlpack wraps without a copy. With `device="cuda:N"` onecopyd
+        decodes on that GPU and the batches arrive in its memory, mapped from the daemon's device
+        slabs (daemon/PROTOCOL.md "Device batches"): a DeviceScan of DeviceBatch objects
+        (onecopy._device), strings as offsets; a batch goes back to the daemon once torch's
+        current stream has run what was queued on it by then. A device scan takes no shard or
+        resume arguments yet; OnecopyError("cuda") when the daemon has no such device."""
         if device != "cpu":
-            if not str(device).startswith("cuda"):
-                raise ValueError(f'device is "cpu" or "cuda[:N]", not {device!r}')
-            raise OnecopyError("cuda", f"device={device!r}: onecopyd decodes on the CPU in this version and "
-                                       "delivers host memory only; scan with device='cpu'")
+            from onecopy._device import DeviceScan, consumer_stream, parse_device
+
+            index = parse_device(device)
+            sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
+                       or shuffle or start is not None or unit_rows != 0 or resume)
+            if sharded:
+                raise ValueError("a device scan takes no shard, start or resume arguments yet")
+            cols, ncols = _column_array(columns)
+            begin, end = (row_range if row_range is not None else (0, -1))
+            sql = str(filter).encode() if filter is not None else None
+            stream = consumer_stream(index)
+            return DeviceScan(index, lambda out, err: _lib.onecopy_daemon_scan_device(
+                self._sock(), str(path).encode(), cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
+                index, stream, out, err, _ERRLEN))
         sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
                    or shuffle or start is not None or unit_rows != 0)
         if (sharded or resume) and row_range is not None:

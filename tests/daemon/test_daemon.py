@@ -194,6 +194,20 @@ def test_ready_and_status(daemon):
     else:  # no GPU here (or a build without CUDA): zero devices and no memory
         assert (s["gpu_devices"], s["gpu_memory_used_bytes"], s["gpu_memory_total_bytes"]) == (0, 0, 0)
         assert re.search(r"^GPU: +none$", text.stdout, re.M)
+    assert s["devices"] == []  # no device scan has run: no device in use
+
+
+def test_a_device_scan_on_a_daemon_without_that_device_is_a_cuda_error(daemon, data_file):
+    # Asked for a device it does not have, onecopyd answers Error{cuda} naming the device and
+    # why (no driver or device here; a GPU machine has no cuda:63), and serves host scans on.
+    path, table = data_file
+    with pytest.raises(onecopy.OnecopyError) as e:
+        daemon.client.scan(str(path), device="cuda:63")
+    assert e.value.code == "cuda"
+    assert "onecopyd has no CUDA device cuda:63" in str(e.value)
+    assert pa.table(daemon.client.scan(str(path))).num_rows == table.num_rows
+    s = daemon.client.status()
+    assert s["devices"] == [] and s["requests_refused"] >= 1
 
 
 def test_scan_equals_pyarrow(daemon, data_file):
