@@ -4,7 +4,7 @@
 #
 #   scripts/gpu_check.sh --prepare   HERE (no GPU needed): build for Hopper (-gencode
 #                                    arch=compute_90,code=sm_90) and bundle what the device run
-#                                    needs into .gpucheck/: native.tar.gz (the binaries and their
+#                                    needs into .gpucheck/: native.tar.xz (the binaries and their
 #                                    non-system shared libraries, compressed: the device tool
 #                                    carries 64 MiB in all, working tree included) and the
 #                                    tpchgen-cli, vortex-data and substrait wheels
@@ -15,7 +15,7 @@
 #                                    and the list of the device steps
 #   scripts/gpu_check.sh --summary DIR   the summary table again, from a run's files in DIR
 #   scripts/gpu_check.sh             THERE: the device run, with `carry: [".gpucheck"]`:
-#     0. native.tar.gz unpacked into $UNPACK (the device image has nvcc but not onecopy's Debian
+#     0. native.tar.xz unpacked into $UNPACK (the device image has nvcc but not onecopy's Debian
 #        dependencies: fmt, spdlog, protobuf, liburing, OpenSSL, Catch2); ONECOPY_GPU_BUILD=1
 #        builds there instead, where meson and those dependencies exist (not in the budget);
 #     1. nvidia-smi: card, driver, clocks, temperature;
@@ -29,14 +29,17 @@
 #        plan and batched (DecodeSession::decode_batch), vs the H2D floor and vs onecopy's CPU
 #        decoders on all cores; without the data, the kernel table alone;
 #     6. pyarrow decoding the same columns from Parquet;
-#     7. the logs, then the summary table last (tests, kernels vs D2D, lineitem vs H2D).
+#     7. the hand-off: onecopyd started there, and onecopy-gpu-ipc scanning lineitem into GPU
+#        memory in process and through the daemon (CUDA VMM descriptors over its socket), every
+#        value checked against the CPU scan, with the added time per batch;
+#     8. the logs, then the summary table last (tests, kernels vs D2D, lineitem vs H2D, IPC).
 # Every device step has a timeout: unpack 10 + nvidia-smi 10 + GPU tests 110 + kTLS tests 30 +
-# wheels 20 + tpchgen 60 + Vortex write 90 + bench 90 + pyarrow 30 = 450 s, plus 5 s each for
-# the three binaries to die after SIGTERM: 465 s (7 min 45 s) with every step at its limit;
-# about 3 min expected. Logs land in $OUT (the device tool's return
+# wheels 20 + tpchgen 60 + Vortex write 90 + bench 90 + pyarrow 30 + hand-off 60 = 510 s,
+# plus 5 s each for the four binaries to die after SIGTERM: 530 s (8 min 50 s) with every step
+# at its limit; about 4 min expected. Logs land in $OUT (the device tool's return
 # folder) when it is set, else in .gpucheck/out/ (--dry-run: $BUILD_DIR/gpucheck-dry-run/):
-# device.txt, tests-gpu.log, tests-ktls.log, bench.txt, parquet.txt, fused_columns.txt,
-# summary.txt (7 files; the tool returns 8 at most).
+# device.txt, tests-gpu.log, tests-ktls.log, bench.txt, parquet.txt, fused_columns.txt, ipc.txt,
+# summary.txt (8 files; the tool returns 8 at most).
 #
 # Environment: BUILD_DIR (default build-h200), TPCH_SF (default 1), ONECOPY_GPU_BUILD=1,
 # UNPACK (default /tmp/onecopy-gpucheck), BUILD_LOCK (a file ninja runs under `flock`),
@@ -51,13 +54,13 @@ TPCH_SF=${TPCH_SF:-1}
 UNPACK=${UNPACK:-/tmp/onecopy-gpucheck}
 GENCODE='-gencode=arch=compute_90,code=sm_90'
 WHEELS=("tpchgen-cli==4.0.0" "vortex-data==0.93.0" "substrait==0.28.0")
-BINARIES=(tests/onecopy-tests-gpu tests/onecopy-tests-ktls scripts/onecopy-gpu-bench)
+BINARIES=(tests/onecopy-tests-gpu tests/onecopy-tests-ktls scripts/onecopy-gpu-bench scripts/onecopy-gpu-ipc onecopyd)
 CARRY_LIMIT=$((64 * 1024 * 1024))
 LOG_LINES=500  # a test log keeps its last lines (the tool returns files of 16 MiB at most)
 # Device-step timeouts in seconds; the header's budget adds them up.
 T_UNPACK=10 T_SMI=10 T_TESTS_GPU=110 T_TESTS_KTLS=30 T_WHEELS=20 T_TPCHGEN=60 T_VORTEX=90
-T_BENCH=90 T_PARQUET=30 T_BUILD=600
-OUT_FILES=(device.txt tests-gpu.log tests-ktls.log bench.txt parquet.txt fused_columns.txt summary.txt)
+T_BENCH=90 T_PARQUET=30 T_IPC=60 T_BUILD=600
+OUT_FILES=(device.txt tests-gpu.log tests-ktls.log bench.txt parquet.txt fused_columns.txt ipc.txt summary.txt)
 
 step() { printf '\n== %s\n' "$*"; }
 die() { echo "gpu_check: $*" >&2; exit 1; }
@@ -100,8 +103,10 @@ prepare() {
   ldd "${BINARIES[@]/#/$BUILD_DIR/}" | awk '$3 ~ /^\// {print $3}' | sort -u |
     grep -Ev '/(libc|libm|libdl|librt|libpthread|libgcc_s|libstdc\+\+|ld-linux[^/]*)\.so' |
     while read -r lib; do cp -L "$lib" "$stage/lib/"; done
-  # gzip, not xz: gzip is on every Debian and Ubuntu image (Essential), xz may be missing.
-  tar -C "$stage" -cf - bin lib | gzip -9 >"$BUNDLE/native.tar.gz" || die "tar native.tar.gz"
+  # xz here (onecopyd and the hand-off check pull in librados: gzip no longer fits the 64 MiB);
+  # the device image unpacks it with Python's tarfile (lzma), since its xz may be missing.
+  rm -f "$BUNDLE"/native.tar.*  # an older bundle's, whatever its compression
+  tar -C "$stage" -cf - bin lib | xz -9e -T2 >"$BUNDLE/native.tar.xz" || die "tar native.tar.xz"
   for w in "${WHEELS[@]}"; do
     name=${w%%==*}
     ls "$BUNDLE/wheels/${name//-/_}"-*.whl >/dev/null 2>&1 && continue
@@ -110,20 +115,22 @@ prepare() {
       --platform any -d "$BUNDLE/wheels" "$w" || die "pip download $w"
   done
   cp "$ROOT/scripts/gpu_check.sh" "$BUNDLE/"  # for reference only: the run uses scripts/
-  tar -tzvf "$BUNDLE/native.tar.gz"
+  tar -tJvf "$BUNDLE/native.tar.xz"
   ls -la "$BUNDLE" "$BUNDLE/wheels"
   local bundle total
   bundle=$(du -sb "$BUNDLE" | cut -f1)
   total=$(travel_bytes)
-  echo "bundle: $((bundle / 1024 / 1024)) MiB ($(du -b "$BUNDLE/native.tar.gz" | cut -f1) bytes native.tar.gz);" \
+  echo "bundle: $((bundle / 1024 / 1024)) MiB ($(du -b "$BUNDLE/native.tar.xz" | cut -f1) bytes native.tar.xz);" \
     "with the working tree $((total / 1024 / 1024)) MiB of the device tool's 64 MiB"
   [ "$total" -lt "$CARRY_LIMIT" ] || die "working tree and bundle too large to carry ($total bytes)"
 }
 
-# Unpacks native.tar.gz into $UNPACK (bin/, lib/).
+# Unpacks native.tar.xz into $UNPACK (bin/, lib/).
 unpack() {
   rm -rf "$UNPACK" && mkdir -p "$UNPACK" || return 1
-  timeout "$T_UNPACK" tar -C "$UNPACK" -xzf "$BUNDLE/native.tar.gz"
+  timeout "$T_UNPACK" python3 -c 'import sys, tarfile
+kw = {"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}
+tarfile.open(sys.argv[1]).extractall(sys.argv[2], **kw)' "$BUNDLE/native.tar.xz" "$UNPACK"
 }
 
 # Runs bundled binary $1 with the bundle's libraries (for it alone: Python must keep its own).
@@ -208,7 +215,11 @@ summary() {
     echo "lineitem end to end (per plan and batched) vs H2D: not measured (no end-to-end table in ${bench})"
   fi
   echo
-  echo "IPC hand-off: not built yet (daemon device delivery pending)"
+  if [ -f "$dir/ipc.txt" ] && grep -q '^IPC hand-off: ' "$dir/ipc.txt"; then
+    grep -E '^(in process|through onecopyd|IPC hand-off): ' "$dir/ipc.txt"
+  else
+    echo "IPC hand-off: not measured ($(head -n 1 "$dir/ipc.txt" 2>/dev/null || echo "no ${dir}/ipc.txt"))"
+  fi
 }
 
 # The commands the device run executes, for --dry-run to list.
@@ -218,7 +229,7 @@ device_steps() {
   local lib="LD_LIBRARY_PATH=$UNPACK/lib"
   cat <<EOF
 mkdir -p $out $data
-timeout $T_UNPACK tar -C $UNPACK -xzf $BUNDLE/native.tar.gz
+timeout $T_UNPACK python3 -c 'tarfile.open($BUNDLE/native.tar.xz).extractall($UNPACK)'   (Python's lzma: xz may be missing there)
 timeout $T_SMI nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv
 timeout $T_TESTS_GPU env $lib ONECOPY_SOURCE_DIR=$ROOT $UNPACK/bin/onecopy-tests-gpu --durations yes   (> tests-gpu.log)
 timeout $T_TESTS_KTLS env $lib $UNPACK/bin/onecopy-tests-ktls   (> tests-ktls.log; exit 77 = SKIP)
@@ -227,6 +238,8 @@ timeout $T_TPCHGEN tpchgen-cli parquet -s $TPCH_SF --tables=lineitem --output-di
 timeout $T_VORTEX python3 $ROOT/scripts/gpu_check_data.py write $data/lineitem.parquet $data/lineitem.vortex
 timeout $T_BENCH env $lib $UNPACK/bin/onecopy-gpu-bench --file $data/lineitem.vortex --cpu-threads \$(nproc)   (> bench.txt)
 timeout $T_PARQUET python3 $ROOT/scripts/gpu_check_data.py parquet $data/lineitem.parquet $out/fused_columns.txt   (> parquet.txt)
+env $lib $UNPACK/bin/onecopyd --socket /tmp/onecopy-gpucheck.sock &   (stopped after the next step)
+timeout $T_IPC env $lib $UNPACK/bin/onecopy-gpu-ipc --socket /tmp/onecopy-gpucheck.sock --file $data/lineitem.vortex   (> ipc.txt)
 summary table from $out (> summary.txt)
 EOF
 }
@@ -249,8 +262,8 @@ device_run() {
     for b in "${BINARIES[@]}"; do cp "$BUILD_DIR/$b" "$UNPACK/bin/"; done
   else
     step "unpack the bundle into $UNPACK"
-    [ -f "$BUNDLE/native.tar.gz" ] || die "no bundle: run scripts/gpu_check.sh --prepare here first, carry .gpucheck"
-    unpack || die "unpack of $BUNDLE/native.tar.gz failed"
+    [ -f "$BUNDLE/native.tar.xz" ] || die "no bundle: run scripts/gpu_check.sh --prepare here first, carry .gpucheck"
+    unpack || die "unpack of $BUNDLE/native.tar.xz failed"
   fi
   step "device"
   timeout "$T_SMI" nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv |
@@ -286,13 +299,41 @@ device_run() {
     PYTHONPATH=/tmp/site timeout "$T_PARQUET" python3 "$ROOT/scripts/gpu_check_data.py" parquet \
       "$data/lineitem.parquet" "$out/fused_columns.txt" >"$out/parquet.txt" 2>&1
   fi
+  step "hand-off: a device scan in process and through onecopyd"
+  local ipc_rc=1
+  if [ "$data_ok" = 1 ]; then
+    ipc_handoff "$data/lineitem.vortex" "$out/ipc.txt"
+    ipc_rc=$?
+  else
+    echo "no data: not run" >"$out/ipc.txt"
+  fi
+  tail -n 5 "$out/ipc.txt"
   step "logs"
   cat "$out/bench.txt"
   [ -f "$out/parquet.txt" ] && cat "$out/parquet.txt"
   summary "$out" | tee "$out/summary.txt"
   echo "onecopy-tests-gpu: exit $tests_rc; onecopy-tests-ktls: exit $ktls_rc (77 = SKIP);" \
-    "data: $([ "$data_ok" = 1 ] && echo ok || echo failed); onecopy-gpu-bench: exit $bench_rc"
-  [ "$tests_rc" = 0 ] && { [ "$ktls_rc" = 0 ] || [ "$ktls_rc" = 77 ]; } && [ "$data_ok" = 1 ] && [ "$bench_rc" = 0 ]
+    "data: $([ "$data_ok" = 1 ] && echo ok || echo failed); onecopy-gpu-bench: exit $bench_rc;" \
+    "onecopy-gpu-ipc: exit $ipc_rc"
+  [ "$tests_rc" = 0 ] && { [ "$ktls_rc" = 0 ] || [ "$ktls_rc" = 77 ]; } && [ "$data_ok" = 1 ] && [ "$bench_rc" = 0 ] &&
+    [ "$ipc_rc" = 0 ]
+}
+
+# Runs onecopyd on a socket of its own and onecopy-gpu-ipc against it on file $1, output in $2;
+# the daemon is stopped (SIGTERM) afterwards, its log appended.
+ipc_handoff() {
+  local file=$1 log=$2 sock=/tmp/onecopy-gpucheck.sock dlog=/tmp/onecopy-gpucheck-daemon.log rc
+  rm -f "$sock"
+  env LD_LIBRARY_PATH="$UNPACK/lib" "$UNPACK/bin/onecopyd" --socket "$sock" 2>"$dlog" &
+  local pid=$!
+  for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+  timeout -k 5 "$T_IPC" env LD_LIBRARY_PATH="$UNPACK/lib" "$UNPACK/bin/onecopy-gpu-ipc" --socket "$sock" \
+    --file "$file" >"$log" 2>&1
+  rc=$?
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  { echo "onecopy-gpu-ipc: exit $rc"; echo "-- onecopyd's log (last 20 lines)"; tail -n 20 "$dlog"; } >>"$log"
+  return "$rc"
 }
 
 dry_run() {
@@ -300,7 +341,7 @@ dry_run() {
   local out=${OUT:-$BUILD_DIR/gpucheck-dry-run}
   clear_out "$out"
   step "unpack the bundle into $UNPACK"
-  unpack || die "unpack of $BUNDLE/native.tar.gz failed"
+  unpack || die "unpack of $BUNDLE/native.tar.xz failed"
   step "GPU tests here (expect SKIP, exit 77)"
   run_test onecopy-tests-gpu "$T_TESTS_GPU" "$out/tests-gpu.log"
   local rc=$?
@@ -312,6 +353,11 @@ dry_run() {
   step "bench here (expect SKIP, exit 77)"
   run_bin onecopy-gpu-bench --quick
   echo "onecopy-gpu-bench exit $? (77 = SKIP without a device)"
+  step "hand-off here (expect SKIP, exit 77)"
+  ipc_handoff "$ROOT/tests/fuzz/seeds/open_scan/mixed.vortex" "$out/ipc.txt"
+  rc=$?
+  [ "$rc" = 77 ] || [ "$rc" = 0 ] || die "onecopy-gpu-ipc exited $rc"
+  head -n 1 "$out/ipc.txt"
   local vtx=${DRY_RUN_VORTEX:-$ROOT/build/bench-data/sf0.1/lineitem.vortex}
   if [ -f "$vtx" ]; then
     step "end-to-end planning and batch check on $vtx (host half, no GPU)"
