@@ -157,7 +157,7 @@ OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, si
 
 OC_API int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
                                const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                               ArrowDeviceArrayStream* out, char* err, size_t errlen) {
+                               uintptr_t consumer_stream, ArrowDeviceArrayStream* out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
     opts.columns = column_list(columns, ncolumns);
@@ -171,7 +171,7 @@ OC_API int onecopy_scan_device(const onecopy_file* file, int device, const char*
     if (!decoder.ok()) return report(decoder.error(), err, errlen);
     auto scan = oc::client::scan_on_device(*file->file, opts, std::move(decoder).value());
     if (!scan.ok()) return report(scan.error(), err, errlen);
-    oc::client::export_device_stream(std::move(scan).value(), ARROW_DEVICE_CUDA, device, out);
+    oc::client::export_device_stream(std::move(scan).value(), ARROW_DEVICE_CUDA, device, out, consumer_stream);
     return 0;
   });
 }

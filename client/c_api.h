@@ -82,10 +82,13 @@ int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t nc
  * batch. `out` is an Arrow C Device stream of record batches on ARROW_DEVICE_CUDA; a batch is
  * complete when get_next returns it (sync_event NULL); strings are offsets ("u", "z"); a
  * corrupt file is an error of get_next, never zeros. Fails with ONECOPY_E_CUDA, saying why,
- * when there is no such device, and ONECOPY_E_UNSUPPORTED for a file whose root is nullable. */
+ * when there is no such device, and ONECOPY_E_UNSUPPORTED for a file whose root is nullable.
+ * A batch's release waits for the work queued so far on `consumer_stream` (a cudaStream_t; 0:
+ * the whole device) before its memory may be reused. */
 int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
                         const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                        struct ArrowDeviceArrayStream* out, char* err, size_t errlen);
+                        uintptr_t consumer_stream, struct ArrowDeviceArrayStream* out, char* err,
+                        size_t errlen);
 
 /* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
  * (indices may be unsorted and repeat), into a stream of exactly one batch. An index at or past

@@ -49,6 +49,8 @@ bool DeviceSlab::empty() const {
 Result<uint64_t> copy_batch_to_device(BatchLayout& layout, uint8_t* dst, int device) {
   OC_TRY(kernels::use_device(device));
   uint64_t copied = 0;
+  // Each copy is waited for before the Batch naming the range is sent: the client's kernels run
+  // on streams of another process, which nothing here orders against.
   for (const auto& [at, b] : layout.copies) {
     OC_TRY(kernels::copy_and_wait(dst + at, b->data(), b->size()));
     copied += b->size();

@@ -116,7 +116,10 @@ Result<void> copy_to_host(void* dst, const void* src, size_t bytes, Stream& stre
 
 Result<void> copy_and_wait(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return {};
-  return cuda_check(cudaMemcpy(dst, src, bytes, cudaMemcpyDefault), "cudaMemcpy");
+  // cudaMemcpy may return before a device-to-device copy is done; the calling thread's own
+  // stream, waited for, covers every direction and waits for nothing else.
+  OC_TRY(cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamPerThread), "cudaMemcpyAsync"));
+  return cuda_check(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
 }
 
 Result<void> wait_for_stream(CUstream_st* stream) {

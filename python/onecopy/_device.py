@@ -40,8 +40,8 @@ ArrowDeviceArrayStream._fields_ = [
 
 _lib.onecopy_scan_device.argtypes = [
     ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ArrowDeviceArrayStream), ctypes.c_char_p,
-    ctypes.c_size_t]
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_size_t, ctypes.POINTER(ArrowDeviceArrayStream),
+    ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_daemon_scan_device.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
     ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_size_t,

@@ -351,13 +351,14 @@ class VortexFile:
         cols, ncols = _column_array(columns)
         begin, end = (row_range if row_range is not None else (0, -1))
         if device != "cpu":
-            from onecopy._device import DeviceScan, parse_device
+            from onecopy._device import DeviceScan, consumer_stream, parse_device
 
             index = parse_device(device)
             sql = str(filter).encode() if filter is not None else None
+            waits_for = consumer_stream(index)
             return DeviceScan(index, lambda stream, err: _lib.onecopy_scan_device(
-                self._handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end), stream, err,
-                _ERRLEN))
+                self._handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end), waits_for, stream,
+                err, _ERRLEN))
         scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
         err = ctypes.create_string_buffer(_ERRLEN)
         sql = str(filter).encode() if filter is not None else None
