@@ -4,6 +4,9 @@
 // release wait for the consumer's stream first.
 #include "client/device_stream.hpp"
 
+#include <cerrno>
+#include <new>
+
 #include "format/arrow_export.hpp"
 #include "kernels/device_memory.hpp"
 
@@ -50,7 +53,13 @@ int get_next(ArrowDeviceArrayStream* s, ArrowDeviceArray* out) {
   out->device_id = st->device_id;
   out->sync_event = nullptr;  // the scan finished the batch's decodes before handing it out
   if (st->consumer && out->array.release != nullptr) {
-    out->array.private_data = new WaitingRelease{out->array.release, out->array.private_data, *st->consumer};
+    // A C callback: an allocation failure is ENOMEM, not an exception.
+    auto* w = new (std::nothrow) WaitingRelease{out->array.release, out->array.private_data, *st->consumer};
+    if (w == nullptr) {
+      out->array.release(&out->array);
+      return ENOMEM;
+    }
+    out->array.private_data = w;
     out->array.release = release_after_consumer;
   }
   return 0;

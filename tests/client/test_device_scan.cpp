@@ -6,9 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <optional>
+#include <utility>
 #include <sstream>
 
 #include "client/device_scan.hpp"
+#include "client/device_stream.hpp"
 #include "client/row_format.hpp"
 #include "format/reader.hpp"
 #include "kernels/device.hpp"
@@ -132,78 +135,71 @@ TEST_CASE("interop corpus: a device scan's host reference equals the plain scan 
   CHECK(fused > 0);
 }
 
-}  // namespace oc::client
+namespace {
 
-#include "client/device_stream.hpp"
-
-namespace oc::client {
-
-TEST_CASE("a device scan leaves as an Arrow C Device stream, each batch tagged with its device", "[device-scan]") {
+// The host reference's scan of mixed.vortex in batches of @p batch_rows, as a device stream
+// tagged @p type / @p id; @p consumer as export_device_stream takes it.
+ArrowDeviceArrayStream reference_stream(uint64_t batch_rows, ArrowDeviceType type, int64_t id,
+                                        std::optional<uintptr_t> consumer, uint64_t& file_rows) {
   auto file = format::VortexFile::open_path(test::seed_path("mixed.vortex"));
   REQUIRE(file.ok());
+  file_rows = (*file)->row_count();
   auto decoder = DeviceChunkDecoder::create(0, DeviceDecodes::host_reference);
   REQUIRE(decoder.ok());
   format::ScanOptions opts;
-  opts.batch_rows = 100;
+  opts.batch_rows = batch_rows;
   auto scan = scan_on_device(**file, opts, *decoder);
   REQUIRE(scan.ok());
   ArrowDeviceArrayStream stream{};
-  export_device_stream(std::move(scan).value(), ARROW_DEVICE_CPU, -1, &stream);
-  CHECK(stream.device_type == ARROW_DEVICE_CPU);
-  ArrowSchema schema{};
-  REQUIRE(stream.get_schema(&stream, &schema) == 0);
-  CHECK(std::string(schema.format) == "+s");
-  CHECK(static_cast<size_t>(schema.n_children) == (*file)->dtype()->names.size());
-  schema.release(&schema);
+  export_device_stream(std::move(scan).value(), type, id, &stream, consumer);
+  return stream;
+}
+
+// Reads @p stream to its end, checking each batch's tags and releasing it.
+// @return the rows and batches read.
+std::pair<uint64_t, uint64_t> drain(ArrowDeviceArrayStream& stream, ArrowDeviceType type, int64_t id) {
   uint64_t rows = 0, batches = 0;
   while (true) {
     ArrowDeviceArray a{};
     REQUIRE(stream.get_next(&stream, &a) == 0);
     if (a.array.release == nullptr) break;
-    CHECK(a.device_type == ARROW_DEVICE_CPU);
-    CHECK(a.device_id == -1);
+    CHECK(a.device_type == type);
+    CHECK(a.device_id == id);
     CHECK(a.sync_event == nullptr);
-    CHECK(a.array.length <= 100);
     rows += static_cast<uint64_t>(a.array.length);
     ++batches;
     a.array.release(&a.array);
+    CHECK(a.array.release == nullptr);
   }
-  CHECK(rows == (*file)->row_count());
+  return {rows, batches};
+}
+
+}  // namespace
+
+TEST_CASE("a device scan leaves as an Arrow C Device stream, each batch tagged with its device", "[device-scan]") {
+  uint64_t file_rows = 0;
+  ArrowDeviceArrayStream stream = reference_stream(100, ARROW_DEVICE_CPU, -1, std::nullopt, file_rows);
+  CHECK(stream.device_type == ARROW_DEVICE_CPU);
+  ArrowSchema schema{};
+  REQUIRE(stream.get_schema(&stream, &schema) == 0);
+  CHECK(std::string(schema.format) == "+s");
+  CHECK(schema.n_children > 0);
+  schema.release(&schema);
+  const auto [rows, batches] = drain(stream, ARROW_DEVICE_CPU, -1);
+  CHECK(rows == file_rows);
   CHECK(batches == (rows + 99) / 100);
   stream.release(&stream);
   CHECK(stream.release == nullptr);
 }
-
-}  // namespace oc::client
-
-namespace oc::client {
 
 TEST_CASE("a CUDA batch's release goes through the consumer's wait, then frees what the producer gave",
           "[device-scan]") {
   // Host-reference batches tagged as CUDA ones: the wrapped release runs the wait (which fails
   // here, without a device, and is then skipped) and the producer's release after it; ASan
   // checks that nothing leaks or is freed twice.
-  auto file = format::VortexFile::open_path(test::seed_path("mixed.vortex"));
-  REQUIRE(file.ok());
-  auto decoder = DeviceChunkDecoder::create(0, DeviceDecodes::host_reference);
-  REQUIRE(decoder.ok());
-  format::ScanOptions opts;
-  opts.batch_rows = 300;
-  auto scan = scan_on_device(**file, opts, *decoder);
-  REQUIRE(scan.ok());
-  ArrowDeviceArrayStream stream{};
-  export_device_stream(std::move(scan).value(), ARROW_DEVICE_CUDA, 0, &stream, uintptr_t{0});
-  uint64_t rows = 0;
-  while (true) {
-    ArrowDeviceArray a{};
-    REQUIRE(stream.get_next(&stream, &a) == 0);
-    if (a.array.release == nullptr) break;
-    CHECK(a.device_type == ARROW_DEVICE_CUDA);
-    rows += static_cast<uint64_t>(a.array.length);
-    a.array.release(&a.array);
-    CHECK(a.array.release == nullptr);
-  }
-  CHECK(rows == (*file)->row_count());
+  uint64_t file_rows = 0;
+  ArrowDeviceArrayStream stream = reference_stream(300, ARROW_DEVICE_CUDA, 0, uintptr_t{0}, file_rows);
+  CHECK(drain(stream, ARROW_DEVICE_CUDA, 0).first == file_rows);
   stream.release(&stream);
 }
 

@@ -98,6 +98,12 @@ inline std::string fused_dict_meta(uint32_t values_len, PType codes) {
   return m.SerializeAsString();
 }
 
+/// dict(codes = u8 {0, @p code_1, 1}, values = i64 {10, 20, 30}): corrupt when @p code_1 >= 3.
+inline ArrayView three_value_dict(uint8_t code_1) {
+  return node("vortex.dict", fused_dict_meta(3, PType::u8), {},
+              {primitive_node<uint8_t>({0, code_1, 1}), primitive_node<int64_t>({10, 20, 30})});
+}
+
 inline std::string sequence_meta(int64_t base, int64_t multiplier) {
   pb::ScalarValue b, m;
   b.set_int64_value(base);

@@ -78,8 +78,7 @@ namespace {
 
 // A dict column whose row 1 holds code 3 of 3 values, decoded on @p stream.
 kernels::DeviceColumn corrupt_dict(kernels::Stream& stream, kernels::FusedPlan& plan) {
-  auto n = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
-                {primitive_node<uint8_t>({0, 3, 1}), primitive_node<int64_t>({10, 20, 30})});
+  auto n = three_value_dict(3);
   format::DecodeContext ctx;
   auto p = kernels::build_fused_plan(n, DType::make_primitive(PType::i64, false), 3, ctx);
   REQUIRE(p.ok());

@@ -137,10 +137,8 @@ TEST_CASE("a batch reports the plan whose dict code is out of range", "[kernels]
   auto session = kernels::DecodeSession::create({1, 1 << 20});
   REQUIRE(session.ok());
   const auto i64 = DType::make_primitive(PType::i64, false);
-  auto good = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
-                   {primitive_node<uint8_t>({0, 2, 1}), primitive_node<int64_t>({10, 20, 30})});
-  auto bad = node("vortex.dict", fused_dict_meta(3, PType::u8), {},
-                  {primitive_node<uint8_t>({0, 3, 1}), primitive_node<int64_t>({10, 20, 30})});
+  auto good = three_value_dict(2);
+  auto bad = three_value_dict(3);
   format::DecodeContext ctx;
   auto a = kernels::build_fused_plan(good, i64, 3, ctx);
   auto b = kernels::build_fused_plan(bad, i64, 3, ctx);
