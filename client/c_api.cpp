@@ -67,9 +67,56 @@ std::vector<std::string> column_list(const char* const* columns, size_t ncolumns
   return out;
 }
 
+// (begin, end) pairs of a C caller's `ranges`, as units of file 0.
+std::vector<oc::format::Unit> unit_list(const uint64_t* ranges, size_t nranges) {
+  std::vector<oc::format::Unit> units;
+  for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
+  return units;
+}
+
 oc::format::StringLayout strings_of(uint32_t flags) {
   return (flags & ONECOPY_STRING_OFFSETS) != 0 ? oc::format::StringLayout::offsets
                                                : oc::format::StringLayout::views;
+}
+
+// A daemon scan's request from a C caller's arguments: a row range (row_begin > 0 or
+// row_end >= 0), a shard with its own start, or ranges resumed from (start_unit, start_rows);
+// the daemon refuses a request with more than one (daemon/scan_request.cpp).
+oc::daemon::RemoteScanOptions remote_options(const char* const* columns, size_t ncolumns, const char* filter,
+                                             uint64_t batch_rows, int64_t row_begin, int64_t row_end,
+                                             const onecopy_shard* shard, const uint64_t* ranges, size_t nranges,
+                                             uint64_t start_unit, uint64_t start_rows) {
+  oc::daemon::RemoteScanOptions o;
+  o.columns = column_list(columns, ncolumns);
+  if (filter) o.filter = filter;
+  o.batch_rows = batch_rows;
+  if (row_begin > 0 || row_end >= 0) {
+    o.row_range = std::pair<uint64_t, uint64_t>(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
+                                                row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
+  }
+  o.start = {start_unit, start_rows};
+  if (shard != nullptr) {
+    o.shard = oc::format::ShardSpec{.rank = shard->rank,
+                                    .world_size = shard->world_size,
+                                    .worker = shard->worker,
+                                    .num_workers = shard->num_workers,
+                                    .shuffle = shard->shuffle != 0,
+                                    .seed = shard->seed,
+                                    .epoch = shard->epoch};
+    o.start = {shard->start_unit, shard->start_rows};
+    o.unit_rows = shard->unit_rows;
+  }
+  for (size_t i = 0; i < nranges; ++i) o.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
+  return o;
+}
+
+// Starts the daemon scan @p o into @p out; with @p cursor, hands out its cursor.
+int remote_scan_into(const char* socket, const char* uri, const oc::daemon::RemoteScanOptions& o,
+                     ArrowArrayStream* out, onecopy_cursor** cursor, char* err, size_t errlen) {
+  auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o, out);
+  if (!r.ok()) return report(r.error(), err, errlen);
+  if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
+  return 0;
 }
 
 // A take() result as a Scan, so it leaves through the same Arrow stream export as scans do.
@@ -157,21 +204,37 @@ OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, si
 
 OC_API int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
                                const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                               uintptr_t consumer_stream, ArrowDeviceArrayStream* out, char* err, size_t errlen) {
+                               const uint64_t* ranges, size_t nranges, uintptr_t consumer_stream,
+                               ArrowDeviceArrayStream* out, onecopy_cursor** cursor, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     oc::format::ScanOptions opts;
     opts.columns = column_list(columns, ncolumns);
     if (filter != nullptr) opts.filter = filter;
     opts.batch_rows = batch_rows;
     if (row_begin > 0 || row_end >= 0) {
+      if (nranges > 0) return report(oc::Error(oc::Errc::invalid, "a scan of ranges takes no row range"), err, errlen);
       const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
       opts.row_range = std::make_pair(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)), end);
     }
-    auto decoder = oc::client::DeviceChunkDecoder::create(device, oc::client::DeviceDecodes::cuda);
+    const bool reference = device == ONECOPY_DEVICE_HOST_REFERENCE;
+    auto decoder = oc::client::DeviceChunkDecoder::create(
+        device, reference ? oc::client::DeviceDecodes::host_reference : oc::client::DeviceDecodes::cuda);
     if (!decoder.ok()) return report(decoder.error(), err, errlen);
-    auto scan = oc::client::scan_on_device(*file->file, opts, std::move(decoder).value());
-    if (!scan.ok()) return report(scan.error(), err, errlen);
-    oc::client::export_device_stream(std::move(scan).value(), ARROW_DEVICE_CUDA, device, out, consumer_stream);
+    std::unique_ptr<oc::format::Scan> scan;
+    if (nranges == 0) {
+      auto r = oc::client::scan_on_device(*file->file, opts, std::move(decoder).value());
+      if (!r.ok()) return report(r.error(), err, errlen);
+      scan = std::move(r).value();
+    } else {
+      auto r = oc::client::scan_units_on_device(file->file, opts, unit_list(ranges, nranges),
+                                                std::move(decoder).value());
+      if (!r.ok()) return report(r.error(), err, errlen);
+      scan = std::move(r).value();
+    }
+    ArrowArrayStream inner{};
+    export_profiled(std::move(scan), &inner, cursor);
+    oc::client::wrap_device_stream(&inner, reference ? ARROW_DEVICE_CPU : ARROW_DEVICE_CUDA, device, out,
+                                   consumer_stream);
     return 0;
   });
 }
@@ -352,56 +415,27 @@ OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char*
                                 uint32_t flags, ArrowArrayStream* out, onecopy_cursor** cursor,
                                 char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    oc::daemon::RemoteScanOptions o;
-    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
-    if (filter) o.filter = filter;
-    o.batch_rows = batch_rows;
+    auto o = remote_options(columns, ncolumns, filter, batch_rows, row_begin, row_end, shard, nullptr, 0, 0, 0);
     o.strings = strings_of(flags);
-    if (row_begin > 0 || row_end >= 0) {
-      o.row_range = std::pair<uint64_t, uint64_t>(
-          static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
-          row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
-    }
-    if (shard != nullptr) {
-      o.shard = oc::format::ShardSpec{.rank = shard->rank,
-                                      .world_size = shard->world_size,
-                                      .worker = shard->worker,
-                                      .num_workers = shard->num_workers,
-                                      .shuffle = shard->shuffle != 0,
-                                      .seed = shard->seed,
-                                      .epoch = shard->epoch};
-      o.start = {shard->start_unit, shard->start_rows};
-      o.unit_rows = shard->unit_rows;
-    }
-    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
-                                     out);
-    if (!r.ok()) return report(r.error(), err, errlen);
-    if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
-    return 0;
+    return remote_scan_into(socket, uri, o, out, cursor, err, errlen);
   });
 }
 
 OC_API int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
                                       size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
-                                      int64_t row_end, int device, uintptr_t consumer_stream,
-                                      ArrowDeviceArrayStream* out, char* err, size_t errlen) {
+                                      int64_t row_end, const onecopy_shard* shard, const uint64_t* ranges,
+                                      size_t nranges, uint64_t start_unit, uint64_t start_rows, int device,
+                                      uintptr_t consumer_stream, ArrowDeviceArrayStream* out,
+                                      onecopy_cursor** cursor, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     if (device < 0) return report(oc::Error(oc::Errc::invalid, "a device scan needs a CUDA device index"), err, errlen);
-    oc::daemon::RemoteScanOptions o;
-    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
-    if (filter) o.filter = filter;
-    o.batch_rows = batch_rows;
+    auto o = remote_options(columns, ncolumns, filter, batch_rows, row_begin, row_end, shard, ranges, nranges,
+                            start_unit, start_rows);
     o.strings = oc::format::StringLayout::offsets;
     o.device = device;
     o.consumer_stream = consumer_stream;
-    if (row_begin > 0 || row_end >= 0) {
-      o.row_range = std::pair<uint64_t, uint64_t>(
-          static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
-          row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
-    }
     ArrowArrayStream inner{};
-    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o, &inner);
-    if (!r.ok()) return report(r.error(), err, errlen);
+    if (const int rc = remote_scan_into(socket, uri, o, &inner, cursor, err, errlen); rc != 0) return rc;
     oc::client::wrap_device_stream(&inner, ARROW_DEVICE_CUDA, device, out);
     return 0;
   });
@@ -414,18 +448,10 @@ OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
                                       uint64_t start_rows, uint32_t flags, ArrowArrayStream* out,
                                       onecopy_cursor** cursor, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    oc::daemon::RemoteScanOptions o;
-    for (size_t i = 0; i < ncolumns; ++i) o.columns.emplace_back(columns[i]);
-    if (filter) o.filter = filter;
-    o.batch_rows = batch_rows;
+    auto o = remote_options(columns, ncolumns, filter, batch_rows, 0, -1, nullptr, ranges, nranges, start_unit,
+                            start_rows);
     o.strings = strings_of(flags);
-    for (size_t i = 0; i < nranges; ++i) o.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
-    o.start = {start_unit, start_rows};
-    auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o,
-                                     out);
-    if (!r.ok()) return report(r.error(), err, errlen);
-    if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
-    return 0;
+    return remote_scan_into(socket, uri, o, out, cursor, err, errlen);
   });
 }
 
@@ -440,9 +466,7 @@ OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* colu
     if (filter != nullptr) opts.filter = filter;
     opts.batch_rows = batch_rows;
     opts.strings = strings_of(flags);
-    std::vector<oc::format::Unit> units;
-    for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
-    auto scan = oc::format::scan_units(file->file, std::move(opts), std::move(units), {});
+    auto scan = oc::format::scan_units(file->file, std::move(opts), unit_list(ranges, nranges), {});
     if (!scan.ok()) return report(scan.error(), err, errlen);
     export_profiled(std::move(scan).value(), out, cursor);
     return 0;

@@ -76,6 +76,12 @@ int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t nc
                  uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
                  size_t errlen);
 
+/* The `device` of onecopy_scan_device that runs a device scan's own steps (its fused plans,
+ * gathers and placement) on the host with the kernels' host executors: batches on
+ * ARROW_DEVICE_CPU. It checks everything above the CUDA calls where there is no GPU, and tells a
+ * plan's fault from a GPU's. */
+#define ONECOPY_DEVICE_HOST_REFERENCE (-1)
+
 /* Starts a scan as onecopy_scan's whose batches land in the memory of CUDA device `device`
  * (client/device_scan.hpp): every flat chunk a fused plan covers decodes on the GPU, the rest
  * on the CPU and is copied over, and only the rows the filter keeps are gathered into the
@@ -83,11 +89,15 @@ int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t nc
  * complete when get_next returns it (sync_event NULL); strings are offsets ("u", "z"); a
  * corrupt file is an error of get_next, never zeros. Fails with ONECOPY_E_CUDA, saying why,
  * when there is no such device, and ONECOPY_E_UNSUPPORTED for a file whose root is nullable.
- * A batch's release waits for the work queued so far on `consumer_stream` (a cudaStream_t; 0:
- * the whole device) before its memory may be reused. */
+ * With `nranges` > 0 it reads `ranges` (as onecopy_scan_ranges's, and no row range) instead of
+ * a row range; with `cursor` non-NULL, `*cursor` receives the scan's cursor (its stats and
+ * error; free it with onecopy_cursor_free). A batch's release waits for the work queued so far
+ * on `consumer_stream` (a cudaStream_t; 0: the whole device) before its memory may be reused.
+ * `device` may be ONECOPY_DEVICE_HOST_REFERENCE. */
 int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
                         const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                        uintptr_t consumer_stream, struct ArrowDeviceArrayStream* out, char* err,
+                        const uint64_t* ranges, size_t nranges, uintptr_t consumer_stream,
+                        struct ArrowDeviceArrayStream* out, onecopy_cursor** cursor, char* err,
                         size_t errlen);
 
 /* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
@@ -150,16 +160,6 @@ int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* 
                         int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
                         char* err, size_t errlen);
 
-/* Scans `uri` in the daemon as onecopy_daemon_scan does, its batches decoded on CUDA device
- * `device` by the daemon and delivered in device memory it shares (daemon/PROTOCOL.md, "Device
- * batches"): `out` is an Arrow C Device stream on ARROW_DEVICE_CUDA, strings as offsets. A
- * batch's release waits for the work queued so far on `consumer_stream` (a cudaStream_t; 0:
- * the whole device) before the daemon may reuse its memory. ONECOPY_E_CUDA when the daemon (or
- * this process) has no such device. */
-int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
-                               size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
-                               int64_t row_end, int device, uintptr_t consumer_stream,
-                               struct ArrowDeviceArrayStream* out, char* err, size_t errlen);
 
 /* The files `pattern` names: an S3 prefix ending in '/' (its *.vortex objects), an s3:// or local
  * glob, a local directory (its *.vortex files), or else the name itself (client/open_uri.hpp).
@@ -206,6 +206,22 @@ int onecopy_daemon_scan_ranges(const char* socket, const char* uri, const char* 
                                size_t ncolumns, const char* filter, uint64_t batch_rows,
                                const uint64_t* ranges, size_t nranges, uint64_t start_unit,
                                uint64_t start_rows, uint32_t flags, struct ArrowArrayStream* out,
+                               onecopy_cursor** cursor, char* err, size_t errlen);
+
+/* Scans `uri` in the daemon as onecopy_daemon_scan2 and onecopy_daemon_scan_ranges do (a row
+ * range, a `shard` with its own start, or `nranges` > 0 `ranges` resumed from `start_unit`,
+ * `start_rows`; at most one of the three), its batches decoded on CUDA device `device` by the
+ * daemon and delivered in device memory it shares (daemon/PROTOCOL.md, "Device batches"):
+ * `out` is an Arrow C Device stream on ARROW_DEVICE_CUDA, strings as offsets. With `cursor`
+ * non-NULL, `*cursor` receives the scan's cursor (position, stats, error). A batch's release
+ * waits for the work queued so far on `consumer_stream` (a cudaStream_t; 0: the whole device)
+ * before the daemon may reuse its memory. ONECOPY_E_CUDA when the daemon (or this process) has
+ * no such device. */
+int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
+                               size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
+                               int64_t row_end, const onecopy_shard* shard, const uint64_t* ranges,
+                               size_t nranges, uint64_t start_unit, uint64_t start_rows, int device,
+                               uintptr_t consumer_stream, struct ArrowDeviceArrayStream* out,
                                onecopy_cursor** cursor, char* err, size_t errlen);
 
 /* onecopy_scan over explicit row ranges, in process: `ranges` as onecopy_daemon_scan_ranges. */

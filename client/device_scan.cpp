@@ -249,11 +249,32 @@ Result<ColumnPtr> DeviceChunkDecoder::upload(const ColumnPtr& host) {
   return with_device_buffers(*c, device, next, std::make_shared<DeviceHold>(), device_);
 }
 
-Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file, format::ScanOptions options,
-                                                     std::shared_ptr<DeviceChunkDecoder> decoder) {
+namespace {
+
+// What every device scan reads with: @p decoder's chunks, strings as offsets (string views
+// would point into host memory).
+format::ScanOptions on_device(format::ScanOptions options, std::shared_ptr<DeviceChunkDecoder> decoder) {
   options.strings = format::StringLayout::offsets;
   options.chunk_decoder = std::move(decoder);
-  return file.scan_here(options);
+  return options;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file, format::ScanOptions options,
+                                                     std::shared_ptr<DeviceChunkDecoder> decoder) {
+  return file.scan_here(on_device(std::move(options), std::move(decoder)));
+}
+
+Result<std::unique_ptr<format::UnitScan>> scan_units_on_device(std::shared_ptr<const format::VortexFile> file,
+                                                               format::ScanOptions options,
+                                                               std::vector<format::Unit> units,
+                                                               std::shared_ptr<DeviceChunkDecoder> decoder,
+                                                               format::UnitPosition start) {
+  // A unit scan's per-unit scans go through VortexFile::scan, which never pushes down a scan
+  // with a chunk decoder: every unit decodes here, onto the decoder's device.
+  return format::scan_units(std::move(file), on_device(std::move(options), std::move(decoder)), std::move(units),
+                            start);
 }
 
 }  // namespace oc::client

@@ -36,6 +36,7 @@
 #include "config/error.hpp"
 #include "format/layout_reader.hpp"
 #include "format/reader.hpp"
+#include "format/shard.hpp"
 #include "kernels/device_memory.hpp"
 #include "kernels/fused_plan.hpp"
 #include "kernels/gather_stages.hpp"
@@ -108,5 +109,11 @@ class DeviceChunkDecoder final : public format::ChunkDecoder {
 [[nodiscard]] Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file,
                                                                    format::ScanOptions options,
                                                                    std::shared_ptr<DeviceChunkDecoder> decoder);
+
+/// scan_on_device over @p units (format/shard.hpp scan_units: row ranges read in their order,
+/// with positions; @p options takes no row range).
+[[nodiscard]] Result<std::unique_ptr<format::UnitScan>> scan_units_on_device(
+    std::shared_ptr<const format::VortexFile> file, format::ScanOptions options, std::vector<format::Unit> units,
+    std::shared_ptr<DeviceChunkDecoder> decoder, format::UnitPosition start = {});
 
 }  // namespace oc::client

@@ -31,7 +31,8 @@
 #     6. pyarrow decoding the same columns from Parquet;
 #     7. the hand-off: onecopyd started there, and onecopy-gpu-ipc scanning lineitem into GPU
 #        memory in process and through the daemon (CUDA VMM descriptors over its socket), every
-#        value checked against the CPU scan, with the added time per batch;
+#        value checked against the CPU scan, with the added time per batch; then both shards of
+#        a shuffled world of 2 through the daemon, each against the CPU scan of its units;
 #     8. the logs, then the summary table last (tests, kernels vs D2D, lineitem vs H2D, IPC).
 # Every device step has a timeout: unpack 10 + nvidia-smi 10 + GPU tests 110 + kTLS tests 30 +
 # wheels 20 + tpchgen 60 + Vortex write 90 + bench 90 + pyarrow 30 + hand-off 60 = 510 s,
@@ -216,7 +217,7 @@ summary() {
   fi
   echo
   if [ -f "$dir/ipc.txt" ] && grep -q '^IPC hand-off: ' "$dir/ipc.txt"; then
-    grep -E '^(in process|through onecopyd|IPC hand-off): ' "$dir/ipc.txt"
+    grep -E '^(in process|through onecopyd|shard [0-9] of 2 through onecopyd|IPC hand-off): ' "$dir/ipc.txt"
   else
     echo "IPC hand-off: not measured ($(head -n 1 "$dir/ipc.txt" 2>/dev/null || echo "no ${dir}/ipc.txt"))"
   fi

@@ -5,6 +5,9 @@
 //   2. through onecopyd at --socket (Scan.device, daemon/PROTOCOL.md "Device batches"): the
 //      daemon decodes on the GPU into its device slabs and this process maps them (CUDA VMM
 //      descriptors, or IPC handles), timed per batch the same way;
+//   3. through onecopyd again, as the two shards of a shuffled world of 2 (what a sharded
+//      Client.scan(device=) and onecopy.torch.Dataset(device=) ask for), each against the CPU
+//      scan of the same units;
 // and prints the hand-off's added time per batch: (2 - 1) / 1. The same file, columns, filter,
 // batch size and device for both; each timed from the request of a batch to its arrival (the
 // batch complete), its check excluded.
@@ -22,6 +25,7 @@
 #include "format/decode.hpp"
 #include "format/reader.hpp"
 #include "format/scan_profile.hpp"
+#include "format/shard.hpp"
 #include "kernels/device.hpp"
 #include "kernels/device_memory.hpp"
 
@@ -34,13 +38,20 @@ struct Options {
   uint64_t batch_rows = 65536;
 };
 
-// The batch a plain scan delivers, strings as offsets, one per batch of the device scans.
-Result<std::vector<format::ColumnPtr>> cpu_batches(const format::VortexFile& f, const Options& o) {
+// The batches a plain scan delivers, strings as offsets, one per batch of the device scans:
+// of the file, or of @p units (format/shard.hpp) when given.
+Result<std::vector<format::ColumnPtr>> cpu_batches(const std::shared_ptr<format::VortexFile>& f, const Options& o,
+                                                   const std::vector<format::Unit>* units = nullptr) {
   format::ScanOptions opts;
   opts.filter = o.filter;
   opts.batch_rows = o.batch_rows;
   opts.strings = format::StringLayout::offsets;
-  OC_ASSIGN_OR_RETURN(auto scan, f.scan(opts));
+  std::unique_ptr<format::Scan> scan;
+  if (units != nullptr) {
+    OC_ASSIGN_OR_RETURN(scan, format::scan_units(f, opts, *units, {}));
+  } else {
+    OC_ASSIGN_OR_RETURN(scan, f->scan(opts));
+  }
   std::vector<format::ColumnPtr> out;
   while (true) {
     OC_ASSIGN_OR_RETURN(auto b, scan->next());
@@ -137,7 +148,7 @@ Result<double> drain(ArrowDeviceArrayStream& stream, const std::vector<format::C
 
 Result<void> run(const Options& o) {
   OC_ASSIGN_OR_RETURN(auto file, format::VortexFile::open_path(o.file));
-  OC_ASSIGN_OR_RETURN(auto want, cpu_batches(*file, o));
+  OC_ASSIGN_OR_RETURN(auto want, cpu_batches(file, o));
   // In process.
   OC_ASSIGN_OR_RETURN(auto decoder, client::DeviceChunkDecoder::create(0, client::DeviceDecodes::cuda));
   format::ScanOptions opts;
@@ -165,6 +176,27 @@ Result<void> run(const Options& o) {
   const double added = *in_process > 0 ? (*via_daemon - *in_process) / *in_process * 100 : 0;
   std::printf("IPC hand-off: %.3f ms a batch through onecopyd vs %.3f ms in process: %+.1f%% a batch "
               "(target: under 5%%)\n", *via_daemon / 1e6, *in_process / 1e6, added);
+  std::fflush(stdout);  // kept if a timeout ends the shards below
+  // Two shards of a shuffled world of 2, through onecopyd (after the figure above, which a
+  // timeout here does not lose).
+  constexpr uint64_t kUnitRows = 200'000;
+  OC_ASSIGN_OR_RETURN(auto units, format::file_units(*file, 0, kUnitRows));
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    const format::ShardSpec spec{.rank = rank, .world_size = 2, .shuffle = true, .seed = 7, .epoch = 1};
+    const std::vector<format::Unit> mine = format::shard_units(units, spec);
+    OC_ASSIGN_OR_RETURN(auto shard_want, cpu_batches(file, o, &mine));
+    daemon::RemoteScanOptions sharded = remote;
+    sharded.shard = spec;
+    sharded.unit_rows = kUnitRows;
+    ArrowArrayStream shard_inner{};
+    OC_TRY(daemon::remote_scan(o.socket, o.file, sharded, &shard_inner));
+    ArrowDeviceArrayStream shard_stream{};
+    client::wrap_device_stream(&shard_inner, ARROW_DEVICE_CUDA, 0, &shard_stream);
+    const std::string how = "shard " + std::to_string(rank) + " of 2 through onecopyd";
+    auto drained = drain(shard_stream, shard_want, how.c_str());
+    shard_stream.release(&shard_stream);
+    OC_TRY(drained);
+  }
   return {};
 }
 

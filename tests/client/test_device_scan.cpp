@@ -106,6 +106,37 @@ TEST_CASE("a device scan gathers only the rows a filter keeps, from fused chunks
   }
 }
 
+TEST_CASE("a device scan over units reads their rows in the units' order and resumes at a position",
+          "[device-scan]") {
+  // The units of a shard, shuffled: out of row order, one split across a chunk boundary (the
+  // unit scan's per-unit scans share one decoder), and a resume inside the second unit.
+  for (const char* name : {"mixed.vortex", "zoned.vortex", "compact_numbers.vortex"}) {
+    INFO(name);
+    auto file = format::VortexFile::open_path(test::seed_path(name));
+    REQUIRE(file.ok());
+    const uint64_t n = (*file)->row_count();
+    REQUIRE(n >= 8);
+    std::vector<format::Unit> units{{0, n / 2, n}, {0, 1, n / 3}, {0, 0, 1}, {0, n / 3, n / 2}};
+    for (const format::UnitPosition start : {format::UnitPosition{}, format::UnitPosition{1, 2}}) {
+      format::ScanOptions opts;
+      opts.strings = format::StringLayout::offsets;
+      opts.batch_rows = 97;
+      auto plain = format::scan_units(*file, opts, units, start);
+      REQUIRE(plain.ok());
+      auto decoder = DeviceChunkDecoder::create(0, DeviceDecodes::host_reference);
+      REQUIRE(decoder.ok());
+      auto scan = scan_units_on_device(*file, opts, units, *decoder, start);
+      REQUIRE(scan.ok());
+      size_t plain_batches = 0, device_batches = 0;
+      const std::string want = rows_of(**plain, plain_batches);
+      CHECK(rows_of(**scan, device_batches) == want);
+      CHECK(device_batches == plain_batches);
+      CHECK((*scan)->position().unit == units.size());
+      CHECK((*decoder)->stats().fused_chunks + (*decoder)->stats().cpu_chunks > 0);
+    }
+  }
+}
+
 TEST_CASE("a device scan onto a GPU that is not there says why", "[device-scan]") {
   // Here (no driver, no device, or no CUDA in the build): device 0 is missing, and the error
   // carries the runtime's reason. On a GPU machine: the device past the last one is missing.
