@@ -6,8 +6,14 @@ The library hands an Arrow C Device stream (client/c_api.h, onecopy_scan_device)
 complete when it arrives (its decodes finished and their error words checked), so no stream
 synchronisation is needed to read it. A DeviceColumn exposes its values through the CUDA Array
 Interface (version 3), which torch.as_tensor, CuPy and Numba import without a copy; the tensor
-keeps the column, and so the batch's device memory, alive. Strings arrive as Arrow offsets and
-bytes, two arrays; booleans as an Arrow bitmap (bits, not one value per byte)."""
+keeps the column, and so the batch's device memory, alive. Strings and lists arrive as Arrow
+offsets (`offsets_buffer()`) and values (a string's bytes, a list's `children[0]`); booleans as
+an Arrow bitmap (`bits_buffer()`: bits, not one value per byte).
+
+device="host-reference" runs the device scan's own steps (fused plans, gathers, placement) on
+the host with the kernels' host executors (ONECOPY_DEVICE_HOST_REFERENCE): its batches live in
+host memory and expose the NumPy array interface instead, so everything above the CUDA calls,
+onecopy.torch's device path included, runs and is tested where there is no GPU."""
 
 from __future__ import annotations
 
@@ -16,7 +22,8 @@ from typing import Optional
 
 from onecopy._native import _ERROR_CLASSES, _ERRLEN, ArrowArray, ArrowSchema, OnecopyError, _check, _lib
 
-ARROW_DEVICE_CUDA = 2
+ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA = 1, 2
+HOST_REFERENCE = -1  # ONECOPY_DEVICE_HOST_REFERENCE (client/c_api.h)
 
 
 class ArrowDeviceArray(ctypes.Structure):
@@ -40,12 +47,14 @@ ArrowDeviceArrayStream._fields_ = [
 
 _lib.onecopy_scan_device.argtypes = [
     ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_size_t, ctypes.POINTER(ArrowDeviceArrayStream),
-    ctypes.c_char_p, ctypes.c_size_t]
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t,
+    ctypes.c_size_t, ctypes.POINTER(ArrowDeviceArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+    ctypes.c_size_t]
 _lib.onecopy_daemon_scan_device.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_int, ctypes.c_size_t,
-    ctypes.POINTER(ArrowDeviceArrayStream), ctypes.c_char_p, ctypes.c_size_t]
+    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
+    ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_size_t,
+    ctypes.POINTER(ArrowDeviceArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 
 # Arrow C format strings of fixed-width types -> the CUDA Array Interface's typestr.
 _TYPESTR = {"c": "|i1", "C": "|u1", "s": "<i2", "S": "<u2", "i": "<i4", "I": "<u4", "l": "<i8", "L": "<u8",
@@ -53,13 +62,16 @@ _TYPESTR = {"c": "|i1", "C": "|u1", "s": "<i2", "S": "<u2", "i": "<i4", "I": "<u
 
 
 def parse_device(device: str) -> int:
-    """The CUDA device index `device` ("cuda" or "cuda:N") names; ValueError for anything else."""
+    """The CUDA device index `device` ("cuda" or "cuda:N") names, or HOST_REFERENCE for
+    "host-reference"; ValueError for anything else."""
     text = str(device)
     if text == "cuda":
         return 0
     if text.startswith("cuda:") and text[5:].isdigit():
         return int(text[5:])
-    raise ValueError(f'device is "cpu" or "cuda[:N]", not {device!r}')
+    if text == "host-reference":
+        return HOST_REFERENCE
+    raise ValueError(f'device is "cpu", "cuda[:N]" or "host-reference", not {device!r}')
 
 
 def typestr_of(fmt: str) -> Optional[str]:
@@ -72,56 +84,104 @@ def typestr_of(fmt: str) -> Optional[str]:
     return None
 
 
-class _Schema:
-    """The names and Arrow formats of a stream's top-level columns."""
+class _Field:
+    """A column's name, Arrow format and child fields (a list's values, a struct's members)."""
 
     def __init__(self, schema: ArrowSchema):
+        self.name = schema.name.decode() if schema.name else ""
+        self.format = schema.format.decode()
         children = ctypes.cast(schema.children, ctypes.POINTER(ctypes.POINTER(ArrowSchema)))
-        self.names = [children[i].contents.name.decode() for i in range(schema.n_children)]
-        self.formats = [children[i].contents.format.decode() for i in range(schema.n_children)]
+        self.children = [_Field(children[i].contents) for i in range(schema.n_children)]
+
+
+class _Buffer:
+    """`length` values of `typestr` at `address` in the memory of the batch `owner` (kept
+    alive), under the interface of that memory: CUDA's or NumPy's."""
+
+    def __init__(self, owner: "DeviceBatch", address: int, typestr: str, length: int):
+        self._owner = owner
+        self._interface = {"shape": (length,), "typestr": typestr, "version": 3, "strides": None,
+                           "data": (address if length else 0, False)}
+        if owner.on_cuda:
+            self.__cuda_array_interface__ = dict(self._interface, stream=None)
+        else:
+            self.__array_interface__ = self._interface
 
 
 class DeviceColumn:
-    """One column of a DeviceBatch, in device memory: `values`, `validity` and `offsets` are
-    device addresses (0 where absent), `length` rows, `null_count` of them null, `format` the
-    Arrow format string. `__cuda_array_interface__` describes the values of a fixed-width
-    column; torch.as_tensor(column, device=...) wraps them without a copy."""
+    """One column of a DeviceBatch, in its memory: `values`, `validity` and `offsets` are
+    addresses (0 where absent), `length` rows from row `offset` of the buffers, `null_count` of
+    them null, `format` the Arrow format string, `children` a list's or struct's child columns.
+    A fixed-width column carries the CUDA Array Interface (host-reference batches: the NumPy
+    one) for its values; torch.as_tensor(column, device=...) wraps them without a copy."""
 
-    def __init__(self, batch: "DeviceBatch", index: int, name: str, fmt: str):
-        array = ctypes.cast(batch._array.array.children, ctypes.POINTER(ctypes.POINTER(ArrowArray)))[index].contents
+    def __init__(self, batch: "DeviceBatch", array: ArrowArray, field: _Field):
         buffers = ctypes.cast(array.buffers, ctypes.POINTER(ctypes.c_void_p))
-        self._batch = batch  # keeps the device memory alive
-        self.name, self.format, self.device = name, fmt, batch.device
-        self.length, self.null_count, self._offset = int(array.length), int(array.null_count), int(array.offset)
+        self._batch = batch  # keeps the memory alive
+        self.name, self.format, self.device = field.name, field.format, batch.device
+        self.length, self.null_count, self.offset = int(array.length), int(array.null_count), int(array.offset)
         self.validity = buffers[0] or 0
-        if fmt in ("u", "z"):
+        if self.format in ("u", "z"):
             self.offsets, self.values = buffers[1] or 0, buffers[2] or 0
+        elif self.format == "+l":
+            self.offsets, self.values = buffers[1] or 0, 0
         else:
             self.offsets, self.values = 0, (buffers[1] or 0) if array.n_buffers > 1 else 0
+        kids = ctypes.cast(array.children, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
+        self.children = [DeviceColumn(batch, kids[i].contents, f) for i, f in enumerate(field.children)]
 
-    @property
-    def __cuda_array_interface__(self) -> dict:
+    def _values(self) -> _Buffer:
         typestr = typestr_of(self.format)
         if typestr is None:
             raise OnecopyError("unsupported", f"column {self.name!r} ({self.format}) is not one fixed-width value "
                                               "per row; read its offsets and values addresses instead")
         if self.null_count != 0:
-            raise OnecopyError("unsupported", f"column {self.name!r} has {self.null_count} nulls, which the CUDA "
-                                              "Array Interface cannot carry; filter them out (IS NOT NULL)")
-        itemsize = int(typestr[2:])
-        return {"shape": (self.length,), "typestr": typestr, "version": 3, "strides": None, "stream": None,
-                "data": (self.values + self._offset * itemsize if self.length else 0, False)}
+            raise OnecopyError("unsupported", f"column {self.name!r} has {self.null_count} nulls, which an array "
+                                              "interface cannot carry; filter them out (IS NOT NULL)")
+        return _Buffer(self._batch, self.values + self.offset * int(typestr[2:]), typestr, self.length)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        if not self._batch.on_cuda:
+            raise AttributeError("a host-reference column has __array_interface__")
+        return self._values().__cuda_array_interface__
+
+    @property
+    def __array_interface__(self) -> dict:
+        if self._batch.on_cuda:
+            raise AttributeError("a CUDA column has __cuda_array_interface__")
+        return self._values().__array_interface__
+
+    def offsets_buffer(self) -> _Buffer:
+        """The length + 1 int32 offsets of a string or list column, from its first row (not
+        rebased: a list's first offset indexes its child's values)."""
+        if not self.offsets:
+            raise OnecopyError("unsupported", f"column {self.name!r} ({self.format}) has no offsets")
+        return _Buffer(self._batch, self.offsets + 4 * self.offset, "<i4", self.length + 1)
+
+    def bytes_buffer(self, count: int) -> _Buffer:
+        """The first @count bytes of a string column's values (count: its last offset)."""
+        return _Buffer(self._batch, self.values, "|u1", count)
+
+    def bits_buffer(self) -> _Buffer:
+        """The bytes of a boolean column's bitmap that hold bits [offset, offset + length)."""
+        if self.format != "b":
+            raise OnecopyError("unsupported", f"column {self.name!r} ({self.format}) is not boolean")
+        return _Buffer(self._batch, self.values + self.offset // 8, "|u1",
+                       (self.offset % 8 + self.length + 7) // 8)
 
 
 class DeviceBatch:
-    """A record batch in the memory of CUDA device `device`: `columns` by name, `num_rows`."""
+    """A record batch in the memory of CUDA device `device` (or, for a host-reference scan,
+    the host's, `device` HOST_REFERENCE): `columns` by name, `num_rows`."""
 
-    def __init__(self, array: ArrowDeviceArray, schema: _Schema):
+    def __init__(self, array: ArrowDeviceArray, fields: list[_Field]):
         self._array = array
-        self.device = int(array.device_id)
+        self.on_cuda = int(array.device_type) == ARROW_DEVICE_CUDA
+        self.device = int(array.device_id) if self.on_cuda else HOST_REFERENCE
         self.num_rows = int(array.array.length)
-        self.columns = {name: DeviceColumn(self, i, name, fmt)
-                        for i, (name, fmt) in enumerate(zip(schema.names, schema.formats))}
+        kids = ctypes.cast(array.array.children, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
+        self.columns = {f.name: DeviceColumn(self, kids[i].contents, f) for i, f in enumerate(fields)}
 
     def __del__(self):
         release = self._array.array.release
@@ -131,7 +191,10 @@ class DeviceBatch:
 
 def consumer_stream(device: int) -> int:
     """The cudaStream_t torch queues work on for `device` (its current stream), which a daemon
-    batch's release waits for; 0 (the whole device) without torch's CUDA."""
+    batch's release waits for; 0 (the whole device) without torch's CUDA, and for the host
+    reference."""
+    if device < 0:
+        return 0
     try:
         import torch
     except ImportError:
@@ -142,19 +205,30 @@ def consumer_stream(device: int) -> int:
 
 
 class DeviceScan:
-    """One pass over a file into GPU memory: an iterator of DeviceBatch. `start(stream, err)`
-    makes the C call that fills the stream (in process, or through onecopyd)."""
+    """One pass over a file into GPU memory: an iterator of DeviceBatch. `start(stream, cursor,
+    err)` makes the C call that fills the stream and the cursor (in process, or through
+    onecopyd). `position` is the (unit, rows) position after the last batch of a scan of units
+    or a shard (Client.scan's `start` resumes there); `stats()` as Scan.stats."""
 
     def __init__(self, device: int, start):
+        from onecopy._native import _Cursor
+
         self._stream = ArrowDeviceArrayStream()
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(start(ctypes.byref(self._stream), err), err)
+        cursor = ctypes.c_void_p()
+        _check(start(ctypes.byref(self._stream), ctypes.byref(cursor), err), err)
+        self._cursor = _Cursor(cursor)
         schema = ArrowSchema()
         if self._stream.get_schema(ctypes.byref(self._stream), ctypes.byref(schema)) != 0:
             raise self._error()
-        self._schema = _Schema(schema)
+        self._fields = _Field(schema).children
         ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowSchema))(schema.release)(ctypes.byref(schema))
         self.device = device
+        self.position = self._cursor.position()
+        self.units = self._cursor.units()
+
+    def stats(self) -> dict:
+        return self._cursor.stats()
 
     def _error(self) -> OnecopyError:
         """The stream's last error, with its class when the message names one ("corrupt: ...")."""
@@ -171,11 +245,12 @@ class DeviceScan:
             raise StopIteration
         array = ArrowDeviceArray()
         if self._stream.get_next(ctypes.byref(self._stream), ctypes.byref(array)) != 0:
-            raise self._error()
+            raise self._cursor.error() or self._error()
         if not array.array.release:
             self.close()
             raise StopIteration
-        return DeviceBatch(array, self._schema)
+        self.position = self._cursor.position()
+        return DeviceBatch(array, self._fields)
 
     def close(self) -> None:
         if self._stream.release:
@@ -183,3 +258,33 @@ class DeviceScan:
 
     def __del__(self):
         self.close()
+
+
+def scan_in_process(handle, device: str, cols, ncols: int, sql: Optional[bytes], batch_rows: int,
+                    row_range: tuple[int, int], ranges=None) -> DeviceScan:
+    """onecopy_scan_device on the open file `handle`: a row range, or `ranges` (a ctypes array
+    of begin, end pairs and their count, onecopy._native._range_array's) when given."""
+    index = parse_device(device)
+    waits_for = consumer_stream(index)
+    arr, n = ranges if ranges is not None else (None, 0)
+    begin, end = row_range
+    return DeviceScan(index, lambda out, cursor, err: _lib.onecopy_scan_device(
+        handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end), arr, n, waits_for, out, cursor,
+        err, _ERRLEN))
+
+
+def scan_through_daemon(sock: Optional[bytes], path: str, device: str, cols, ncols: int, sql: Optional[bytes],
+                        batch_rows: int, row_range: tuple[int, int], shard=None, ranges=None,
+                        start: tuple[int, int] = (0, 0)) -> DeviceScan:
+    """onecopy_daemon_scan_device: a row range, a `shard` (an onecopy._native._Shard, carrying
+    its start) or `ranges` (as scan_in_process's) resumed at `start`."""
+    index = parse_device(device)
+    if index == HOST_REFERENCE:
+        raise ValueError('device="host-reference" runs in this process only; onecopyd decodes on its GPUs')
+    waits_for = consumer_stream(index)
+    arr, n = ranges if ranges is not None else (None, 0)
+    begin, end = row_range
+    return DeviceScan(index, lambda out, cursor, err: _lib.onecopy_daemon_scan_device(
+        sock, str(path).encode(), cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
+        ctypes.byref(shard) if shard is not None else None, arr, n, int(start[0]), int(start[1]), index, waits_for,
+        out, cursor, err, _ERRLEN))

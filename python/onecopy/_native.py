@@ -274,6 +274,16 @@ def _range_array(ranges: Sequence[tuple[int, int]]):
     return (ctypes.c_uint64 * max(len(flat), 1))(*flat), len(ranges)
 
 
+def _filter_bytes(filter) -> Optional[bytes]:
+    """A scan's `filter` (SQL text or an onecopy.Expr) as the C API takes it; TypeError for
+    anything else."""
+    if filter is None:
+        return None
+    if not isinstance(filter, (str, Expr)):
+        raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+    return str(filter).encode()
+
+
 def _column_array(columns: Optional[Sequence[str]]):
     names = [c.encode() for c in columns] if columns is not None else []
     return (ctypes.c_char_p * max(len(names), 1))(*names), len(names)
@@ -345,23 +355,17 @@ class VortexFile:
         With device="cuda:N" the batches land in that GPU's memory instead (onecopy._device):
         the scan returns a DeviceScan of DeviceBatch objects, decoded on the GPU wherever the
         fused kernels cover an array and on the CPU otherwise, strings as offsets. It raises
-        OnecopyError("cuda") saying why when there is no such device."""
-        if filter is not None and not isinstance(filter, (str, Expr)):
-            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        OnecopyError("cuda") saying why when there is no such device. device="host-reference"
+        runs the same steps on the host (onecopy._device), its batches in host memory."""
         cols, ncols = _column_array(columns)
         begin, end = (row_range if row_range is not None else (0, -1))
         if device != "cpu":
-            from onecopy._device import DeviceScan, consumer_stream, parse_device
+            from onecopy._device import scan_in_process
 
-            index = parse_device(device)
-            sql = str(filter).encode() if filter is not None else None
-            waits_for = consumer_stream(index)
-            return DeviceScan(index, lambda stream, err: _lib.onecopy_scan_device(
-                self._handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end), waits_for, stream,
-                err, _ERRLEN))
+            return scan_in_process(self._handle, device, cols, ncols, _filter_bytes(filter), batch_rows, (begin, end))
         scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
         err = ctypes.create_string_buffer(_ERRLEN)
-        sql = str(filter).encode() if filter is not None else None
+        sql = _filter_bytes(filter)
         cursor = ctypes.c_void_p()
         _check(_lib.onecopy_scan(self._handle, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
                                  _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
@@ -369,16 +373,19 @@ class VortexFile:
         return scan
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
-                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views") -> Scan:
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
+                    device: str = "cpu"):
         """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
-        no batch spans two ranges."""
-        if filter is not None and not isinstance(filter, (str, Expr)):
-            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        no batch spans two ranges. `device` as scan()'s."""
         cols, ncols = _column_array(columns)
+        sql = _filter_bytes(filter)
         arr, n = _range_array(ranges)
+        if device != "cpu":
+            from onecopy._device import scan_in_process
+
+            return scan_in_process(self._handle, device, cols, ncols, sql, batch_rows, (0, -1), (arr, n))
         scan = Scan(_lib.onecopy_stream_new())
         err = ctypes.create_string_buffer(_ERRLEN)
-        sql = str(filter).encode() if filter is not None else None
         cursor = ctypes.c_void_p()
         _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n,
                                         _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN),
@@ -531,14 +538,12 @@ class Client:
 
     def _start(self, path: str, columns, filter, batch_rows: int, row_range, strings: str, shard: Optional[_Shard]):
         """Starts a daemon scan: (Scan, the onecopy_cursor handle)."""
-        if filter is not None and not isinstance(filter, (str, Expr)):
-            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
         cols, ncols = _column_array(columns)
         begin, end = (row_range if row_range is not None else (0, -1))
         scan = Scan(_lib.onecopy_stream_new())
         cursor = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
-        sql = str(filter).encode() if filter is not None else None
+        sql = _filter_bytes(filter)
         _check(_lib.onecopy_daemon_scan2(self._sock(), str(path).encode(), cols, ncols, sql,
                                          int(batch_rows or 0), int(begin), int(end),
                                          ctypes.byref(shard) if shard is not None else None,
@@ -556,17 +561,21 @@ class Client:
         return self._start(path, columns, filter, batch_rows, row_range, strings, None)[0]
 
     def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
-                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views") -> Scan:
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
+                    device: str = "cpu"):
         """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
-        decodes ahead across them."""
-        if filter is not None and not isinstance(filter, (str, Expr)):
-            raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
+        decodes ahead across them. With device="cuda:N", a DeviceScan as scan()'s."""
         cols, ncols = _column_array(columns)
         arr, n = _range_array(ranges)
+        if device != "cpu":
+            from onecopy._device import scan_through_daemon
+
+            return scan_through_daemon(self._sock(), path, device, cols, ncols, _filter_bytes(filter), batch_rows,
+                                       (0, -1), ranges=(arr, n))
         scan = Scan(_lib.onecopy_stream_new())
         cursor = ctypes.c_void_p()
         err = ctypes.create_string_buffer(_ERRLEN)
-        sql = str(filter).encode() if filter is not None else None
+        sql = _filter_bytes(filter)
         _check(_lib.onecopy_daemon_scan_ranges(self._sock(), str(path).encode(), cols, ncols, sql,
                                                int(batch_rows or 0), arr, n, 0, 0, _string_flags(strings),
                                                scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
@@ -600,23 +609,10 @@ class Client:
         decodes on that GPU and the batches arrive in its memory, mapped from the daemon's device
         slabs (daemon/PROTOCOL.md "Device batches"): a DeviceScan of DeviceBatch objects
         (onecopy._device), strings as offsets; a batch goes back to the daemon once torch's
-        current stream has run what was queued on it by then. A device scan takes no shard or
-        resume arguments yet; OnecopyError("cuda") when the daemon has no such device."""
-        if device != "cpu":
-            from onecopy._device import DeviceScan, consumer_stream, parse_device
-
-            index = parse_device(device)
-            sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
-                       or shuffle or start is not None or unit_rows != 0 or resume)
-            if sharded:
-                raise ValueError("a device scan takes no shard, start or resume arguments yet")
-            cols, ncols = _column_array(columns)
-            begin, end = (row_range if row_range is not None else (0, -1))
-            sql = str(filter).encode() if filter is not None else None
-            stream = consumer_stream(index)
-            return DeviceScan(index, lambda out, err: _lib.onecopy_daemon_scan_device(
-                self._sock(), str(path).encode(), cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
-                index, stream, out, err, _ERRLEN))
+        current stream has run what was queued on it by then. A device scan takes the shard and
+        start arguments too, and reports its `position` as a ScanCursor does, but does not
+        reconnect: `resume` raises ValueError (start a new scan at its position instead).
+        OnecopyError("cuda") when the daemon has no such device."""
         sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
                    or shuffle or start is not None or unit_rows != 0)
         if (sharded or resume) and row_range is not None:
@@ -628,6 +624,14 @@ class Client:
                            worker=int(worker), num_workers=int(num_workers), shuffle=1 if shuffle else 0,
                            seed=int(seed) & (2**64 - 1), epoch=int(epoch), start_unit=int(unit),
                            start_rows=int(rows), unit_rows=int(unit_rows))
+        if device != "cpu":
+            from onecopy._device import scan_through_daemon
+
+            if resume:
+                raise ValueError("a device scan does not reconnect: start a new one at its position (start=)")
+            cols, ncols = _column_array(columns)
+            return scan_through_daemon(self._sock(), path, device, cols, ncols, _filter_bytes(filter), batch_rows,
+                                       row_range if row_range is not None else (0, -1), shard=shard)
         return ScanCursor(self, path, (columns, filter, batch_rows, row_range, strings), shard, resume,
                           reconnect_timeout)
 

@@ -49,6 +49,8 @@ import torch
 import torch.utils.data
 
 import onecopy
+from onecopy import _device_rows
+from onecopy._device import HOST_REFERENCE, parse_device
 from onecopy._loader_stats import ItemTimer, LoaderStats, merged_snapshots
 from onecopy._native import Batches, Client, shard_units
 from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
@@ -303,17 +305,31 @@ class Dataset(torch.utils.data.IterableDataset):
     prefetch_groups: shuffle groups read ahead on a background thread (0: none), so that
     DataLoader(ds, num_workers=0) is the fast path; each holds one group's rows in memory.
 
+    device: where items' tensors live. "cpu" (the default): fixed-width columns are zero-copy
+    DLPack views of the decoded Arrow buffers. "cuda[:N]": each group is scanned with
+    device="cuda:N" (onecopy._device; through onecopyd when there is a socket), decoded on that
+    GPU wherever the fused kernels cover an array and copied there otherwise; the group's rows
+    are concatenated and shuffled on the device (torch.cat, index_select), so no sample passes
+    through host memory, and strings arrive as UTF-8 bytes (uint8) plus "<col>.offsets", as
+    lists do. A device Dataset reads in the loading process (DataLoader num_workers=0, with
+    prefetch_groups reading ahead on a thread). "host-reference" runs the device path's own
+    steps on the host (the kernels' host executors): the same items as "cuda", in host memory.
+
     Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
     otherwise batches of batch_rows rows (on one rank, up to batch_rows, a short one at the end
-    of each shuffle group) where list columns are "<col>" values plus "<col>.offsets". Fixed-width columns are zero-copy DLPack views of the decoded Arrow buffers.
+    of each shuffle group) where list columns are "<col>" values plus "<col>.offsets".
     """
 
     def __init__(self, urls, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
                  batch_rows: Optional[int] = None, shuffle: bool = True, seed: int = 0,
                  socket: Union[str, None, bool] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8,
-                 uneven: Optional[str] = "repeat", prefetch_groups: int = 1):
+                 uneven: Optional[str] = "repeat", prefetch_groups: int = 1, device: str = "cpu"):
         super().__init__()
+        self.device = str(device)
+        if self.device != "cpu":
+            index = parse_device(self.device)  # ValueError for anything else
+            self._torch_device = torch.device("cpu") if index == HOST_REFERENCE else torch.device("cuda", index)
         if prefetch_groups < 0:
             raise ValueError("prefetch_groups must be at least 0")
         self.prefetch_groups = int(prefetch_groups)
@@ -326,6 +342,8 @@ class Dataset(torch.utils.data.IterableDataset):
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
         self.socket = _default_socket() if socket is None else (socket or None)
+        if self.device == "host-reference" and self.socket:
+            raise ValueError('device="host-reference" reads in this process: pass socket=False')
         self.urls = _expand(urls, self.socket)
         self.rank, self.world_size = _world(rank, world_size)
         self._world_given = rank is not None or world_size is not None
@@ -429,14 +447,16 @@ class Dataset(torch.utils.data.IterableDataset):
             url = self.urls[f]
             if self.socket:
                 yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter,
-                                                           strings="offsets")
+                                                           strings="offsets", device=self.device)
             else:
                 if url not in self._open_files:
                     self._open_files[url] = onecopy.open(url)
                 yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter,
-                                                             strings="offsets")
+                                                             strings="offsets", device=self.device)
 
-    def _read_group(self, group: list[tuple[int, int, int]]) -> Batches:
+    def _read_group(self, group: list[tuple[int, int, int]]) -> Union[Batches, _device_rows.DeviceRows]:
+        if self.device != "cpu":
+            return self._read_group_on_device(group)
         batches: list[pa.RecordBatch] = []
         schema = None
         for url, scan in self._group_scans(group):
@@ -449,6 +469,21 @@ class Dataset(torch.utils.data.IterableDataset):
         # Parts are gathered straight from the scans' batches, one copy of what each selects
         # (pyarrow's take over chunks would concatenate them first: a second copy of everything).
         return Batches(batches, schema)
+
+    def _read_group_on_device(self, group: list[tuple[int, int, int]]) -> _device_rows.DeviceRows:
+        """@group's rows in device memory: each device batch wrapped as tensors, held until the
+        group is concatenated; a daemon's batches are copied and released at once, since the
+        client may hold only so many of its leases (daemon/PROTOCOL.md "Leases")."""
+        columns: list[dict] = []
+        names: list[str] = []
+        rows = 0
+        for url, scan in self._group_scans(group):
+            for batch in scan:
+                if batch.num_rows:
+                    columns.append(_device_rows.batch_columns(batch, self._torch_device, copy=bool(self.socket)))
+                    names, rows = list(batch.columns), rows + batch.num_rows
+            self._stats.add_scan(url, scan.stats())
+        return _device_rows.DeviceRows(columns, names, rows, self._torch_device)
 
     def _streamed_batches(self, group: list[tuple[int, int, int]], skip: int) -> Iterator[pa.RecordBatch]:
         """@group's rows after its first @skip, batch by batch as the scans deliver them, each
@@ -542,6 +577,9 @@ class Dataset(torch.utils.data.IterableDataset):
         info = torch.utils.data.get_worker_info()
         if info is None:
             self._check_world()
+        elif self.device != "cpu":
+            raise ValueError(f"a Dataset with device={self.device!r} reads in the loading process: use num_workers=0 "
+                             "(prefetch_groups reads ahead on a thread)")
         if info is not None and not self._tracked:
             self._untracked_workers.value = 1
             if self._equalizes():
@@ -577,7 +615,7 @@ class Dataset(torch.utils.data.IterableDataset):
         step = self.batch_rows or 1024
         # Unshuffled through the daemon, rows stream (views of its slabs; it reads ahead);
         # otherwise whole groups are read, ahead on a thread, and permuted or sliced.
-        streamed = self.socket and not self.shuffle
+        streamed = self.socket and not self.shuffle and self.device == "cpu"
         parts = (self._streamed_parts(groups, todo, start, step, timer) if streamed
                  else self._group_parts(groups, todo, start, step, timer))
         for g, part, given, n in parts:
@@ -585,7 +623,12 @@ class Dataset(torch.utils.data.IterableDataset):
                 if record:
                     self._progress.record(start.epoch, g, given, n)
                 continue
-            tensors = _batch_tensors(part if isinstance(part, pa.RecordBatch) else part.combine_chunks().to_batches()[0])
+            if isinstance(part, _device_rows.Part):
+                tensors, names, rows = part
+            else:
+                tensors = _batch_tensors(part if isinstance(part, pa.RecordBatch) else
+                                         part.combine_chunks().to_batches()[0])
+                names, rows = part.schema.names, part.num_rows
             if self.batch_rows:
                 item = tensors
                 if tag:
@@ -596,9 +639,8 @@ class Dataset(torch.utils.data.IterableDataset):
                 yield item
                 timer.resumed()
                 continue
-            names = part.schema.names
-            first = given - part.num_rows
-            for i in range(part.num_rows):
+            first = given - rows
+            for i in range(rows):
                 item = _sample(tensors, names, i)
                 if tag:
                     item[POSITION_KEY] = torch.tensor([self.dataset_index, start.epoch, g, first + i + 1, n])
@@ -991,7 +1033,7 @@ class PackedTokens(torch.utils.data.IterableDataset):
                 while True:
                     take = min(len(t), self.seq_len - have)
                     tokens.append(t[:take])
-                    docs.append(torch.full((take,), doc, dtype=torch.int32))
+                    docs.append(torch.full((take,), doc, dtype=torch.int32, device=t.device))
                     have += take
                     t = t[take:]
                     if not len(t):
@@ -1024,9 +1066,10 @@ def _varlen_fields(doc_ids: torch.Tensor) -> dict:
     """cu_seqlens and position_ids of one packed sequence from its document numbers (0, 1, ...
     in order, each a contiguous run)."""
     lengths = torch.bincount(doc_ids.to(torch.int64))
-    cu = torch.zeros(len(lengths) + 1, dtype=torch.int32)
+    cu = torch.zeros(len(lengths) + 1, dtype=torch.int32, device=doc_ids.device)
     torch.cumsum(lengths, 0, out=cu[1:])
-    positions = torch.arange(len(doc_ids), dtype=torch.int64) - cu[doc_ids.to(torch.int64)].to(torch.int64)
+    positions = (torch.arange(len(doc_ids), dtype=torch.int64, device=doc_ids.device)
+                 - cu[doc_ids.to(torch.int64)].to(torch.int64))
     return {"cu_seqlens": cu, "position_ids": positions}
 
 
@@ -1042,7 +1085,7 @@ def collate_varlen(items: Sequence[dict]) -> dict:
     for key in items[0]:
         if key != "cu_seqlens":
             out[key] = torch.cat([it[key] for it in items])
-    cus, base = [torch.zeros(1, dtype=torch.int32)], 0
+    cus, base = [torch.zeros(1, dtype=torch.int32, device=items[0]["cu_seqlens"].device)], 0
     for it in items:
         cus.append(it["cu_seqlens"][1:] + base)
         base += int(it["cu_seqlens"][-1])

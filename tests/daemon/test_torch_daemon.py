@@ -141,13 +141,25 @@ def test_daemon_batches_are_dlpack_views_and_a_missing_device_is_a_cuda_error(tm
                 tokens.values.offset * 4
             assert not t.is_cuda
         if not Path("/dev/nvidia0").exists():  # no GPU here: the daemon says it has no device
-            with pytest.raises(onecopy.OnecopyError) as e:
-                d.client.scan(files[0], device="cuda:0")
-            assert e.value.code == "cuda" and "onecopyd has no CUDA device cuda:0" in str(e.value)
+            # to every kind of device request: a whole file, a shard, a resumed shard, ranges,
+            # and the dataset that reads its groups through the daemon
+            requests = [lambda: d.client.scan(files[0], device="cuda:0"),
+                        lambda: d.client.scan(files[0], device="cuda:0", rank=1, world_size=2, shuffle=True),
+                        lambda: d.client.scan(files[0], device="cuda:0", start=(1, 5), unit_rows=1000),
+                        lambda: d.client.scan_ranges(files[0], [(0, 10), (500, 900)], device="cuda:0"),
+                        lambda: next(iter(oct.Dataset(files, socket=d.sock, batch_rows=100, device="cuda:0")))]
+            for request in requests:
+                with pytest.raises(onecopy.OnecopyError) as e:
+                    request()
+                assert e.value.code == "cuda" and "onecopyd has no CUDA device cuda:0" in str(e.value)
         with pytest.raises(ValueError):
             d.client.scan(files[0], device="tpu")
-        with pytest.raises(ValueError):  # not yet with shards
-            d.client.scan(files[0], device="cuda:0", rank=0, world_size=2)
+        with pytest.raises(ValueError, match="does not reconnect"):
+            d.client.scan(files[0], device="cuda:0", rank=0, world_size=2, resume=True)
+        with pytest.raises(ValueError, match="in this process only"):
+            d.client.scan(files[0], device="host-reference")
+        with pytest.raises(ValueError, match="socket=False"):
+            oct.Dataset(files, socket=d.sock, device="host-reference")
     finally:
         d.stop()
 
