@@ -113,13 +113,20 @@ class DeviceColumn:
     addresses (0 where absent), `length` rows from row `offset` of the buffers, `null_count` of
     them null, `format` the Arrow format string, `children` a list's or struct's child columns.
     A fixed-width column carries the CUDA Array Interface (host-reference batches: the NumPy
-    one) for its values; torch.as_tensor(column, device=...) wraps them without a copy."""
+    one) for its values; torch.as_tensor(column, device=...) wraps them without a copy.
 
-    def __init__(self, batch: "DeviceBatch", array: ArrowArray, field: _Field):
+    A batch whose struct is a slice (offset > 0, or children longer than it) gives each column
+    its rows: `offset` and `length` count the struct's slice, and `null_count` is then the
+    child's own (its whole length), so a column with nulls outside the slice is refused too."""
+
+    def __init__(self, batch: "DeviceBatch", array: ArrowArray, field: _Field,
+                 window: Optional[tuple[int, int]] = None):
         buffers = ctypes.cast(array.buffers, ctypes.POINTER(ctypes.c_void_p))
         self._batch = batch  # keeps the memory alive
         self.name, self.format, self.device = field.name, field.format, batch.device
         self.length, self.null_count, self.offset = int(array.length), int(array.null_count), int(array.offset)
+        if window is not None:  # a struct member: rows [offset + window[0], + window[1]) of it
+            self.offset, self.length = self.offset + window[0], window[1]
         self.validity = buffers[0] or 0
         if self.format in ("u", "z"):
             self.offsets, self.values = buffers[1] or 0, buffers[2] or 0
@@ -159,9 +166,10 @@ class DeviceColumn:
             raise OnecopyError("unsupported", f"column {self.name!r} ({self.format}) has no offsets")
         return _Buffer(self._batch, self.offsets + 4 * self.offset, "<i4", self.length + 1)
 
-    def bytes_buffer(self, count: int) -> _Buffer:
-        """The first @count bytes of a string column's values (count: its last offset)."""
-        return _Buffer(self._batch, self.values, "|u1", count)
+    def bytes_buffer(self, begin: int, end: int) -> _Buffer:
+        """Bytes [begin, end) of a string column's values (its first and last offsets: the
+        bytes of its rows)."""
+        return _Buffer(self._batch, self.values + begin, "|u1", end - begin)
 
     def bits_buffer(self) -> _Buffer:
         """The bytes of a boolean column's bitmap that hold bits [offset, offset + length)."""
@@ -181,7 +189,8 @@ class DeviceBatch:
         self.device = int(array.device_id) if self.on_cuda else HOST_REFERENCE
         self.num_rows = int(array.array.length)
         kids = ctypes.cast(array.array.children, ctypes.POINTER(ctypes.POINTER(ArrowArray)))
-        self.columns = {f.name: DeviceColumn(self, kids[i].contents, f) for i, f in enumerate(fields)}
+        window = (int(array.array.offset), self.num_rows)  # the struct's rows of its members
+        self.columns = {f.name: DeviceColumn(self, kids[i].contents, f, window) for i, f in enumerate(fields)}
 
     def __del__(self):
         release = self._array.array.release

@@ -54,7 +54,8 @@ def column_tensors(column: DeviceColumn, device: torch.device) -> tuple[torch.Te
         return bits[column.offset % 8:column.offset % 8 + column.length], None
     if fmt in ("u", "z"):
         offsets = _tensor(column.offsets_buffer(), device)
-        return _rebased(_tensor(column.bytes_buffer(int(offsets[-1])), device), offsets)
+        first, last = offsets[[0, -1]].tolist()  # one read: the bytes these rows span
+        return _tensor(column.bytes_buffer(first, last), device), offsets - first
     if fmt == "+l":
         values, nested = column_tensors(column.children[0], device)
         if nested is not None:

@@ -130,8 +130,8 @@ def _host_reference_table(scan) -> dict:
                 values = bits[c.offset % 8:c.offset % 8 + c.length].astype(bool).tolist()
             elif c.format == "u":
                 offsets = np.asarray(c.offsets_buffer())
-                data = bytes(np.asarray(c.bytes_buffer(int(offsets[-1]))))
-                values = [data[a:b].decode() for a, b in zip(offsets[:-1], offsets[1:])]
+                data = bytes(np.asarray(c.bytes_buffer(int(offsets[0]), int(offsets[-1]))))
+                values = [data[a - offsets[0]:b - offsets[0]].decode() for a, b in zip(offsets[:-1], offsets[1:])]
             elif c.format == "+l":
                 offsets = np.asarray(c.offsets_buffer())
                 child = np.asarray(c.children[0])
@@ -177,3 +177,35 @@ def test_host_reference_columns_refuse_what_an_array_interface_cannot_carry(type
     with pytest.raises(onecopy.OnecopyError, match="not boolean"):
         batch.columns["id"].bits_buffer()
     assert _device.parse_device("host-reference") == _device.HOST_REFERENCE
+
+
+def test_a_batch_whose_struct_is_a_slice_gives_each_column_the_slices_rows():
+    # The Arrow C Device interface lets a producer slice the struct and not its members (as
+    # pyarrow exports a sliced StructArray): offset 3, length 4, members of 10 rows each.
+    full = pa.StructArray.from_arrays(
+        [pa.array(np.arange(10, dtype=np.int64)), pa.array([f"s{i}" for i in range(10)]),
+         pa.array([i % 3 == 0 for i in range(10)])], names=["n", "s", "b"])
+    device_array, schema = _device.ArrowDeviceArray(), onecopy._native.ArrowSchema()
+    full.slice(3, 4)._export_to_c(ctypes.addressof(device_array.array), ctypes.addressof(schema))
+    device_array.device_type = _device.ARROW_DEVICE_CPU
+    fields = _device._Field(schema).children
+    ctypes.CFUNCTYPE(None, ctypes.POINTER(onecopy._native.ArrowSchema))(schema.release)(ctypes.byref(schema))
+    batch = _device.DeviceBatch(device_array, fields)
+    assert batch.num_rows == 4
+    assert np.asarray(batch.columns["n"]).tolist() == [3, 4, 5, 6]
+    s = batch.columns["s"]
+    offsets = np.asarray(s.offsets_buffer())
+    data = bytes(np.asarray(s.bytes_buffer(int(offsets[0]), int(offsets[-1]))))
+    assert [data[a - offsets[0]:b - offsets[0]].decode() for a, b in zip(offsets[:-1], offsets[1:])] == \
+        ["s3", "s4", "s5", "s6"]
+    b = batch.columns["b"]
+    bits = np.unpackbits(np.asarray(b.bits_buffer()), bitorder="little")
+    assert bits[b.offset % 8:b.offset % 8 + b.length].tolist() == [1, 0, 0, 1]
+    # and onecopy.torch's tensors of them (the strings' bytes from their first offset on)
+    import torch
+
+    from onecopy import _device_rows
+
+    values, offs = _device_rows.column_tensors(s, torch.device("cpu"))
+    assert bytes(values.numpy()) == b"s3s4s5s6" and offs.tolist() == [0, 2, 4, 6, 8]
+    assert _device_rows.column_tensors(b, torch.device("cpu"))[0].tolist() == [True, False, False, True]
