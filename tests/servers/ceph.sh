@@ -164,8 +164,8 @@ auth allow insecure global id reclaim = false
 [mon]
 mon data = $STATE/mon/ceph-\$id
 # The mon refuses to start, and stops, when its filesystem's free space in whole percent is at
-# most `crit`: a shared CI disk with 1% free (4.6 GiB of 460) killed every Ceph test. A test mon
-# holds a few MiB, so -1 turns both checks off; a truly full disk still fails its writes.
+# most `crit`: a shared CI disk with 1% (4.6 GiB) free killed every Ceph test. A test mon's store
+# is ~40 MiB, so -1 turns both checks off; a truly full disk still fails its writes.
 mon data avail warn = -1
 mon data avail crit = -1
 # without it radosgw's first start waits ~9 s more on map proposals
