@@ -70,6 +70,9 @@ Result<void> SegmentCache::fetch_claimed(const std::vector<uint32_t>& ids) {
     std::lock_guard lock(mu_);
     for (uint32_t id : ids) on_the_way_.erase(id);
     if (bufs.ok()) {
+      // Counted before the segments are published: whoever takes one sees it counted.
+      segments_fetched_ += ids.size();
+      for (const auto& r : ranges) bytes_fetched_ += r.length;
       try {
         for (size_t i = 0; i < ids.size(); ++i) cached_.emplace(ids[i], std::move((*bufs)[i]));
       } catch (...) {  // no memory for the map: take() reads what is not cached, nothing throws here
@@ -78,8 +81,6 @@ Result<void> SegmentCache::fetch_claimed(const std::vector<uint32_t>& ids) {
   }
   changed_.notify_all();
   if (!bufs.ok()) return std::move(bufs).error();
-  segments_fetched_ += ids.size();
-  for (const auto& r : ranges) bytes_fetched_ += r.length;
   return {};
 }
 
