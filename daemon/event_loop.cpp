@@ -5,9 +5,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
-#include <sys/un.h>
 
 #include <algorithm>
 #include <cstring>
@@ -75,26 +73,12 @@ void EventLoop::set_descriptor_budget() {
 
 Result<void> EventLoop::listen_socket() {
   if (int fd = socket_from_systemd(); fd >= 0) {
-    listen_.reset(fd);
+    listen_ = ClaimedSocket::adopt(fd);
     log::get().info("listening on the socket systemd passed (fd 3)");
     return {};
   }
-  listen_.reset(::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!listen_.valid()) return Error(Errc::io, "socket()", __FILE__, __LINE__, errno);
-  const std::string& path = cfg_.daemon_socket;
-  struct stat st{};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (::bind(listen_.get(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    return Error(Errc::io, fmt::format("bind {}", path), __FILE__, __LINE__, errno);
-  }
-  ::chmod(path.c_str(), 0660);
-  if (::listen(listen_.get(), SOMAXCONN) != 0) {
-    return Error(Errc::io, "listen()", __FILE__, __LINE__, errno);
-  }
-  log::get().info("listening on {}", path);
+  OC_ASSIGN_OR_RETURN(listen_, ClaimedSocket::bind_path(cfg_.daemon_socket));
+  log::get().info("listening on {}", cfg_.daemon_socket);
   return {};
 }
 
@@ -127,7 +111,7 @@ Result<void> EventLoop::setup() {
 
   OC_TRY(listen_socket());
   on_listen_.on_event = [this](uint32_t) { accept_clients(); };
-  OC_TRY(epoll_.watch(listen_.get(), EPOLLIN, &on_listen_));
+  OC_TRY(epoll_.watch(listen_.fd(), EPOLLIN, &on_listen_));
   on_signal_.on_event = [this](uint32_t) { on_signal(); };
   OC_TRY(epoll_.watch(signal_.get(), EPOLLIN, &on_signal_));
   on_io_.on_event = [this](uint32_t) { io_->drain(); };
@@ -167,7 +151,7 @@ Result<void> EventLoop::setup() {
 void EventLoop::pause_accepting(std::string_view why) {
   if (!accepting_) return;
   accepting_ = false;
-  epoll_.forget(listen_.get());
+  epoll_.forget(listen_.fd());
   arm(accept_timer_.get(), uint64_t{cfg_.daemon_accept_pause_ms} * 1000, /*periodic=*/false);
   // The first pause is news; a client keeping the daemon at its limit would flood the log.
   log::get().log(pauses_++ == 0 ? spdlog::level::warn : spdlog::level::debug,
@@ -182,12 +166,12 @@ void EventLoop::resume_accepting() {
     arm(accept_timer_.get(), uint64_t{cfg_.daemon_accept_pause_ms} * 1000, false);
     return;
   }
-  accepting_ = epoll_.watch(listen_.get(), EPOLLIN, &on_listen_).ok();
+  accepting_ = epoll_.watch(listen_.fd(), EPOLLIN, &on_listen_).ok();
 }
 
 void EventLoop::accept_clients() {
   for (uint32_t i = 0; i < cfg_.daemon_messages_per_wakeup && accepting_; ++i) {
-    UniqueFd sock(::accept4(listen_.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+    UniqueFd sock(::accept4(listen_.fd(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
     if (!sock.valid()) {
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
         server_->note_refused_connection();

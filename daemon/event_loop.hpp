@@ -22,6 +22,7 @@
 #include "daemon/epoll.hpp"
 #include "daemon/metrics_server.hpp"
 #include "daemon/server.hpp"
+#include "daemon/socket_claim.hpp"
 #include "daemon/workers.hpp"
 
 namespace oc::daemon {
@@ -57,7 +58,8 @@ class EventLoop {
   std::string config_path_;
   bool config_optional_;
   Epoll epoll_;
-  UniqueFd listen_, signal_, watchdog_, accept_timer_;
+  ClaimedSocket listen_;  // released (its file unlinked) when the loop goes
+  UniqueFd signal_, watchdog_, accept_timer_;
   Watch on_listen_, on_signal_, on_watchdog_, on_accept_timer_, on_io_, on_decode_;
   bool accepting_ = true, stopping_ = false;
   uint64_t pauses_ = 0;
