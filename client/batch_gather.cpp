@@ -10,6 +10,7 @@
 #include "format/arrow_export.hpp"
 #include "format/buffer.hpp"
 #include "format/column.hpp"
+#include "format/string_views.hpp"
 
 namespace oc::client {
 namespace {
@@ -66,6 +67,8 @@ Result<GatherShape> shape_of(const ArrowSchema& s) {
     out.layout = Layout::binary32;
   } else if (f == "U" || f == "Z") {
     out.layout = Layout::binary64;
+  } else if (f == "vu" || f == "vz") {
+    out.layout = Layout::view;
   } else if (f == "+l" || f == "+m") {
     out.layout = Layout::list32;
     want_children = 1;
@@ -108,6 +111,7 @@ int64_t buffer_count(Layout layout) {
     case Layout::null: return 0;
     case Layout::fixed_list: case Layout::struct_: return 1;
     case Layout::binary32: case Layout::binary64: return 3;
+    case Layout::view: return 3;  // at least: validity, views, the variadic sizes
     default: return 2;
   }
 }
@@ -115,11 +119,17 @@ int64_t buffer_count(Layout layout) {
 Result<void> check_array(const GatherShape& shape, const ArrowArray& a) {
   OC_EXPECT(a.length >= 0 && a.offset >= 0 && a.dictionary == nullptr, invalid,
             "an Arrow array of length {}, offset {}", a.length, a.offset);
-  OC_EXPECT(a.n_buffers == buffer_count(shape.layout) && (a.n_buffers == 0 || a.buffers != nullptr),
-            invalid, "an Arrow array with {} buffers where its type has {}", a.n_buffers,
+  // A views array has its k data buffers between the views and their sizes: 3 + k buffers.
+  const bool counted = shape.layout == Layout::view ? a.n_buffers >= buffer_count(shape.layout)
+                                                    : a.n_buffers == buffer_count(shape.layout);
+  OC_EXPECT(counted && (a.n_buffers == 0 || a.buffers != nullptr), invalid,
+            "an Arrow array with {} buffers where its type has {}", a.n_buffers,
             buffer_count(shape.layout));
   for (int64_t i = 1; i < a.n_buffers; ++i) {
-    OC_EXPECT(a.buffers[i] != nullptr || a.length == 0, invalid, "an Arrow array without buffer {}", i);
+    // The variadic sizes of a views array with no data buffer may be absent.
+    const bool optional = shape.layout == Layout::view && a.n_buffers == 3 && i == 2;
+    OC_EXPECT(a.buffers[i] != nullptr || a.length == 0 || optional, invalid,
+              "an Arrow array without buffer {}", i);
   }
   OC_EXPECT(a.n_children == static_cast<int64_t>(shape.children.size()) &&
                 (a.n_children == 0 || a.children != nullptr),
@@ -210,6 +220,69 @@ Result<Buffer> gather_offsets(const Sources& src, std::span<const Run> runs, uin
   return out;
 }
 
+// Views (format/string_views.hpp) of @p runs into one new views buffer, each value of more than
+// kMaxInlined bytes copied into one new data buffer; a null row gets the null view. A view that
+// points outside its data buffer (by the array's own variadic sizes) is `invalid`.
+Result<std::vector<Buffer>> gather_view_values(const Sources& src, std::span<const Run> runs,
+                                               uint64_t len) {
+  using format::kMaxInlined;
+  using format::kViewBytes;
+  const auto view = [&](const Run& r, uint64_t i) {
+    return buffer(src[r.batch], 1) + (first(src[r.batch], r) + i) * kViewBytes;
+  };
+  const auto valid = [&](const Run& r, uint64_t i) {
+    const ArrowArray* a = src[r.batch];
+    return a->null_count == 0 || a->buffers[0] == nullptr ||
+           format::bitmap_get(buffer(a, 0), first(a, r) + i);
+  };
+  uint64_t long_bytes = 0;
+  for (const Run& r : runs) {
+    for (uint64_t i = 0; i < r.count; ++i) {
+      uint32_t size;
+      std::memcpy(&size, view(r, i), 4);
+      if (size > kMaxInlined && valid(r, i)) long_bytes += size;
+    }
+  }
+  OC_EXPECT(long_bytes <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()), invalid,
+            "a gather of {} string bytes overflows a view's i32 offset", long_bytes);
+  Buffer views = Buffer::allocate_array_for_overwrite(len, kViewBytes);
+  Buffer data = Buffer::allocate_for_overwrite(long_bytes);
+  uint8_t* out = views.mutable_data();
+  uint64_t at = 0;
+  for (const Run& r : runs) {
+    const ArrowArray* a = src[r.batch];
+    const auto k = static_cast<uint64_t>(a->n_buffers - 3);  // its data buffers
+    const auto* sizes = static_cast<const int64_t*>(a->buffers[a->n_buffers - 1]);
+    for (uint64_t i = 0; i < r.count; ++i, out += kViewBytes) {
+      const uint8_t* v = view(r, i);
+      uint32_t size;
+      std::memcpy(&size, v, 4);
+      if (!valid(r, i)) {
+        std::memset(out, 0, kViewBytes);
+        continue;
+      }
+      std::memcpy(out, v, kViewBytes);
+      if (size <= kMaxInlined) continue;
+      int32_t index, offset;
+      std::memcpy(&index, v + 8, 4);
+      std::memcpy(&offset, v + 12, 4);
+      OC_EXPECT(index >= 0 && static_cast<uint64_t>(index) < k && offset >= 0 &&
+                    sizes != nullptr && uint64_t{size} + static_cast<uint64_t>(offset) <=
+                                            static_cast<uint64_t>(sizes[index]),
+                invalid, "a string view outside its data buffer (buffer {}, offset {}, {} bytes)",
+                index, offset, size);
+      std::memcpy(data.mutable_data() + at, buffer(a, 2 + index) + offset, size);
+      const int32_t zero = 0, moved = static_cast<int32_t>(at);
+      std::memcpy(out + 8, &zero, 4);
+      std::memcpy(out + 12, &moved, 4);
+      at += size;
+    }
+  }
+  std::vector<Buffer> data_buffers;
+  if (long_bytes > 0) data_buffers.push_back(std::move(data));
+  return format::view_buffers(std::move(views), std::move(data_buffers));
+}
+
 uint64_t total_count(std::span<const Run> runs) {
   uint64_t n = 0;
   for (const Run& r : runs) n += r.count;
@@ -249,6 +322,11 @@ Result<format::ArrayParts> gather_node(const GatherShape& shape, const Sources& 
       }
       out.buffers.push_back(std::move(offsets));
       out.buffers.push_back(std::move(data));
+      break;
+    }
+    case Layout::view: {
+      OC_ASSIGN_OR_RETURN(auto buffers, gather_view_values(src, runs, len));
+      for (Buffer& b : buffers) out.buffers.push_back(std::move(b));
       break;
     }
     case Layout::list32:

@@ -7,8 +7,9 @@
 ///
 /// Layouts gathered (Arrow C Data Interface format strings): null, bool, every fixed-width type
 /// (integers, floats, decimals, fixed-size binary, dates, times, timestamps, durations,
-/// intervals), utf8/binary and their large forms, list, large list, map, fixed-size list and
-/// struct, each with its validity bitmap. Dictionaries, unions, run-end and view layouts are
+/// intervals), utf8/binary and their large forms, string and binary views (each value longer
+/// than a view holds copied into one new data buffer), list, large list, map, fixed-size list
+/// and struct, each with its validity bitmap. Dictionaries, unions and run-end layouts are
 /// `unsupported`.
 #pragma once
 
@@ -24,7 +25,7 @@ namespace oc::client {
 
 /// How a schema node's buffers are laid out, as far as a gather cares.
 struct GatherShape {
-  enum class Layout { null, boolean, fixed, binary32, binary64, list32, list64, fixed_list, struct_ };
+  enum class Layout { null, boolean, fixed, binary32, binary64, view, list32, list64, fixed_list, struct_ };
   Layout layout = Layout::null;
   uint64_t width = 0;  ///< bytes per value (fixed) or values per list (fixed_list)
   std::vector<GatherShape> children;
