@@ -388,6 +388,22 @@ OC_API int onecopy_daemon_units(const char* socket, const char* uri, uint64_t ma
   });
 }
 
+OC_API int onecopy_daemon_socket(const char* explicit_path, char* out, size_t outlen, char* err,
+                                 size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto r = oc::daemon::serving_daemon_socket(explicit_path ? explicit_path : "");
+    if (!r.ok()) return report(r.error(), err, errlen);
+    const std::string path = r->value_or("");
+    if (path.size() >= outlen) {
+      return report(OC_ERROR(oc::Errc::invalid, "a socket path of {} bytes does not fit in {}",
+                             path.size(), outlen),
+                    err, errlen);
+    }
+    std::memcpy(out, path.c_str(), path.size() + 1);
+    return 0;
+  });
+}
+
 OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err,
                                       size_t errlen) {
   return guarded(err, errlen, [&] {

@@ -149,6 +149,15 @@ const char* onecopy_version(void);
  * the daemon; an s3:// or http(s) URL is read by the daemon with its credentials where its
  * access policy grants it (ONECOPY_E_DENIED otherwise). */
 
+/* Where onecopy reads when its caller did not say (daemon/client.hpp serving_daemon_socket):
+ * the socket of the daemon serving this machine, written to `out` with its NUL, or "" to read in
+ * this process. `explicit_path` NULL or "": $ONECOPY_SOCKET when set (empty: this process),
+ * else the default socket when its file exists. A socket so chosen must answer; otherwise an
+ * error names it (never a silent read in this process). ONECOPY_E_INVALID when `outlen` is
+ * too small. */
+int onecopy_daemon_socket(const char* explicit_path, char* out, size_t outlen, char* err,
+                          size_t errlen);
+
 /* The daemon's status as a JSON object (onecopy status --json). Free with onecopy_free_string. */
 int onecopy_daemon_status_json(const char* socket, char** out, char* err, size_t errlen);
 

@@ -4,6 +4,7 @@
 #include "daemon/client.hpp"
 
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -315,6 +316,39 @@ std::string client_socket_path(const std::string& explicit_path) {
   if (!explicit_path.empty()) return explicit_path;
   if (const char* env = std::getenv("ONECOPY_SOCKET"); env && *env) return env;
   return builtin_defaults().daemon_socket;
+}
+
+Result<std::optional<std::string>> serving_daemon_socket(const std::string& explicit_path) {
+  std::string path = explicit_path, origin = "the socket given";
+  if (path.empty()) {
+    if (const char* env = std::getenv("ONECOPY_SOCKET")) {
+      if (*env == '\0') return std::optional<std::string>{};  // ONECOPY_SOCKET= : in process
+      path = env;
+      origin = "$ONECOPY_SOCKET";
+    } else {
+      path = builtin_defaults().daemon_socket;
+      origin = "the default socket";
+      struct stat st{};
+      if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<std::string>{};
+    }
+  }
+  auto conn = Conn::open(path);
+  if (conn.ok()) return std::optional<std::string>(path);
+  const int e = conn.error().sys_errno();
+  const std::string why =
+      e == ENOENT         ? "the socket does not exist"
+      : e == ECONNREFUSED ? "nobody listens there (onecopyd stopped or crashed: journalctl -u "
+                            "onecopyd)"
+      : e == EACCES       ? "this user may not connect (the socket is for the onecopy group: "
+                            "usermod -aG onecopy USER, then log in again)"
+                          : conn.error().describe();
+  return Error(conn.error().code(),
+               fmt::format("no onecopyd answers at {} ({}): {}. Start it (systemctl start "
+                           "onecopyd.socket), point ONECOPY_SOCKET at the daemon's socket, or "
+                           "read in this process with your own credentials: ONECOPY_SOCKET= "
+                           "(empty), onecopy.open(..., daemon=False) or socket=False",
+                           path, origin, why),
+               __FILE__, __LINE__);
 }
 
 Result<Status> query_status(const std::string& socket) {

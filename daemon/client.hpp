@@ -34,6 +34,15 @@ namespace oc::daemon {
 /// The socket clients use: @p explicit_path, else $ONECOPY_SOCKET, else the knob's default.
 [[nodiscard]] std::string client_socket_path(const std::string& explicit_path);
 
+/// Where a client reads when its caller did not say (onecopy.open, onecopy.torch): the socket
+/// of the daemon that serves this machine, or nullopt to read in this process. @p explicit_path
+/// when given; else $ONECOPY_SOCKET when set (set and empty: this process); else the default
+/// socket when its file exists, and this process when it does not. A socket chosen so must
+/// answer a Hello: when it does not, the error names the socket, where it came from and what
+/// to do, and nothing is read in this process instead (with this process's credentials).
+[[nodiscard]] Result<std::optional<std::string>> serving_daemon_socket(
+    const std::string& explicit_path);
+
 /// Connects to @p socket, says Hello and asks for Status.
 [[nodiscard]] Result<Status> query_status(const std::string& socket);
 

@@ -11,12 +11,19 @@
 `scan()` and `take()` return an object implementing the Arrow PyCapsule stream protocol
 (`__arrow_c_stream__`), so any Arrow consumer (pyarrow, polars, duckdb) imports the batches
 zero-copy. The C++ library is reached through its C API (libonecopy.so) with ctypes.
+
+Where onecopyd serves the machine (its socket in $ONECOPY_SOCKET or at /run/onecopy/onecopyd.sock),
+`open` reads through it, with the daemon's credentials; `open(path, daemon=False)` or
+`ONECOPY_SOCKET=` (empty) reads in this process. A daemon that should answer and does not is an
+error, never a silent read in this process (onecopy._daemon).
 """
 
-from onecopy._native import (Batches, Client, OnecopyError, ScanCursor, VortexFile, expand, open, reload_settings,
+from onecopy._daemon import daemon_socket, open
+from onecopy._native import (Batches, Client, OnecopyError, ScanCursor, VortexFile, expand, reload_settings,
                              shard_units, version)
+from onecopy._remote_file import RemoteFile
 from onecopy.expr import Expr, col, lit
 
-__all__ = ["Batches", "Client", "Expr", "OnecopyError", "ScanCursor", "VortexFile", "col", "expand", "lit", "open",
-           "reload_settings", "shard_units", "version"]
+__all__ = ["Batches", "Client", "Expr", "OnecopyError", "RemoteFile", "ScanCursor", "VortexFile", "col",
+           "daemon_socket", "expand", "lit", "open", "reload_settings", "shard_units", "version"]
 __version__ = version()

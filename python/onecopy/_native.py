@@ -432,11 +432,6 @@ class VortexFile:
             _lib.onecopy_free_string(out)
 
 
-def open(path) -> VortexFile:  # noqa: A001 - mirrors builtins.open / vortex.open
-    """Opens a local Vortex file."""
-    return VortexFile(path)
-
-
 def _lines(out: ctypes.c_void_p) -> list[str]:
     try:
         return ctypes.string_at(out.value).decode().splitlines()
@@ -564,7 +559,12 @@ class Client:
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
                     device: str = "cpu"):
         """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
-        decodes ahead across them. With device="cuda:N", a DeviceScan as scan()'s."""
+        decodes ahead across them. With device="cuda:N", a DeviceScan as scan()'s. No ranges
+        read no rows (the schema and nothing else)."""
+        if not ranges:  # the protocol's empty range list means "no ranges given": the whole file
+            if device != "cpu":
+                return self.scan(path, columns, filter, batch_rows, (0, 0), device=device)
+            return self.scan_stream(path, columns, filter, batch_rows, (0, 0), strings)
         cols, ncols = _column_array(columns)
         arr, n = _range_array(ranges)
         if device != "cpu":

@@ -74,12 +74,6 @@ def _expand(urls, socket: Optional[str]) -> list[str]:
     return out
 
 
-def _default_socket() -> Optional[str]:
-    """The daemon's socket when one is listening there, else None (read in-process)."""
-    path = os.environ.get("ONECOPY_SOCKET") or "/run/onecopy/onecopyd.sock"
-    return path if os.path.exists(path) else None
-
-
 def _launcher_world() -> Optional[tuple[int, int]]:
     """(RANK, WORLD_SIZE) as torchrun, torch.distributed.launch, SLURM wrappers and most other
     launchers set them, or None when neither is set."""
@@ -292,8 +286,10 @@ class Dataset(torch.utils.data.IterableDataset):
 
     urls: paths, local globs, directories or s3:// URLs. columns: the fields to read (None:
     all). filter: SQL WHERE text or an onecopy.col expression; rows where it is TRUE are kept.
-    socket: onecopyd's socket; None uses $ONECOPY_SOCKET (else /run/onecopy/onecopyd.sock) when a
-    daemon listens there and reads in-process otherwise; False always reads in-process.
+    socket: onecopyd's socket. None: the daemon serving this machine (onecopy.daemon_socket:
+    $ONECOPY_SOCKET, else /run/onecopy/onecopyd.sock when it exists), in this process when none is
+    configured; a configured daemon that does not answer is an OnecopyError naming its socket, never
+    a silent in-process read. False (or ONECOPY_SOCKET set empty): always in this process.
     rank, world_size: this process's place in the job; None takes them from torch.distributed
     when it is initialised, else from the launcher's RANK and WORLD_SIZE (torchrun sets them), and
     fails when the two disagree. unit_rows: the longest unit of work; shuffle_units: units per shuffle
@@ -341,7 +337,10 @@ class Dataset(torch.utils.data.IterableDataset):
         self.batch_rows = batch_rows
         self.shuffle = bool(shuffle)
         self.seed = int(seed)
-        self.socket = _default_socket() if socket is None else (socket or None)
+        in_process = socket is False or socket == ""
+        if self.device == "host-reference" and not in_process and socket is not None:
+            raise ValueError('device="host-reference" reads in this process: pass socket=False')
+        self.socket = None if in_process else onecopy.daemon_socket(socket)
         if self.device == "host-reference" and self.socket:
             raise ValueError('device="host-reference" reads in this process: pass socket=False')
         self.urls = _expand(urls, self.socket)
@@ -392,7 +391,7 @@ class Dataset(torch.utils.data.IterableDataset):
                 client = Client(self.socket)
                 self._units = [client.units(u, self.unit_rows) for u in self.urls]
             else:
-                self._units = [onecopy.open(u).units(self.unit_rows) for u in self.urls]
+                self._units = [onecopy.open(u, daemon=False).units(self.unit_rows) for u in self.urls]
         return self._units
 
     def global_groups(self, epoch: int) -> list[list[tuple[int, int, int]]]:
@@ -450,7 +449,7 @@ class Dataset(torch.utils.data.IterableDataset):
                                                            strings="offsets", device=self.device)
             else:
                 if url not in self._open_files:
-                    self._open_files[url] = onecopy.open(url)
+                    self._open_files[url] = onecopy.open(url, daemon=False)
                 yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter,
                                                              strings="offsets", device=self.device)
 

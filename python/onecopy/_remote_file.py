@@ -1,0 +1,123 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A Vortex file read through onecopyd (onecopy.open when a daemon serves this machine): the
+daemon opens it (an s3:// or rados:// object with its own credentials, as its operator grants;
+a local file through a descriptor this process opened) and delivers the batches in its slabs."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, Optional, Sequence, Union
+
+from onecopy._native import Batches, Client, OnecopyError
+from onecopy.expr import Expr
+
+# take() reads the rows it needs as row ranges of the file: runs of requested rows closer than
+# this are read as one range (a few rows more, far fewer pieces for the daemon to plan).
+_TAKE_GAP_ROWS = 64
+
+
+class RemoteFile:
+    """A Vortex file that onecopyd reads: row_count, schema, scan, scan_ranges, take and units as
+    onecopy.VortexFile has them, each answered by the daemon at `socket`."""
+
+    def __init__(self, path, socket: str):
+        self.path = os.fspath(path)
+        self.socket = socket
+        self._client = Client(socket)
+        self._schemas: dict[str, object] = {}
+        self._rows: Optional[int] = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+    def __repr__(self) -> str:
+        return f"RemoteFile({self.path!r}, socket={self.socket!r})"
+
+    @property
+    def row_count(self) -> int:
+        if self._rows is None:
+            units = self._client.units(self.path)
+            self._rows = int(units[-1][1]) if units else 0
+        return self._rows
+
+    def __len__(self) -> int:
+        return self.row_count
+
+    def schema_with(self, strings: str = "views"):
+        """The file's schema with strings as `strings` says (VortexFile.schema_with): the schema
+        of an empty scan, which reads no data."""
+        import pyarrow as pa
+
+        if strings not in self._schemas:
+            self._schemas[strings] = pa.schema(self._client.scan_stream(self.path, row_range=(0, 0),
+                                                                        strings=strings))
+        return self._schemas[strings]
+
+    @property
+    def schema(self):
+        return self.schema_with("views")
+
+    def __arrow_c_schema__(self) -> object:
+        return self.schema.__arrow_c_schema__()
+
+    def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
+             batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None, strings: str = "views",
+             device: str = "cpu"):
+        """VortexFile.scan, decoded by the daemon (on its GPU with device="cuda:N")."""
+        if device != "cpu":
+            return self._client.scan(self.path, columns, filter, batch_rows, row_range, device=device)
+        scan, cursor = self._client._start(self.path, columns, filter, batch_rows, row_range, strings, None)
+        scan._cursor = cursor
+        return scan
+
+    def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
+                    filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
+                    device: str = "cpu"):
+        """VortexFile.scan_ranges, decoded by the daemon."""
+        return self._client.scan_ranges(self.path, ranges, columns, filter, batch_rows, strings, device)
+
+    def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views"):
+        """VortexFile.take through the daemon: the runs of rows the indices fall in are scanned
+        as row ranges in one request, and the rows are gathered from those batches here (one copy
+        of each selected value, onecopy.Batches). A stream of one batch."""
+        import numpy as np
+        import pyarrow as pa
+
+        idx = np.asarray(indices if isinstance(indices, np.ndarray) else list(indices), dtype=np.int64).ravel()
+        if idx.size and idx.min() < 0:
+            raise ValueError("take() indices must be non-negative")
+        out_schema = self.schema_with(strings)
+        if columns is not None:
+            out_schema = pa.schema([out_schema.field(c) for c in columns])
+        if idx.size == 0:
+            return pa.RecordBatchReader.from_batches(out_schema, [pa.RecordBatch.from_pylist([], schema=out_schema)])
+        rows = self.row_count
+        past = np.flatnonzero(idx >= rows)
+        if past.size:
+            raise OnecopyError("invalid", f"take index {int(idx[past[0]])} (position {int(past[0])}) is past the "
+                                          f"file's {rows} rows")
+        wanted = np.unique(idx)
+        cut = np.flatnonzero(np.diff(wanted) > _TAKE_GAP_ROWS) + 1
+        starts = wanted[np.r_[0, cut]]
+        ends = wanted[np.r_[cut - 1, wanted.size - 1]] + 1
+        scan = self._client.scan_ranges(self.path, list(zip(starts.tolist(), ends.tolist())), columns,
+                                        strings=strings)
+        reader = pa.RecordBatchReader.from_stream(scan)
+        batches = list(reader)
+        # Row i lies in the run that starts at or before it, at that run's offset in the batches.
+        run_offsets = np.r_[0, np.cumsum(ends - starts)[:-1]]
+        run = np.searchsorted(starts, idx, side="right") - 1
+        positions = run_offsets[run] + (idx - starts[run])
+        taken = Batches(batches, reader.schema).take(positions)
+        return pa.RecordBatchReader.from_batches(out_schema, [taken])
+
+    def units(self, max_rows: int = 0) -> list[tuple[int, int]]:
+        """VortexFile.units, computed by the daemon."""
+        return self._client.units(self.path, max_rows)
+
+    def inspect(self) -> dict:
+        raise OnecopyError("unsupported", "inspect reads the file's layout in this process: "
+                                          "onecopy.open(path, daemon=False).inspect()")

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Where onecopy reads when nobody says (python/onecopy/_daemon.py): onecopy.open through the
+daemon that $ONECOPY_SOCKET names gives the same rows as in this process (RemoteFile: row count,
+schema, scan, filters, take, ranges, units); reading in this process is opt-in; and a daemon that
+should answer and does not is an error naming its socket, never a silent in-process read, for
+onecopy.open and onecopy.torch.Dataset alike."""
+
+import os
+import socket
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import vortex as vx
+
+import onecopy
+import onecopy.torch as oct
+from test_daemon import Daemon
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory):
+    rng = np.random.default_rng(5)
+    n = 20_000
+    words = [None if i % 11 == 0 else ("w" * int(rng.integers(0, 20))) + str(i) for i in range(n)]
+    table = pa.table({
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+        "score": pa.array(rng.random(n)),
+        "word": pa.array(words),
+        "tokens": pa.array([list(range(i % 7)) for i in range(n)], pa.list_(pa.int32())),
+    })
+    path = tmp_path_factory.mktemp("route") / "sample.vortex"
+    vx.io.write(table, str(path))
+    return str(path), table
+
+
+@pytest.fixture
+def daemon_env(tmp_path, monkeypatch):
+    d = Daemon(tmp_path)
+    monkeypatch.setenv("ONECOPY_SOCKET", d.sock)
+    yield d
+    d.stop()
+
+
+def _stale_socket(path: str) -> str:
+    """A socket file nobody listens on, as a daemon killed with SIGKILL leaves it."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.bind(path)
+    s.close()
+    return path
+
+
+def test_open_reads_through_the_daemon_with_the_same_rows(daemon_env, sample):
+    path, table = sample
+    remote = onecopy.open(path)
+    local = onecopy.open(path, daemon=False)
+    assert isinstance(remote, onecopy.RemoteFile) and remote.socket == daemon_env.sock
+    assert isinstance(local, onecopy.VortexFile)
+    assert remote.row_count == len(remote) == local.row_count == table.num_rows
+    assert remote.schema == local.schema
+    assert remote.schema_with("offsets") == local.schema_with("offsets")
+    assert remote.units(4096) == local.units(4096)
+    for kw in ({}, {"columns": ["word", "id"]}, {"filter": "score > 0.7 AND word IS NOT NULL"},
+               {"row_range": (1234, 9876), "batch_rows": 1000}, {"strings": "offsets"}):
+        assert pa.table(remote.scan(**kw)).equals(pa.table(local.scan(**kw))), kw
+    ranges = [(19_000, 19_500), (5, 9), (700, 2_000)]
+    assert pa.table(remote.scan_ranges(ranges, columns=["id", "tokens"])).equals(
+        pa.table(local.scan_ranges(ranges, columns=["id", "tokens"])))
+    assert pa.table(remote.scan_ranges([])).num_rows == 0
+    rng = np.random.default_rng(1)
+    for idx in (rng.integers(0, table.num_rows, 500), [19_999, 0, 0, 77, 78, 79, 5_000], []):
+        for strings in ("views", "offsets"):
+            got = pa.table(remote.take(idx, strings=strings))
+            want = pa.table(local.take(idx, strings=strings))
+            assert got.schema == want.schema
+            assert got.to_pylist() == want.to_pylist(), (list(idx)[:5], strings)
+    assert pa.table(remote.take([3, 1], columns=["word"])).column("word").to_pylist() == \
+        [table.column("word")[i].as_py() for i in (3, 1)]
+    with pytest.raises(onecopy.OnecopyError, match="past the file's 20000 rows"):
+        remote.take([5, 20_000])
+    with pytest.raises(ValueError):
+        remote.take([-1])
+    # The scans were the daemon's: it delivered batches.
+    assert daemon_env.client.status()["batches_delivered"] > 0
+
+
+def test_reading_in_this_process_is_opt_in(daemon_env, sample, monkeypatch):
+    path, _ = sample
+    assert isinstance(onecopy.open(path, daemon=False), onecopy.VortexFile)
+    assert isinstance(onecopy.open(path, daemon=daemon_env.sock), onecopy.RemoteFile)
+    assert isinstance(onecopy.open(path, daemon=True), onecopy.RemoteFile)
+    assert onecopy.daemon_socket() == daemon_env.sock
+    monkeypatch.setenv("ONECOPY_SOCKET", "")
+    assert onecopy.daemon_socket() is None
+    assert isinstance(onecopy.open(path), onecopy.VortexFile)
+    ds = oct.Dataset([path], batch_rows=100, shuffle=False)
+    assert ds.socket is None
+
+
+@pytest.mark.parametrize("kind", ["stale", "missing"])
+def test_a_dead_socket_is_an_error_not_an_in_process_read(tmp_path, sample, monkeypatch, kind):
+    path, _ = sample
+    sock = str(tmp_path / "dead.sock")
+    if kind == "stale":
+        _stale_socket(sock)
+    monkeypatch.setenv("ONECOPY_SOCKET", sock)
+    why = "nobody listens there" if kind == "stale" else "the socket does not exist"
+    for attempt in (lambda: onecopy.open(path), lambda: oct.Dataset([path], batch_rows=100),
+                    lambda: onecopy.daemon_socket()):
+        with pytest.raises(onecopy.OnecopyError) as e:
+            attempt()
+        assert e.value.code == "io"
+        message = str(e.value)
+        assert f"no onecopyd answers at {sock} ($ONECOPY_SOCKET): {why}" in message, message
+        assert "ONECOPY_SOCKET= (empty)" in message and "daemon=False" in message
+    # An explicit socket is checked the same way, and opting out still reads.
+    monkeypatch.delenv("ONECOPY_SOCKET")
+    with pytest.raises(onecopy.OnecopyError, match="the socket given"):
+        oct.Dataset([path], batch_rows=100, socket=sock)
+    with pytest.raises(onecopy.OnecopyError, match="the socket given"):
+        onecopy.open(path, daemon=sock)
+    assert onecopy.open(path, daemon=False).row_count == 20_000
+    assert sum(b["id"].numel() for b in oct.Dataset([path], columns=["id"], batch_rows=1000,
+                                                   socket=False, shuffle=False)) == 20_000
+
+
+def test_daemon_true_without_a_daemon_says_so(sample, monkeypatch):
+    if os.path.exists("/run/onecopy/onecopyd.sock"):
+        pytest.skip("this machine has a default onecopyd socket; the case needs one without")
+    monkeypatch.delenv("ONECOPY_SOCKET", raising=False)
+    assert onecopy.daemon_socket() is None
+    assert isinstance(onecopy.open(sample[0]), onecopy.VortexFile)
+    with pytest.raises(onecopy.OnecopyError, match="no onecopyd serves this machine") as e:
+        onecopy.open(sample[0], daemon=True)
+    assert e.value.code == "not_found"
