@@ -1,48 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// `onecopy`: the command-line client.
-//
-//   onecopy inspect FILE [--json]
-//   onecopy scan FILE|PATTERN [--columns a,b] [--filter EXPR] [--limit N] [--rows BEGIN:END]
-//                     [--batch-rows N] [--format csv|jsonl|arrow] [--explain]
-//                     PATTERN: a directory, glob, s3:// or rados:// prefix or glob, whose files
-//                     (of one dtype) are scanned in turn, --rows applying to each;
-//                     --filter keeps rows where the SQL WHERE predicate EXPR is TRUE;
-//                     --explain runs the scan, prints no rows and reports what it read and
-//                     pruned and where the time went, one "key: value" per line;
-//                     --format arrow writes an Arrow IPC stream (format/arrow_ipc.hpp) to stdout
-//   onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl|arrow] [--explain]
-//                     the given rows (0-based, any order, repeats allowed), as scan prints them;
-//                     --explain prints no rows but what the take read from the file
-//   onecopy ls s3://bucket[/prefix] [--recursive] | rados://pool[/prefix]
-//   onecopy cp SRC DST          S3 (or an http(s) URL) or rados://pool/object to a local file, or
-//                               a local file to S3 or RADOS
-//   onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]
-//                     [--rows-per-file N]
-//                     Parquet, JSONL, WebDataset or MosaicML MDS shards, local or s3://, to
-//                     Vortex files (python -m onecopy.convert, run with $ONECOPY_PYTHON, else
-//                     python3)
-//   onecopy defaults            every knob with its environment variable and default
-//   onecopy status [--json] [--socket PATH]
-//   onecopy metrics [--socket PATH]
-//                     onecopyd's version, uptime, clients, scans, bytes delivered, errors, pool;
-//                     status also lists the asking user's scans with their stages
-//   onecopy version
+// `onecopy`: the command-line client. Its commands and their options are listed in
+// client/cli_help.cpp (`onecopy --help`, `onecopy CMD --help`).
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "client/cli_help.hpp"
 #include "client/inspect.hpp"
 #include "client/open_uri.hpp"
 #include "client/row_format.hpp"
 #include "client/s3_commands.hpp"
+#include "client/status_text.hpp"
 #include "config/defaults.hpp"
 #include "config/log.hpp"
 #include "format/arrow_ipc.hpp"
@@ -55,24 +37,14 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 
-int usage(const std::string& why) {
+// A usage error: @p why, then @p cmd's usage line (every command's without one).
+int usage(std::string_view cmd, const std::string& why) {
   if (!why.empty()) std::cerr << "onecopy: " << why << "\n";
-  std::cerr << "usage:\n"
-               "  onecopy inspect FILE|s3://bucket/key|rados://pool/object|URL [--json]\n"
-               "  onecopy scan FILE|PATTERN [--columns a,b] [--filter EXPR] [--limit N]\n"
-               "                    [--rows BEGIN:END] [--batch-rows N] [--format csv|jsonl|arrow]\n"
-               "                    [--explain]\n"
-               "  onecopy take FILE ROW,ROW,... [--columns a,b] [--format csv|jsonl|arrow]\n"
-               "                    [--explain]\n"
-               "  --format arrow writes an Arrow IPC stream (schema, batches, end marker) to stdout\n"
-               "  onecopy ls s3://bucket[/prefix] [--recursive] | rados://pool[/prefix]\n"
-               "  onecopy cp SRC DST   (S3, rados://pool/object or an http(s) URL to a file, or a\n"
-               "                        file to S3 or RADOS)\n"
-               "  onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]\n"
-               "  onecopy defaults\n"
-               "  onecopy status [--json] [--socket PATH]\n"
-               "  onecopy metrics [--socket PATH]\n"
-               "  onecopy version\n";
+  if (const auto* c = oc::client::find_command(cmd)) {
+    std::cerr << "usage: " << c->usage << "\n(onecopy " << cmd << " --help for the options)\n";
+  } else {
+    oc::client::print_overview(std::cerr);
+  }
   return kExitUsage;
 }
 
@@ -180,7 +152,7 @@ void print_explain(const oc::format::ScanStats& s, uint64_t file_size) {
 }
 
 int run_scan(const std::vector<std::string>& args) {
-  if (args.empty()) return usage("scan needs a FILE");
+  if (args.empty()) return usage("scan", "scan needs a FILE");
   oc::format::ScanOptions opts;
   uint64_t limit = UINT64_MAX;
   bool explain = false;
@@ -191,28 +163,28 @@ int run_scan(const std::vector<std::string>& args) {
       explain = true;
       continue;
     }
-    if (i + 1 >= args.size()) return usage("option " + a + " needs a value");
+    if (i + 1 >= args.size()) return usage("scan", "option " + a + " needs a value");
     const std::string& v = args[++i];
     if (a == "--columns") {
       opts.columns = split(v, ',');
     } else if (a == "--filter") {
-      if (v.empty()) return usage("--filter takes an expression");
+      if (v.empty()) return usage("scan", "--filter takes an expression");
       opts.filter = v;
     } else if (a == "--limit") {
-      if (!parse_u64(v, limit)) return usage("--limit takes a row count");
+      if (!parse_u64(v, limit)) return usage("scan", "--limit takes a row count");
     } else if (a == "--batch-rows") {
-      if (!parse_u64(v, opts.batch_rows)) return usage("--batch-rows takes a row count");
+      if (!parse_u64(v, opts.batch_rows)) return usage("scan", "--batch-rows takes a row count");
     } else if (a == "--rows") {
       auto parts = split(v, ':');
       std::pair<uint64_t, uint64_t> r;
       if (parts.size() != 2 || !parse_u64(parts[0], r.first) || !parse_u64(parts[1], r.second)) {
-        return usage("--rows takes BEGIN:END");
+        return usage("scan", "--rows takes BEGIN:END");
       }
       opts.row_range = r;
     } else if (a == "--format") {
-      if (!parse_format(v, out)) return usage("--format is csv, jsonl or arrow");
+      if (!parse_format(v, out)) return usage("scan", "--format is csv, jsonl or arrow");
     } else {
-      return usage("unknown option " + a);
+      return usage("scan", "unknown option " + a);
     }
   }
   opts.strings = out.strings();
@@ -271,11 +243,11 @@ int run_scan(const std::vector<std::string>& args) {
 }
 
 int run_take(const std::vector<std::string>& args) {
-  if (args.size() < 2) return usage("take needs a FILE and ROW,ROW,...");
+  if (args.size() < 2) return usage("take", "take needs a FILE and ROW,ROW,...");
   std::vector<uint64_t> rows;
   for (const auto& r : split(args[1], ',')) {
     uint64_t v = 0;
-    if (!parse_u64(r, v)) return usage("take rows are 0-based row numbers separated by commas");
+    if (!parse_u64(r, v)) return usage("take", "take rows are 0-based row numbers separated by commas");
     rows.push_back(v);
   }
   std::vector<std::string> columns;
@@ -287,14 +259,14 @@ int run_take(const std::vector<std::string>& args) {
       explain = true;
       continue;
     }
-    if (i + 1 >= args.size()) return usage("option " + a + " needs a value");
+    if (i + 1 >= args.size()) return usage("take", "option " + a + " needs a value");
     const std::string& v = args[++i];
     if (a == "--columns") {
       columns = split(v, ',');
     } else if (a == "--format") {
-      if (!parse_format(v, out)) return usage("--format is csv, jsonl or arrow");
+      if (!parse_format(v, out)) return usage("take", "--format is csv, jsonl or arrow");
     } else {
-      return usage("unknown option " + a);
+      return usage("take", "unknown option " + a);
     }
   }
   auto file = oc::client::open_uri(args[0]);
@@ -318,40 +290,17 @@ int run_take(const std::vector<std::string>& args) {
 }
 
 int run_inspect(const std::vector<std::string>& args) {
-  if (args.empty()) return usage("inspect needs a FILE");
+  if (args.empty()) return usage("inspect", "inspect needs a FILE");
   bool json = false;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--json") json = true;
-    else return usage("unknown option " + args[i]);
+    else return usage("inspect", "unknown option " + args[i]);
   }
   auto file = oc::client::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   auto r = oc::client::inspect(**file, std::cout, json);
   if (!r.ok()) return fail(r.error());
   return 0;
-}
-
-// Each scan on one line, its stages in seconds: where its time went, and which held it up.
-void print_scans(const std::vector<oc::daemon::ScanStatus>& scans) {
-  std::cout << "scans (this user's; root sees every user's): " << scans.size() << "\n";
-  if (scans.empty()) return;
-  std::cout << fmt::format("  {:>6} {:>8} {:<9} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {:<10} {}\n",
-                           "scan", "pid", "state", "rows", "wall s", "storage", "decode", "copy",
-                           "consumer", "pool", "bottleneck", "uri");
-  const auto sec = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
-  for (const auto& c : scans) {
-    const auto& p = c.profile;
-    // A client names its own files: no control character of its reaches root's terminal.
-    std::string uri = c.uri;
-    for (char& ch : uri) {
-      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-    }
-    std::cout << fmt::format(
-        "  {:>6} {:>8} {:<9} {:>12} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {:<10} {}\n",
-        c.scan, c.pid, c.state, p.rows, sec(p.wall_ns), sec(p.storage_ns), sec(p.decode_ns),
-        sec(p.copy_ns), sec(p.consumer_wait_ns), sec(p.pool_wait_ns), oc::format::bottleneck(p),
-        uri);
-  }
 }
 
 // onecopy status [--json] [--socket PATH]: asks onecopyd how it is doing.
@@ -364,7 +313,7 @@ int run_status(const std::vector<std::string>& args) {
     } else if (args[i] == "--socket" && i + 1 < args.size()) {
       socket = args[++i];
     } else {
-      return usage("status: unexpected argument " + args[i]);
+      return usage("status", "status: unexpected argument " + args[i]);
     }
   }
   auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket));
@@ -374,32 +323,7 @@ int run_status(const std::vector<std::string>& args) {
     std::cout << oc::daemon::status_json(s) << "\n";
     return 0;
   }
-  std::cout << "onecopyd " << s.version << ", up " << s.uptime_ms / 1000 << " s\n"
-            << "clients:           " << s.clients << "\n"
-            << "active scans:      " << s.active_scans << "\n"
-            << "batches in flight: " << s.batches_in_flight << "\n"
-            << "bytes fetched:     " << s.bytes_fetched << " (S3: " << s.s3_requests
-            << " requests, " << s.s3_retries << " retries, " << s.s3_failures << " failed)\n"
-            << "bytes delivered:   " << s.bytes_delivered << " in " << s.batches_delivered
-            << " batches\n"
-            << "rate (last 10 s):  " << fmt::format("{:.3f}", s.gbps_10s) << " GB/s\n"
-            << "requests in flight: " << s.requests_in_flight << " (" << s.worker_threads
-            << " worker threads)\n"
-            << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
-            << s.bytes_copied << " bytes copied into slabs)\n"
-            << "copied after decode: " << s.bytes_copied_after_decode << " bytes ("
-            << s.bytes_in_place << " bytes sent where they were decoded)\n"
-            << "errors:            " << s.errors << "\n"
-            << "pool:              " << s.pool_bytes << " of " << s.pool_limit_bytes << " bytes ("
-            << s.slabs_sent << " slabs sent)\n";
-  if (s.gpu_devices == 0) {
-    std::cout << "GPU:               none\n";
-  } else {
-    std::cout << "GPU:               " << s.gpu_devices << " devices, "
-              << s.gpu_memory_used_bytes << " of " << s.gpu_memory_total_bytes
-              << " bytes of device memory used\n";
-  }
-  print_scans(s.scans);
+  oc::client::print_status(std::cout, s);
   return 0;
 }
 
@@ -410,7 +334,7 @@ int run_metrics(const std::vector<std::string>& args) {
     if (args[i] == "--socket" && i + 1 < args.size()) {
       socket = args[++i];
     } else {
-      return usage("metrics: unexpected argument " + args[i]);
+      return usage("metrics", "metrics: unexpected argument " + args[i]);
     }
   }
   auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket));
@@ -419,20 +343,82 @@ int run_metrics(const std::vector<std::string>& args) {
   return 0;
 }
 
-// The writer is vortex-data's, a Python package: convert is onecopy.convert, run with
-// $ONECOPY_PYTHON (else python3), with the same arguments.
+bool asks_help(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(),
+                     [](const std::string& a) { return a == "--help" || a == "-h"; });
+}
+
+// The writer is vortex-data's, a Python package: convert is onecopy.convert, run with the same
+// arguments by the first Python that has the onecopy package: $ONECOPY_PYTHON as it is, else
+// python3 (or python) beside this executable, which is the virtual environment's when the wheel
+// installed onecopy there, else python3 on PATH (an activated environment's).
+bool has_onecopy(const std::string& python) {
+  std::vector<std::string> argv{python, "-c",
+                                "import importlib.util, sys; "
+                                "sys.exit(importlib.util.find_spec('onecopy') is None)"};
+  std::vector<char*> ptrs;
+  for (auto& a : argv) ptrs.push_back(a.data());
+  ptrs.push_back(nullptr);
+  posix_spawn_file_actions_t quiet;
+  posix_spawn_file_actions_init(&quiet);
+  posix_spawn_file_actions_addopen(&quiet, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&quiet, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int rc = ::posix_spawnp(&pid, ptrs[0], &quiet, nullptr, ptrs.data(), environ);
+  posix_spawn_file_actions_destroy(&quiet);
+  if (rc != 0) return false;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 int run_convert(const std::vector<std::string>& args) {
-  const char* env = std::getenv("ONECOPY_PYTHON");
-  const std::string python = env && *env ? env : "python3";
+  std::vector<std::string> tried;
+  std::string python, origin;
+  if (const char* env = std::getenv("ONECOPY_PYTHON"); env && *env) {
+    python = env;
+    origin = " (from $ONECOPY_PYTHON)";
+  } else {
+    std::vector<std::string> candidates;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+      for (const char* name : {"python3", "python"}) {
+        candidates.push_back((self.parent_path() / name).string());
+      }
+    }
+    candidates.emplace_back("python3");
+    for (const auto& c : candidates) {
+      if (c.find('/') != std::string::npos && ::access(c.c_str(), X_OK) != 0) continue;
+      tried.push_back(c);
+      if (has_onecopy(c)) {
+        python = c;
+        break;
+      }
+    }
+  }
+  if (python.empty() && asks_help(args)) {
+    oc::client::print_command_help(std::cout, *oc::client::find_command("convert"));
+    std::cout << "\n(no Python with the onecopy package was found to list the converter's "
+                 "options)\n";
+    return 0;
+  }
+  if (python.empty()) {
+    std::cerr << "onecopy convert: no Python with the onecopy package (tried";
+    for (const auto& t : tried) std::cerr << " " << t;
+    std::cerr << "). Install it into a virtual environment (pip install onecopy vortex-data) and "
+                 "run that environment's onecopy, or set ONECOPY_PYTHON to its python.\n";
+    return kExitError;
+  }
   std::vector<std::string> argv{python, "-m", "onecopy.convert"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> ptrs;
   for (auto& a : argv) ptrs.push_back(a.data());
   ptrs.push_back(nullptr);
   ::execvp(ptrs[0], ptrs.data());
-  std::cerr << "onecopy convert: cannot run " << python << " -m onecopy.convert ("
-            << std::strerror(errno) << "); set ONECOPY_PYTHON to a Python with onecopy and "
-            << "vortex-data installed\n";
+  std::cerr << "onecopy convert: cannot run " << python << origin << " -m onecopy.convert ("
+            << std::strerror(errno) << ")\n";
   return kExitError;
 }
 
@@ -447,11 +433,25 @@ int run_defaults() {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) return usage("");
-  if (auto r = oc::load_defaults_from_env(); !r.ok()) return fail(r.error());
-  if (auto r = oc::log::init(oc::defaults().log_level); !r.ok()) return fail(r.error());
+  if (args.empty()) return usage("", "");
   const std::string cmd = args[0];
   args.erase(args.begin());
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    const auto* c = args.empty() ? nullptr : oc::client::find_command(args[0]);
+    if (!args.empty() && c == nullptr) return usage("", "unknown command " + args[0]);
+    if (c) oc::client::print_command_help(std::cout, *c);
+    else oc::client::print_overview(std::cout);
+    return 0;
+  }
+  const auto* command = oc::client::find_command(cmd == "--version" ? "version" : cmd);
+  if (command == nullptr) return usage("", "unknown command " + cmd);
+  // convert's options are the converter's: its own --help lists them.
+  if (cmd != "convert" && asks_help(args)) {
+    oc::client::print_command_help(std::cout, *command);
+    return 0;
+  }
+  if (auto r = oc::load_defaults_from_env(); !r.ok()) return fail(r.error());
+  if (auto r = oc::log::init(oc::defaults().log_level); !r.ok()) return fail(r.error());
   try {
     if (cmd == "scan") return run_scan(args);
     if (cmd == "take") return run_take(args);
@@ -470,5 +470,5 @@ int main(int argc, char** argv) {
     std::cerr << "onecopy: out of memory\n";
     return kExitError;
   }
-  return usage("unknown command " + cmd);
+  return usage("", "unknown command " + cmd);
 }

@@ -8,14 +8,25 @@
 #include "config/log.hpp"
 #include "daemon/config.hpp"
 #include "daemon/event_loop.hpp"
+#include "onecopy_build_config.h"
 
 namespace {
 
-int usage() {
-  fmt::print(stderr,
-             "usage: onecopyd [--config PATH] [--socket PATH] [--print-example-config]\n"
-             "Serves Vortex scans over a Unix socket (daemon/PROTOCOL.md).\n");
-  return 2;
+constexpr const char* kUsage =
+    "usage: onecopyd [--config PATH] [--socket PATH]\n"
+    "       onecopyd --print-example-config | --version | --help\n"
+    "Serves Vortex scans to the processes of this machine over a Unix socket.\n"
+    "  --config PATH   the TOML config (default {}; a missing default file means the\n"
+    "                  built-in defaults, a missing named one is an error)\n"
+    "  --socket PATH   the socket to listen on (overrides daemon_socket); a socket passed\n"
+    "                  by systemd (onecopyd.socket) is used instead when there is one\n"
+    "  --print-example-config   every knob with its default, commented out\n"
+    "ONECOPY_* variables override the file (`onecopy defaults` lists them); AWS_* give the\n"
+    "S3 endpoint and credentials. One daemon serves one socket: a second one exits.\n";
+
+int usage(FILE* to, int rc) {
+  fmt::print(to, kUsage, oc::daemon::kDefaultConfigPath);
+  return rc;
 }
 
 }  // namespace
@@ -34,8 +45,14 @@ int main(int argc, char** argv) {
     } else if (a == "--print-example-config") {
       fmt::print("{}", example_config());
       return 0;
+    } else if (a == "--help" || a == "-h") {
+      return usage(stdout, 0);
+    } else if (a == "--version") {
+      fmt::print("onecopyd {}\n", OC_VERSION);
+      return 0;
     } else {
-      return usage();
+      fmt::print(stderr, "onecopyd: unknown argument {}\n", a);
+      return usage(stderr, 2);
     }
   }
   auto cfg = load_config(config_path, optional);

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "client/status_text.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "format/scan_profile.hpp"
+
+namespace oc::client {
+namespace {
+
+// Each scan on one line, its stages in seconds: where its time went, and which held it up.
+void print_scans(std::ostream& out, const std::vector<daemon::ScanStatus>& scans) {
+  out << "scans (this user's; root sees every user's): " << scans.size() << "\n";
+  if (scans.empty()) return;
+  out << fmt::format("  {:>6} {:>8} {:<9} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8}  {:<10} {}\n",
+                     "scan", "pid", "state", "rows", "wall s", "storage", "decode", "copy",
+                     "consumer", "pool", "bottleneck", "uri");
+  const auto sec = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
+  for (const auto& c : scans) {
+    const auto& p = c.profile;
+    // A client names its own files: no control character of its reaches root's terminal.
+    std::string uri = c.uri;
+    for (char& ch : uri) {
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
+    }
+    out << fmt::format(
+        "  {:>6} {:>8} {:<9} {:>12} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f} {:>8.3f}  {:<10} "
+        "{}\n",
+        c.scan, c.pid, c.state, p.rows, sec(p.wall_ns), sec(p.storage_ns), sec(p.decode_ns),
+        sec(p.copy_ns), sec(p.consumer_wait_ns), sec(p.pool_wait_ns), format::bottleneck(p), uri);
+  }
+}
+
+}  // namespace
+
+std::string human_bytes(uint64_t bytes) {
+  if (bytes < 1024) return fmt::format("{} B", bytes);
+  constexpr std::array<const char*, 6> kUnits{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = static_cast<double>(bytes) / 1024;
+  size_t unit = 0;
+  while (v >= 1024 && unit + 1 < kUnits.size()) {
+    v /= 1024;
+    ++unit;
+  }
+  // Three significant digits; a value that rounds up to 1024 is shown in the next unit.
+  std::string text = v < 10 ? fmt::format("{:.2f}", v) : v < 100 ? fmt::format("{:.1f}", v)
+                                                                   : fmt::format("{:.0f}", v);
+  if (text == "1024" && unit + 1 < kUnits.size()) return fmt::format("1.00 {}", kUnits[unit + 1]);
+  return fmt::format("{} {}", text, kUnits[unit]);
+}
+
+std::string human_duration(uint64_t ms) {
+  if (ms < 1000) return fmt::format("{} ms", ms);
+  const uint64_t s = ms / 1000;
+  if (s < 60) return fmt::format("{} s", s);
+  if (s < 3600) return fmt::format("{} min {} s", s / 60, s % 60);
+  if (s < 86'400) return fmt::format("{} h {} min", s / 3600, s % 3600 / 60);
+  return fmt::format("{} d {} h", s / 86'400, s % 86'400 / 3600);
+}
+
+void print_status(std::ostream& out, const daemon::Status& s) {
+  out << "onecopyd " << s.version << ", up " << human_duration(s.uptime_ms) << "\n"
+      << "clients:           " << s.clients << "\n"
+      << "active scans:      " << s.active_scans << "\n"
+      << "batches in flight: " << s.batches_in_flight << "\n"
+      << "bytes fetched:     " << human_bytes(s.bytes_fetched) << " (S3: " << s.s3_requests
+      << " requests, " << s.s3_retries << " retries, " << s.s3_failures << " failed)\n"
+      << "bytes delivered:   " << human_bytes(s.bytes_delivered) << " in " << s.batches_delivered
+      << " batches\n"
+      << "rate (last 10 s):  " << fmt::format("{:.3f}", s.gbps_10s) << " GB/s\n"
+      << "requests in flight: " << s.requests_in_flight << " (" << s.worker_threads
+      << " worker threads)\n"
+      << "copies per byte:   " << fmt::format("{:.3f}", s.copies_per_byte) << " ("
+      << human_bytes(s.bytes_copied) << " copied into slabs)\n"
+      << "copied after decode: " << human_bytes(s.bytes_copied_after_decode) << " ("
+      << human_bytes(s.bytes_in_place) << " sent where they were decoded)\n"
+      << "errors:            " << s.errors << "\n"
+      << "pool:              " << human_bytes(s.pool_bytes) << " of "
+      << human_bytes(s.pool_limit_bytes) << " (" << s.slabs_sent << " slabs sent)\n"
+      << "descriptors:       " << s.descriptors << " of " << s.descriptor_budget
+      << " for clients (" << s.connections_refused << " connections and " << s.requests_refused
+      << " requests refused)\n";
+  if (s.gpu_devices == 0) {
+    out << "GPU:               none\n";
+  } else {
+    out << "GPU:               " << s.gpu_devices << " devices, "
+        << human_bytes(s.gpu_memory_used_bytes) << " of " << human_bytes(s.gpu_memory_total_bytes)
+        << " of device memory used\n";
+  }
+  print_scans(out, s.scans);
+}
+
+}  // namespace oc::client
