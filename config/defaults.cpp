@@ -308,7 +308,9 @@ constexpr std::array kKnobs{
          "Lifetime requested for an IMDSv2 session token, in seconds (1..21600).",
          OC_NUMBER_KNOB(imds_token_ttl_s, 1, 21'600, false)},
     Knob{"daemon_socket", "ONECOPY_SOCKET", "/run/onecopy/onecopyd.sock",
-         "Unix socket onecopyd listens on and clients connect to.", apply_daemon_socket},
+         "Unix socket onecopyd listens on and clients connect to (clients: set and empty reads "
+         "in the client's process).",
+         apply_daemon_socket, {}, /*empty_env_is_unset=*/true},
     Knob{"daemon_max_clients", "ONECOPY_DAEMON_MAX_CLIENTS", "256",
          "Connections onecopyd serves at once; more are accepted and closed at once.",
          OC_NUMBER_KNOB(daemon_max_clients, 1, 65'536, false)},
@@ -470,7 +472,7 @@ Result<Defaults> defaults_from_env(
     const std::function<std::optional<std::string>(std::string_view)>& getenv) {
   Defaults d = builtin_defaults();
   for (const Knob& k : kKnobs) {
-    if (auto v = getenv(k.env)) {
+    if (auto v = getenv(k.env); v && !(v->empty() && k.empty_env_is_unset)) {
       auto r = k.apply(d, *v);
       if (!r.ok()) return std::move(r.error()).with_context(fmt::format("from ${}", k.env));
     }

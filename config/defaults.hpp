@@ -129,6 +129,9 @@ struct Knob {
   /// For list knobs: what joins the items of a TOML array into the one text `apply` takes
   /// (empty: the knob takes a single value).
   std::string_view join = {};
+  /// An empty variable counts as unset (ONECOPY_SOCKET= tells clients to read in process, and
+  /// leaves the socket at its default everywhere else); a knob without it refuses empty text.
+  bool empty_env_is_unset = false;
 };
 
 /// @return every knob, in documentation order.

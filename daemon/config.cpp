@@ -75,7 +75,8 @@ Result<Defaults> load_config(const std::string& path, bool optional) {
     return OC_ERROR(Errc::not_found, "cannot read config file {}", path);
   }
   for (const Knob& k : knob_table()) {
-    if (const char* v = std::getenv(std::string(k.env).c_str())) {
+    const char* v = std::getenv(std::string(k.env).c_str());
+    if (v && !(*v == '\0' && k.empty_env_is_unset)) {
       auto r = k.apply(d, v);
       if (r.ok()) r = check_access_knobs(d);
       if (!r.ok()) return std::move(r.error()).with_context(fmt::format("from ${}", k.env));
@@ -99,7 +100,10 @@ std::string example_config() {
       "# bucket: grant prefixes to uids or gids with daemon_s3_grants, for example\n"
       "#   daemon_s3_grants = [\"uid=1000,1001: s3://team-a/\", \"gid=2000: s3://shared/eval/\"]\n"
       "# http(s) URLs are off until daemon_http_hosts names hosts (* admits public addresses\n"
-      "# only; loopback, link-local and private hosts must be named).\n";
+      "# only; loopback, link-local and private hosts must be named).\n"
+      "#\n"
+      "# The S3 endpoint and credentials are the AWS_* environment, not keys of this file:\n"
+      "# onecopyd.service reads them from /etc/onecopy/credentials.env (mode 0600).\n";
   for (const Knob& k : knob_table()) {
     out += fmt::format("\n# {}\n# env: {}\n# {} = \"{}\"\n", k.doc, k.env, k.name, k.default_value);
   }

@@ -232,7 +232,7 @@ def matching_segment_bytes(path: Path, table: pa.Table, names: list[str]) -> tup
     import onecopy
 
     rows = matching_rows(table)
-    root = onecopy.open(path).inspect()["layout"]
+    root = onecopy.open(path, daemon=False).inspect()["layout"]
 
     def seg_bytes(node) -> int:
         return sum(s["length"] for s in node["segments"]) + sum(seg_bytes(c) for c in node["children"])
@@ -280,7 +280,7 @@ def array_encodings(path: Path) -> dict[str, int]:
         for c in kids:
             layouts(c)
 
-    layouts(onecopy.open(path).inspect()["layout"])
+    layouts(onecopy.open(path, daemon=False).inspect()["layout"])
     return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
 

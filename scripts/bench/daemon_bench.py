@@ -74,7 +74,7 @@ def leg(mode: str, uris: list[str], socket: str | None) -> dict:
         if mode == "daemon":
             it = client.scan(uri)
         else:
-            f = onecopy.open(uri)
+            f = onecopy.open(uri, daemon=False)  # the in-process leg, though ONECOPY_SOCKET is set
             it = __import__("pyarrow").RecordBatchReader.from_stream(f.scan())
         for batch in it:
             if ttfb is None:

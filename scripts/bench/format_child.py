@@ -111,12 +111,12 @@ def build(system: str, measure: str, threads: int, a) -> callable:
 
         onecopy.reload_settings()
         if measure == "full":
-            return lambda: pa.table(onecopy.open(v).scan())
+            return lambda: pa.table(onecopy.open(v, daemon=False).scan())
         if measure == "filtered":
-            return lambda: pa.table(onecopy.open(v).scan(filter=FILTER_SQL, columns=PROJ))
+            return lambda: pa.table(onecopy.open(v, daemon=False).scan(filter=FILTER_SQL, columns=PROJ))
         if measure == "open-take":
-            return lambda: pa.table(onecopy.open(v).take(idx))
-        f = onecopy.open(v)
+            return lambda: pa.table(onecopy.open(v, daemon=False).take(idx))
+        f = onecopy.open(v, daemon=False)
         return lambda: pa.table(f.take(idx))
 
     if system == "vortex-data":

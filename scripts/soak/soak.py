@@ -50,7 +50,7 @@ def expected(path: Path, filt: str, shard=None) -> list[int]:
     """The ids a scan must deliver, read in this process (the oracle for the daemon's rows)."""
     import onecopy
     import pyarrow as pa
-    f = onecopy.open(path)
+    f = onecopy.open(path, daemon=False)
     if shard is None:
         return pa.table(f.scan(columns=["id"], filter=filt or None)).column("id").to_pylist()
     rank, world, unit_rows = shard

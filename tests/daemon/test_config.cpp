@@ -40,6 +40,10 @@ TEST_CASE("daemon config: errors name the key and line", "[daemon]") {
   REQUIRE(!syntax.ok());
   auto ids = apply_toml(d, "daemon_allowed_uids = \"0,x\"\n", "t.toml");
   REQUIRE(!ids.ok());
+  // Only an empty variable counts as unset; an empty socket in the file is a mistake.
+  auto socket = apply_toml(d, "daemon_socket = \"\"\n", "t.toml");
+  REQUIRE(!socket.ok());
+  CHECK(socket.error().to_string().find("daemon_socket") != std::string::npos);
 }
 
 TEST_CASE("daemon config: the example parses", "[daemon]") {
@@ -72,8 +76,11 @@ TEST_CASE("daemon knobs take environment overrides and reject bad values", "[dae
   CHECK(m->daemon_slab_bytes == (uint64_t{6} << 20));
   CHECK(m->daemon_metrics_port == 9187);
   CHECK(m->daemon_metrics_address == "127.0.0.2");
+  // ONECOPY_SOCKET= (empty) tells clients to read in process: the knob keeps its default.
+  auto empty = oc::defaults_from_env(env({{"ONECOPY_SOCKET", ""}}));
+  REQUIRE(empty.ok());
+  CHECK(empty->daemon_socket == "/run/onecopy/onecopyd.sock");
   for (auto [var, bad] : std::vector<std::pair<std::string, std::string>>{
-           {"ONECOPY_SOCKET", ""},
            {"ONECOPY_SOCKET", std::string(200, 'x')},
            {"ONECOPY_DAEMON_ALLOWED_GIDS", "1,,2"},
            {"ONECOPY_DAEMON_MAX_MESSAGE_BYTES", "1KiB"},
