@@ -13,10 +13,13 @@
 
 #include "config/defaults.hpp"
 #include "config/error.hpp"
+#include "onecopy_paths.h"
 
 namespace oc::daemon {
 
-inline constexpr const char* kDefaultConfigPath = "/etc/onecopy/onecopyd.toml";
+/// The config file onecopyd reads without --config: SYSCONFDIR/onecopy/onecopyd.toml, which the
+/// build takes from its prefix (/etc/onecopy/onecopyd.toml for --prefix=/usr, as the .deb has it).
+inline constexpr const char* kDefaultConfigPath = OC_CONFIG_PATH;
 
 /// Applies the TOML text @p toml (named @p origin in errors) over @p d.
 [[nodiscard]] Result<void> apply_toml(Defaults& d, std::string_view toml, const std::string& origin);

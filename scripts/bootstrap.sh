@@ -19,6 +19,7 @@ APT_PACKAGES=(
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev
   librados-dev
   python3 python3-venv python3-dev python3-torch python3-torchvision
+  dpkg-dev systemd
 )
 # The test servers (tests/servers/) and the network benchmark's baselines (scripts/bench_net.sh):
 # installed when the caller sets BOOTSTRAP_TEST_SERVERS=1, as scripts/test.sh does.
@@ -81,8 +82,10 @@ install_venv() {
 build() {
   if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     log "configuring $BUILD_DIR"
+    # The installed paths are the system's (/usr, /etc): the units name them, and
+    # scripts/package.sh makes the .deb from this build. MESON_ARGS may say otherwise.
     # shellcheck disable=SC2086
-    meson setup "$BUILD_DIR" "$ROOT" ${MESON_ARGS:-} >/dev/null
+    meson setup "$BUILD_DIR" "$ROOT" --prefix=/usr ${MESON_ARGS:-} >/dev/null
   fi
   log "building $BUILD_DIR $*"
   if ! ninja -C "$BUILD_DIR" "$@" >"$BUILD_DIR/ninja.log" 2>&1; then
