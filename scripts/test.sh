@@ -11,7 +11,9 @@
 #      tests/net/test_s3_servers.py starts with tests/servers/*.sh;
 #   5. tests/daemon again, against the ASan + UBSan build's onecopyd (ONECOPYD=...): a sanitizer
 #      report in a daemon's log fails the test that started it;
-#   6. two minutes of scripts/soak.sh against that onecopyd.
+#   6. two minutes of scripts/soak.sh against that onecopyd;
+#   7. the packages: scripts/package.sh's .deb and the wheel of `pip install .`, installed (as
+#      root: dpkg, system users) and used as an operator and a trainer would (tests/package).
 # The last line sums up: "summary: N passed, N failed, N skipped".
 #
 #   FUZZ_SECONDS=0 skips fuzzing; ONECOPY_CORPUS_SMALL=1 skips the big corpus cases.
@@ -131,6 +133,23 @@ if [ "$asan_built" = 1 ] && bash scripts/soak.sh --minutes 2 --clients 8 --inter
 else
   failed=$((failed + 1))
 fi
+
+# The packages an operator installs (tests/package): the .deb made from this build, the wheel
+# of `pip install .` (which compiles only what it ships), dpkg -i, onecopyd started as the
+# installed unit says, a fresh venv holding only the wheel, dpkg -r and --purge.
+step "packages: the .deb and the wheel, installed and used (tests/package)"
+pkg_out=$(mktemp -d)
+if deb=$(bash scripts/package.sh --out "$pkg_out" | tail -n 1) &&
+   "$VENV/bin/pip" wheel -q --disable-pip-version-check --no-deps -w "$pkg_out" "$ROOT"; then
+  junit=$(mktemp)
+  ONECOPY_PACKAGE_TESTS=1 ONECOPY_DEB=$deb ONECOPY_WHEEL=$(ls "$pkg_out"/onecopy-*.whl) \
+    "$VENV/bin/python" -m pytest -q -p no:cacheprovider --junitxml="$junit" tests/package
+  count_junit "$junit"
+else
+  echo "FAILED: building the .deb or the wheel"
+  failed=$((failed + 1))
+fi
+rm -rf "$pkg_out"
 
 echo
 echo "summary: $passed passed, $failed failed, $skipped skipped"
