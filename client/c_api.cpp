@@ -8,22 +8,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <optional>
 #include <span>
 #include <sstream>
 #include <utility>
 #include <vector>
 
 #include "client/batch_gather.hpp"
-#include "client/device_scan.hpp"
-#include "client/device_stream.hpp"
 #include "client/inspect.hpp"
-#include "client/open_uri.hpp"
 #include "client/profiled_scan.hpp"
+#include "client/remote/client.hpp"
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
+#include "format/scan_request.hpp"
 #include "format/shard.hpp"
-#include "daemon/client.hpp"
+#include "kernels/device_scan.hpp"
+#include "kernels/device_stream.hpp"
+#include "net/open_uri.hpp"
 #include "onecopy_build_config.h"
 
 #define OC_API extern "C" __attribute__((visibility("default")))
@@ -67,56 +69,9 @@ std::vector<std::string> column_list(const char* const* columns, size_t ncolumns
   return out;
 }
 
-// (begin, end) pairs of a C caller's `ranges`, as units of file 0.
-std::vector<oc::format::Unit> unit_list(const uint64_t* ranges, size_t nranges) {
-  std::vector<oc::format::Unit> units;
-  for (size_t i = 0; i < nranges; ++i) units.push_back({0, ranges[2 * i], ranges[2 * i + 1]});
-  return units;
-}
-
 oc::format::StringLayout strings_of(uint32_t flags) {
   return (flags & ONECOPY_STRING_OFFSETS) != 0 ? oc::format::StringLayout::offsets
                                                : oc::format::StringLayout::views;
-}
-
-// A daemon scan's request from a C caller's arguments: a row range (row_begin > 0 or
-// row_end >= 0), a shard with its own start, or ranges resumed from (start_unit, start_rows);
-// the daemon refuses a request with more than one (daemon/scan_request.cpp).
-oc::daemon::RemoteScanOptions remote_options(const char* const* columns, size_t ncolumns, const char* filter,
-                                             uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                                             const onecopy_shard* shard, const uint64_t* ranges, size_t nranges,
-                                             uint64_t start_unit, uint64_t start_rows) {
-  oc::daemon::RemoteScanOptions o;
-  o.columns = column_list(columns, ncolumns);
-  if (filter) o.filter = filter;
-  o.batch_rows = batch_rows;
-  if (row_begin > 0 || row_end >= 0) {
-    o.row_range = std::pair<uint64_t, uint64_t>(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)),
-                                                row_end < 0 ? UINT64_MAX : static_cast<uint64_t>(row_end));
-  }
-  o.start = {start_unit, start_rows};
-  if (shard != nullptr) {
-    o.shard = oc::format::ShardSpec{.rank = shard->rank,
-                                    .world_size = shard->world_size,
-                                    .worker = shard->worker,
-                                    .num_workers = shard->num_workers,
-                                    .shuffle = shard->shuffle != 0,
-                                    .seed = shard->seed,
-                                    .epoch = shard->epoch};
-    o.start = {shard->start_unit, shard->start_rows};
-    o.unit_rows = shard->unit_rows;
-  }
-  for (size_t i = 0; i < nranges; ++i) o.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
-  return o;
-}
-
-// Starts the daemon scan @p o into @p out; with @p cursor, hands out its cursor.
-int remote_scan_into(const char* socket, const char* uri, const oc::daemon::RemoteScanOptions& o,
-                     ArrowArrayStream* out, onecopy_cursor** cursor, char* err, size_t errlen) {
-  auto r = oc::daemon::remote_scan(oc::daemon::client_socket_path(socket ? socket : ""), uri, o, out);
-  if (!r.ok()) return report(r.error(), err, errlen);
-  if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
-  return 0;
 }
 
 // A take() result as a Scan, so it leaves through the same Arrow stream export as scans do.
@@ -151,6 +106,101 @@ void export_profiled(std::unique_ptr<oc::format::Scan> scan, ArrowArrayStream* o
   *cursor = handle;
 }
 
+// The request a C caller's options describe. Fields past the caller's `size` keep their
+// defaults; fields past this library's struct must be zero (a newer caller asking for something
+// this library cannot do is refused, not ignored).
+oc::Result<oc::format::ScanRequest> request_of(const onecopy_scan_options* o) {
+  OC_EXPECT(o != nullptr, invalid, "no scan options");
+  constexpr size_t kKnown = sizeof(onecopy_scan_options);
+  OC_EXPECT(o->size >= offsetof(onecopy_scan_options, consumer_stream) + sizeof(uintptr_t), invalid,
+            "scan options of {} bytes: set size to sizeof(onecopy_scan_options), {} here", o->size,
+            kKnown);
+  if (o->size > kKnown) {
+    const auto* tail = reinterpret_cast<const uint8_t*>(o) + kKnown;
+    OC_EXPECT(std::all_of(tail, tail + (o->size - kKnown), [](uint8_t b) { return b == 0; }),
+              unsupported,
+              "the scan options set fields this library ({}, {} bytes of options) does not know",
+              OC_VERSION, kKnown);
+  }
+  oc::format::ScanRequest r;
+  r.columns = column_list(o->columns, o->ncolumns);
+  if (o->filter != nullptr) r.filter = o->filter;
+  r.batch_rows = o->batch_rows;
+  r.strings = strings_of(o->flags);
+  r.device =
+      o->device == ONECOPY_DEVICE_HOST_REFERENCE ? oc::format::kHostReferenceDevice : o->device;
+  r.start = {o->start_unit, o->start_rows};
+  std::optional<oc::format::RowRange> rows;
+  if (o->row_range != nullptr) rows = oc::format::RowRange{o->row_range[0], o->row_range[1]};
+  std::optional<oc::format::ShardSelection> shard;
+  if (o->shard != nullptr) {
+    shard = oc::format::ShardSelection{{.rank = o->shard->rank,
+                                        .world_size = o->shard->world_size,
+                                        .worker = o->shard->worker,
+                                        .num_workers = o->shard->num_workers,
+                                        .shuffle = o->shard->shuffle != 0,
+                                        .seed = o->shard->seed,
+                                        .epoch = o->shard->epoch},
+                                       o->shard->unit_rows};
+  }
+  std::optional<oc::format::RangeSelection> ranges;
+  if (o->ranges != nullptr) {
+    ranges.emplace();
+    ranges->ranges.reserve(o->nranges);
+    for (size_t i = 0; i < o->nranges; ++i) {
+      ranges->ranges.emplace_back(o->ranges[2 * i], o->ranges[2 * i + 1]);
+    }
+  }
+  OC_ASSIGN_OR_RETURN(r.selection, oc::format::one_selection(rows, shard, ranges));
+  return r;
+}
+
+// A scan in this process: planned here, onto a device decoder when it asks for a device.
+int scan_here(const onecopy_file& file, const oc::format::ScanRequest& request,
+              uintptr_t consumer_stream, ArrowArrayStream* out, ArrowDeviceArrayStream* device_out,
+              onecopy_cursor** cursor, char* err, size_t errlen) {
+  oc::format::PlanOptions how;
+  const bool reference = request.device == oc::format::kHostReferenceDevice;
+  if (request.device != oc::format::kHostDevice) {
+    auto decoder = oc::kernels::DeviceChunkDecoder::create(
+        reference ? -1 : request.device,
+        reference ? oc::kernels::DeviceDecodes::host_reference : oc::kernels::DeviceDecodes::cuda);
+    if (!decoder.ok()) return report(decoder.error(), err, errlen);
+    how.device_decoder = std::move(decoder).value();
+  }
+  auto planned = oc::format::plan(file.file, request, how);
+  if (!planned.ok()) return report(planned.error(), err, errlen);
+  if (request.device == oc::format::kHostDevice) {
+    export_profiled(std::move(planned->scan), out, cursor);
+    return 0;
+  }
+  ArrowArrayStream inner{};
+  export_profiled(std::move(planned->scan), &inner, cursor);
+  oc::kernels::wrap_device_stream(&inner, reference ? ARROW_DEVICE_CPU : ARROW_DEVICE_CUDA,
+                                  reference ? -1 : request.device, device_out, consumer_stream);
+  return 0;
+}
+
+// A scan in onecopyd, which plans it; a device scan's batches arrive in the device's memory.
+int scan_in_daemon(const onecopy_source& src, const oc::format::ScanRequest& request,
+                   uintptr_t consumer_stream, ArrowArrayStream* out,
+                   ArrowDeviceArrayStream* device_out, onecopy_cursor** cursor, char* err,
+                   size_t errlen) {
+  if (src.uri == nullptr) {
+    return report(OC_ERROR(oc::Errc::invalid, "a scan in onecopyd needs the uri it reads"), err,
+                  errlen);
+  }
+  const bool on_device = request.device != oc::format::kHostDevice;
+  ArrowArrayStream inner{};
+  auto r = oc::client::remote_scan(oc::client::client_socket_path(src.socket ? src.socket : ""),
+                                   src.uri, request, consumer_stream, on_device ? &inner : out);
+  if (!r.ok()) return report(r.error(), err, errlen);
+  if (cursor != nullptr) *cursor = new onecopy_cursor{std::move(*r)};
+  if (on_device)
+    oc::kernels::wrap_device_stream(&inner, ARROW_DEVICE_CUDA, request.device, device_out);
+  return 0;
+}
+
 }  // namespace
 
 OC_API int onecopy_init(char* err, size_t errlen) {
@@ -162,7 +212,7 @@ OC_API int onecopy_init(char* err, size_t errlen) {
 
 OC_API int onecopy_open(const char* path, onecopy_file** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto f = oc::client::open_uri(path);
+    auto f = oc::net::open_uri(path);
     if (!f.ok()) return report(f.error(), err, errlen);
     *out = new onecopy_file{std::move(f).value()};
     return 0;
@@ -181,60 +231,39 @@ OC_API int onecopy_schema(const onecopy_file* file, uint32_t flags, ArrowSchema*
   });
 }
 
-OC_API int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                        const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                        uint32_t flags, ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
-                        size_t errlen) {
+OC_API int onecopy_scan(const onecopy_source* source, const onecopy_scan_options* options,
+                        ArrowArrayStream* out, ArrowDeviceArrayStream* device_out,
+                        onecopy_cursor** cursor, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    oc::format::ScanOptions opts;
-    opts.columns = column_list(columns, ncolumns);
-    if (filter != nullptr) opts.filter = filter;
-    opts.batch_rows = batch_rows;
-    opts.strings = strings_of(flags);
-    if (row_begin > 0 || row_end >= 0) {
-      const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
-      opts.row_range = std::make_pair(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)), end);
+    auto request = request_of(options);
+    if (!request.ok()) return report(request.error(), err, errlen);
+    const bool on_device = request->device != oc::format::kHostDevice;
+    if (source == nullptr || (on_device ? device_out == nullptr : out == nullptr)) {
+      return report(OC_ERROR(oc::Errc::invalid,
+                             "onecopy_scan needs a source and, for a {} scan, "
+                             "{}",
+                             on_device ? "device" : "host", on_device ? "device_out" : "out"),
+                    err, errlen);
     }
-    auto scan = file->file->scan(opts);
-    if (!scan.ok()) return report(scan.error(), err, errlen);
-    export_profiled(std::move(scan).value(), out, cursor);
-    return 0;
+    if (source->file != nullptr) {
+      return scan_here(*source->file, *request, options->consumer_stream, out, device_out, cursor,
+                       err, errlen);
+    }
+    return scan_in_daemon(*source, *request, options->consumer_stream, out, device_out, cursor, err,
+                          errlen);
   });
 }
 
-OC_API int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
-                               const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                               const uint64_t* ranges, size_t nranges, uintptr_t consumer_stream,
-                               ArrowDeviceArrayStream* out, onecopy_cursor** cursor, char* err, size_t errlen) {
+OC_API int onecopy_scan_request_json(const onecopy_scan_options* options, char** out, char* err,
+                                     size_t errlen) {
   return guarded(err, errlen, [&] {
-    oc::format::ScanOptions opts;
-    opts.columns = column_list(columns, ncolumns);
-    if (filter != nullptr) opts.filter = filter;
-    opts.batch_rows = batch_rows;
-    if (row_begin > 0 || row_end >= 0) {
-      if (nranges > 0) return report(oc::Error(oc::Errc::invalid, "a scan of ranges takes no row range"), err, errlen);
-      const uint64_t end = row_end < 0 ? file->file->row_count() : static_cast<uint64_t>(row_end);
-      opts.row_range = std::make_pair(static_cast<uint64_t>(std::max<int64_t>(row_begin, 0)), end);
-    }
-    const bool reference = device == ONECOPY_DEVICE_HOST_REFERENCE;
-    auto decoder = oc::client::DeviceChunkDecoder::create(
-        device, reference ? oc::client::DeviceDecodes::host_reference : oc::client::DeviceDecodes::cuda);
-    if (!decoder.ok()) return report(decoder.error(), err, errlen);
-    std::unique_ptr<oc::format::Scan> scan;
-    if (nranges == 0) {
-      auto r = oc::client::scan_on_device(*file->file, opts, std::move(decoder).value());
-      if (!r.ok()) return report(r.error(), err, errlen);
-      scan = std::move(r).value();
-    } else {
-      auto r = oc::client::scan_units_on_device(file->file, opts, unit_list(ranges, nranges),
-                                                std::move(decoder).value());
-      if (!r.ok()) return report(r.error(), err, errlen);
-      scan = std::move(r).value();
-    }
-    ArrowArrayStream inner{};
-    export_profiled(std::move(scan), &inner, cursor);
-    oc::client::wrap_device_stream(&inner, reference ? ARROW_DEVICE_CPU : ARROW_DEVICE_CUDA, device, out,
-                                   consumer_stream);
+    auto request = request_of(options);
+    if (!request.ok()) return report(request.error(), err, errlen);
+    if (auto valid = request->validate(); !valid.ok()) return report(valid.error(), err, errlen);
+    const std::string s = request->to_json();
+    *out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (*out == nullptr) throw std::bad_alloc();
+    std::memcpy(*out, s.c_str(), s.size() + 1);
     return 0;
   });
 }
@@ -246,8 +275,8 @@ OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, si
     const std::span<const uint64_t> idx(nrows == 0 ? nullptr : rows, nrows);
     auto batch = file->file->take(idx, column_list(columns, ncolumns), strings_of(flags));
     if (!batch.ok()) return report(batch.error(), err, errlen);
-    oc::format::export_stream(std::make_unique<OneBatch>(std::move(batch).value(), strings_of(flags)),
-                              out);
+    oc::format::export_stream(
+        std::make_unique<OneBatch>(std::move(batch).value(), strings_of(flags)), out);
     return 0;
   });
 }
@@ -275,7 +304,9 @@ OC_API int onecopy_batches_new(ArrowSchema* schema, ArrowArray* batches, size_t 
   });
 }
 
-OC_API uint64_t onecopy_batches_rows(const onecopy_batches* batches) { return batches->set->rows(); }
+OC_API uint64_t onecopy_batches_rows(const onecopy_batches* batches) {
+  return batches->set->rows();
+}
 
 OC_API int onecopy_batches_take(const onecopy_batches* batches, const uint64_t* rows, size_t nrows,
                                 ArrowArray* out, char* err, size_t errlen) {
@@ -318,8 +349,8 @@ OC_API int onecopy_shard_units(const uint64_t* units, size_t nunits, uint32_t ra
                                int shuffle, uint64_t seed, uint64_t epoch, uint64_t** out,
                                size_t* n, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    const oc::format::ShardSpec spec{rank, world_size, worker, num_workers, shuffle != 0, seed,
-                                     epoch};
+    const oc::format::ShardSpec spec{rank,         world_size, worker, num_workers,
+                                     shuffle != 0, seed,       epoch};
     if (auto v = oc::format::validate(spec); !v.ok()) return report(v.error(), err, errlen);
     std::vector<oc::format::Unit> all;
     for (size_t i = 0; i < nunits; ++i) {
@@ -356,7 +387,7 @@ char* malloc_lines(const std::vector<std::string>& names) {
 
 OC_API int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto names = oc::client::expand_uri(pattern);
+    auto names = oc::net::expand_uri(pattern);
     if (!names.ok()) return report(names.error(), err, errlen);
     *out = malloc_lines(*names);
     return 0;
@@ -367,7 +398,7 @@ OC_API int onecopy_daemon_list(const char* socket, const char* pattern, char** o
                                size_t errlen) {
   return guarded(err, errlen, [&] {
     auto names =
-        oc::daemon::remote_list(oc::daemon::client_socket_path(socket ? socket : ""), pattern);
+        oc::client::remote_list(oc::client::client_socket_path(socket ? socket : ""), pattern);
     if (!names.ok()) return report(names.error(), err, errlen);
     *out = malloc_lines(*names);
     return 0;
@@ -377,7 +408,7 @@ OC_API int onecopy_daemon_list(const char* socket, const char* pattern, char** o
 OC_API int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows,
                                 uint64_t** out, size_t* n, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto units = oc::daemon::remote_units(oc::daemon::client_socket_path(socket ? socket : ""), uri,
+    auto units = oc::client::remote_units(oc::client::client_socket_path(socket ? socket : ""), uri,
                                           max_rows ? max_rows : oc::defaults().shard_unit_rows);
     if (!units.ok()) return report(units.error(), err, errlen);
     std::vector<uint64_t> flat;
@@ -391,7 +422,7 @@ OC_API int onecopy_daemon_units(const char* socket, const char* uri, uint64_t ma
 OC_API int onecopy_daemon_socket(const char* explicit_path, char* out, size_t outlen, char* err,
                                  size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto r = oc::daemon::serving_daemon_socket(explicit_path ? explicit_path : "");
+    auto r = oc::client::serving_daemon_socket(explicit_path ? explicit_path : "");
     if (!r.ok()) return report(r.error(), err, errlen);
     const std::string path = r->value_or("");
     if (path.size() >= outlen) {
@@ -404,87 +435,14 @@ OC_API int onecopy_daemon_socket(const char* explicit_path, char* out, size_t ou
   });
 }
 
-OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err,
-                                      size_t errlen) {
+OC_API int onecopy_daemon_status_json(const char* socket, char** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
-    auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket ? socket : ""));
+    auto r = oc::client::query_status(oc::client::client_socket_path(socket ? socket : ""));
     if (!r.ok()) return report(r.error(), err, errlen);
     const std::string s = oc::daemon::status_json(*r);
     *out = static_cast<char*>(std::malloc(s.size() + 1));
     if (*out == nullptr) throw std::bad_alloc();
     std::memcpy(*out, s.c_str(), s.size() + 1);
-    return 0;
-  });
-}
-
-OC_API int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* columns,
-                               size_t ncolumns, const char* filter, uint64_t batch_rows,
-                               int64_t row_begin, int64_t row_end, ArrowArrayStream* out,
-                               char* err, size_t errlen) {
-  return onecopy_daemon_scan2(socket, uri, columns, ncolumns, filter, batch_rows, row_begin,
-                              row_end, nullptr, 0, out, nullptr, err, errlen);
-}
-
-OC_API int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
-                                size_t ncolumns, const char* filter, uint64_t batch_rows,
-                                int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
-                                uint32_t flags, ArrowArrayStream* out, onecopy_cursor** cursor,
-                                char* err, size_t errlen) {
-  return guarded(err, errlen, [&] {
-    auto o = remote_options(columns, ncolumns, filter, batch_rows, row_begin, row_end, shard, nullptr, 0, 0, 0);
-    o.strings = strings_of(flags);
-    return remote_scan_into(socket, uri, o, out, cursor, err, errlen);
-  });
-}
-
-OC_API int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
-                                      size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
-                                      int64_t row_end, const onecopy_shard* shard, const uint64_t* ranges,
-                                      size_t nranges, uint64_t start_unit, uint64_t start_rows, int device,
-                                      uintptr_t consumer_stream, ArrowDeviceArrayStream* out,
-                                      onecopy_cursor** cursor, char* err, size_t errlen) {
-  return guarded(err, errlen, [&] {
-    if (device < 0) return report(oc::Error(oc::Errc::invalid, "a device scan needs a CUDA device index"), err, errlen);
-    auto o = remote_options(columns, ncolumns, filter, batch_rows, row_begin, row_end, shard, ranges, nranges,
-                            start_unit, start_rows);
-    o.strings = oc::format::StringLayout::offsets;
-    o.device = device;
-    o.consumer_stream = consumer_stream;
-    ArrowArrayStream inner{};
-    if (const int rc = remote_scan_into(socket, uri, o, &inner, cursor, err, errlen); rc != 0) return rc;
-    oc::client::wrap_device_stream(&inner, ARROW_DEVICE_CUDA, device, out);
-    return 0;
-  });
-}
-
-OC_API int onecopy_daemon_scan_ranges(const char* socket, const char* uri,
-                                      const char* const* columns, size_t ncolumns,
-                                      const char* filter, uint64_t batch_rows,
-                                      const uint64_t* ranges, size_t nranges, uint64_t start_unit,
-                                      uint64_t start_rows, uint32_t flags, ArrowArrayStream* out,
-                                      onecopy_cursor** cursor, char* err, size_t errlen) {
-  return guarded(err, errlen, [&] {
-    auto o = remote_options(columns, ncolumns, filter, batch_rows, 0, -1, nullptr, ranges, nranges, start_unit,
-                            start_rows);
-    o.strings = strings_of(flags);
-    return remote_scan_into(socket, uri, o, out, cursor, err, errlen);
-  });
-}
-
-OC_API int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns,
-                               size_t ncolumns, const char* filter, uint64_t batch_rows,
-                               const uint64_t* ranges, size_t nranges, uint32_t flags,
-                               ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
-                               size_t errlen) {
-  return guarded(err, errlen, [&] {
-    oc::format::ScanOptions opts;
-    opts.columns = column_list(columns, ncolumns);
-    if (filter != nullptr) opts.filter = filter;
-    opts.batch_rows = batch_rows;
-    opts.strings = strings_of(flags);
-    auto scan = oc::format::scan_units(file->file, std::move(opts), unit_list(ranges, nranges), {});
-    if (!scan.ok()) return report(scan.error(), err, errlen);
-    export_profiled(std::move(scan).value(), out, cursor);
     return 0;
   });
 }
@@ -506,9 +464,9 @@ OC_API int onecopy_cursor_error(const onecopy_cursor* cursor, char* err, size_t 
 
 OC_API void onecopy_cursor_stats(const onecopy_cursor* cursor, onecopy_scan_stats* out) {
   const oc::format::ScanProfile p = cursor->cursor->profile();
-  *out = onecopy_scan_stats{p.rows,       p.batches,          p.bytes_read,   p.storage_ns,
-                            p.decode_ns,  p.copy_ns,          p.consumer_wait_ns,
-                            p.pool_wait_ns, p.wait_ns,        p.wall_ns,      p.complete ? 1 : 0};
+  *out = onecopy_scan_stats{p.rows,      p.batches, p.bytes_read,       p.storage_ns,
+                            p.decode_ns, p.copy_ns, p.consumer_wait_ns, p.pool_wait_ns,
+                            p.wait_ns,   p.wall_ns, p.complete ? 1 : 0};
 }
 
 OC_API const char* onecopy_bottleneck(const onecopy_scan_stats* stats) {
@@ -567,7 +525,8 @@ OC_API ArrowSchema* onecopy_schema_new(void) {
 }
 
 OC_API void onecopy_stream_capsule_destructor(void* capsule) {
-  onecopy_stream_free(static_cast<ArrowArrayStream*>(capsule_pointer(capsule, "arrow_array_stream")));
+  onecopy_stream_free(
+      static_cast<ArrowArrayStream*>(capsule_pointer(capsule, "arrow_array_stream")));
 }
 
 OC_API void onecopy_schema_capsule_destructor(void* capsule) {

@@ -62,51 +62,90 @@ uint64_t onecopy_row_count(const onecopy_file* file);
 int onecopy_schema(const onecopy_file* file, uint32_t flags, struct ArrowSchema* out, char* err,
                    size_t errlen);
 
-/* Starts a scan of `columns` (NULL or ncolumns == 0: all) over rows [row_begin, row_end)
- * (row_end < 0: to the end), in batches of at most `batch_rows` rows (0: natural chunks).
- * `flags` are ONECOPY_STRING_OFFSETS or 0.
- * `filter` is a SQL WHERE predicate (grammar in format/expr.hpp; NULL or "": every row); only
- * rows where it is TRUE are delivered. A filter that does not parse or bind fails here, with a
- * message that points at the offending token. The stream stays valid after onecopy_close; the
- * caller releases it. With `cursor` non-NULL, `*cursor` receives the scan's cursor, whose
- * onecopy_cursor_stats reports its stages (its position stays 0, 0 in process); free it with
- * onecopy_cursor_free. */
-int onecopy_scan(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                 const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                 uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
-                 size_t errlen);
+/* ---- Scans: one request (onecopy_scan_options), one entry point (onecopy_scan), in this
+ * process or in onecopyd. The options are format/scan_request.hpp's ScanRequest. */
 
-/* The `device` of onecopy_scan_device that runs a device scan's own steps (its fused plans,
- * gathers and placement) on the host with the kernels' host executors: batches on
- * ARROW_DEVICE_CPU. It checks everything above the CUDA calls where there is no GPU, and tells a
- * plan's fault from a GPU's. */
-#define ONECOPY_DEVICE_HOST_REFERENCE (-1)
+/* Where a scan's batches go (onecopy_scan_options.device): host memory, a CUDA device number
+ * (0, 1, ...), or the host reference of a device scan: the device scan's own steps (its fused
+ * plans, gathers and placement) run on the host with the kernels' host executors, batches on
+ * ARROW_DEVICE_CPU; it checks everything above the CUDA calls where there is no GPU. */
+#define ONECOPY_DEVICE_HOST (-1)
+#define ONECOPY_DEVICE_HOST_REFERENCE (-2)
 
-/* Starts a scan as onecopy_scan's whose batches land in the memory of CUDA device `device`
- * (client/device_scan.hpp): every flat chunk a fused plan covers decodes on the GPU, the rest
- * on the CPU and is copied over, and only the rows the filter keeps are gathered into the
- * batch. `out` is an Arrow C Device stream of record batches on ARROW_DEVICE_CUDA; a batch is
- * complete when get_next returns it (sync_event NULL); strings are offsets ("u", "z"); a
- * corrupt file is an error of get_next, never zeros. Fails with ONECOPY_E_CUDA, saying why,
- * when there is no such device, and ONECOPY_E_UNSUPPORTED for a file whose root is nullable.
- * With `nranges` > 0 it reads `ranges` (as onecopy_scan_ranges's, and no row range) instead of
- * a row range; with `cursor` non-NULL, `*cursor` receives the scan's cursor (its stats and
- * error; free it with onecopy_cursor_free). A batch's release waits for the work queued so far
- * on `consumer_stream` (a cudaStream_t; 0: the whole device) before its memory may be reused.
- * `device` may be ONECOPY_DEVICE_HOST_REFERENCE. */
-int onecopy_scan_device(const onecopy_file* file, int device, const char* const* columns, size_t ncolumns,
-                        const char* filter, uint64_t batch_rows, int64_t row_begin, int64_t row_end,
-                        const uint64_t* ranges, size_t nranges, uintptr_t consumer_stream,
-                        struct ArrowDeviceArrayStream* out, onecopy_cursor** cursor, char* err,
-                        size_t errlen);
+/* One shard of a sharded reading (format/shard.hpp; daemon/PROTOCOL.md "Sharding and
+ * resuming"): shard (rank, worker) of (world_size, num_workers) reads its units, dealt in an
+ * order drawn from (seed, epoch) when `shuffle` is non-zero. Units are at most `unit_rows` rows
+ * (0: the shard_unit_rows knob where the scan is planned: onecopyd's, or this process's). */
+typedef struct onecopy_shard {
+  uint32_t rank, world_size, worker, num_workers;
+  int shuffle;
+  uint64_t seed, epoch;
+  uint64_t unit_rows;
+} onecopy_shard;
+
+/* A scan. Zero-initialise it, set `size` to sizeof(onecopy_scan_options), then what differs from
+ * the defaults: every column, every row, natural batches, string views, host memory. The
+ * library reads the fields that `size` covers; a larger struct (a newer caller) is accepted when
+ * the fields it does not know are zero.
+ *
+ * Which rows: every row, or one of a row range, a shard and explicit ranges (more than one is
+ * ONECOPY_E_INVALID, naming them). A shard and ranges are read as units and report positions. */
+typedef struct onecopy_scan_options {
+  size_t size;
+  const char* const* columns; /* top-level fields in output order; NULL or 0: all */
+  size_t ncolumns;
+  const char* filter;         /* SQL WHERE predicate (format/expr.hpp); NULL or "": every row */
+  uint64_t batch_rows;        /* the largest batch; 0: the file's natural splits */
+  uint32_t flags;             /* ONECOPY_STRING_OFFSETS or 0 (a device scan: always offsets) */
+  const uint64_t* row_range;  /* NULL, or {begin, end}: rows [begin, end), end UINT64_MAX: all */
+  const onecopy_shard* shard; /* NULL, or the shard whose units are read */
+  const uint64_t* ranges;     /* NULL, or 2 * nranges values: (begin, end) pairs, in order */
+  size_t nranges;
+  uint64_t start_unit, start_rows; /* a shard's or ranges' start: a position a cursor reported */
+  int device;                      /* ONECOPY_DEVICE_HOST, a CUDA device or ..._HOST_REFERENCE */
+  uintptr_t consumer_stream; /* a device scan's consumer (a cudaStream_t; 0: the whole device):
+                              * a batch's memory is reused only after the work queued on it by
+                              * the batch's release has run */
+} onecopy_scan_options;
+
+/* What a scan reads: an open file, read in this process, or a file or URL onecopyd reads. */
+typedef struct onecopy_source {
+  const onecopy_file* file; /* in this process; NULL for onecopyd, and then: */
+  const char* socket;       /* onecopyd's socket (NULL or "": $ONECOPY_SOCKET, else the default) */
+  const char* uri;          /* a local path (opened here, its descriptor passed) or an s3://,
+                             * rados:// or http(s) URL the daemon reads as its policy grants */
+} onecopy_source;
+
+/* Starts the scan `options` of `source`. A host scan (device ONECOPY_DEVICE_HOST) fills `out`,
+ * an Arrow C stream of record batches that stays valid after onecopy_close and that the caller
+ * releases; a device scan fills `device_out`, an Arrow C Device stream (client/device_scan.hpp:
+ * every flat chunk a fused plan covers decodes on the GPU, the rest on the CPU and is copied
+ * over, strings as offsets; ONECOPY_E_CUDA, saying why, without such a device). A filter that
+ * does not parse or bind, a malformed selection (a reversed range, a bad shard, a start without
+ * units) or a column that does not exist fails here, with a message that says what is wrong.
+ * With `cursor` non-NULL, `*cursor` receives the scan's cursor (position, stats, error; in this
+ * process its position stays 0, 0); free it with onecopy_cursor_free. Through onecopyd, batches
+ * are views of the daemon's read-only slabs, each released to it when the consumer releases the
+ * array; when the daemon goes away mid-scan, get_next fails with EIO and onecopy_cursor_error
+ * reports ONECOPY_E_IO, "daemon connection lost: ...". */
+int onecopy_scan(const onecopy_source* source, const onecopy_scan_options* options,
+                 struct ArrowArrayStream* out, struct ArrowDeviceArrayStream* device_out,
+                 onecopy_cursor** cursor, char* err, size_t errlen);
+
+/* The request `options` describe, checked as onecopy_scan checks it before it plans (a malformed
+ * selection fails here with the same message), as one JSON object (format/scan_request.hpp
+ * ScanRequest::to_json): what every layer hands the planner. Free `*out` with
+ * onecopy_free_string. */
+int onecopy_scan_request_json(const onecopy_scan_options* options, char** out, char* err,
+                              size_t errlen);
 
 /* Reads rows `rows[0..nrows)` of `columns` (NULL or ncolumns == 0: all), in the order given
  * (indices may be unsorted and repeat), into a stream of exactly one batch. An index at or past
  * the row count fails with ONECOPY_E_INVALID; `flags` as onecopy_scan's. The stream stays valid
  * after onecopy_close; the caller releases it. */
 int onecopy_take(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                 const uint64_t* rows, size_t nrows, uint32_t flags, struct ArrowArrayStream* out, char* err,
-                 size_t errlen);
+                 const uint64_t* rows, size_t nrows, uint32_t flags, struct ArrowArrayStream* out,
+                 char* err, size_t errlen);
 
 /* Record batches held for gathers of rows across them (client/batch_gather.hpp): a shuffle
  * buffer's batches, from which each shuffled batch is one copy of the values it selects.
@@ -116,8 +155,8 @@ int onecopy_take(const onecopy_file* file, const char* const* columns, size_t nc
  * batches in order; any order, repeats allowed; one past the end is ONECOPY_E_INVALID) as one
  * new struct array to `out`, owning its buffers. Takes may run on several threads at once. */
 typedef struct onecopy_batches onecopy_batches;
-int onecopy_batches_new(struct ArrowSchema* schema, struct ArrowArray* batches,
-                        size_t nbatches, onecopy_batches** out, char* err, size_t errlen);
+int onecopy_batches_new(struct ArrowSchema* schema, struct ArrowArray* batches, size_t nbatches,
+                        onecopy_batches** out, char* err, size_t errlen);
 uint64_t onecopy_batches_rows(const onecopy_batches* batches);
 int onecopy_batches_take(const onecopy_batches* batches, const uint64_t* rows, size_t nrows,
                          struct ArrowArray* out, char* err, size_t errlen);
@@ -161,15 +200,6 @@ int onecopy_daemon_socket(const char* explicit_path, char* out, size_t outlen, c
 /* The daemon's status as a JSON object (onecopy status --json). Free with onecopy_free_string. */
 int onecopy_daemon_status_json(const char* socket, char** out, char* err, size_t errlen);
 
-/* Scans `uri` (a local path or a URL) in the daemon; arguments as onecopy_scan's, strings as
- * views. Each
- * batch maps the daemon's slab read-only and releases its lease when the array is released. */
-int onecopy_daemon_scan(const char* socket, const char* uri, const char* const* columns,
-                        size_t ncolumns, const char* filter, uint64_t batch_rows,
-                        int64_t row_begin, int64_t row_end, struct ArrowArrayStream* out,
-                        char* err, size_t errlen);
-
-
 /* The files `pattern` names: an S3 prefix ending in '/' (its *.vortex objects), an s3:// or local
  * glob, a local directory (its *.vortex files), or else the name itself (client/open_uri.hpp).
  * `*out` is a string of names each ended by '\n'; free it with onecopy_free_string. The daemon
@@ -182,63 +212,6 @@ int onecopy_daemon_list(const char* socket, const char* pattern, char** out, cha
  * `*out` as onecopy_file_units, freed with onecopy_free_units. */
 int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows, uint64_t** out,
                          size_t* n, char* err, size_t errlen);
-/* One shard of a sharded scan (format/shard.hpp; daemon/PROTOCOL.md "Sharding and resuming"):
- * shard (rank, worker) of (world_size, num_workers) reads its units, dealt in an order drawn
- * from (seed, epoch) when `shuffle` is non-zero, starting `start_rows` output rows into unit
- * `start_unit` of its list (0, 0: from the beginning). Units are at most `unit_rows` rows (0:
- * the daemon's shard_unit_rows knob). */
-typedef struct onecopy_shard {
-  uint32_t rank, world_size, worker, num_workers;
-  int shuffle;
-  uint64_t seed, epoch;
-  uint64_t start_unit, start_rows;
-  uint64_t unit_rows;
-} onecopy_shard;
-
-
-/* onecopy_daemon_scan, and: `flags` as onecopy_scan's; with `shard` non-NULL, reads that shard
- * instead of a row range (row_begin must be 0 and row_end < 0; ONECOPY_E_INVALID otherwise);
- * with `cursor` non-NULL,
- * `*cursor` receives the scan's cursor (free it with onecopy_cursor_free). When the daemon goes
- * away mid-scan, the stream's get_next fails with EIO and onecopy_cursor_error reports
- * ONECOPY_E_IO, "daemon connection lost: ...". */
-int onecopy_daemon_scan2(const char* socket, const char* uri, const char* const* columns,
-                         size_t ncolumns, const char* filter, uint64_t batch_rows,
-                         int64_t row_begin, int64_t row_end, const onecopy_shard* shard,
-                         uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor, char* err,
-                         size_t errlen);
-
-/* onecopy_daemon_scan2 over explicit row ranges: `ranges` holds 2 * `nranges` values, (begin,
- * end) pairs read in that order as units (positions as a shard's; `start_unit`, `start_rows`
- * resume). One request serves them all, so the daemon decodes ahead across them. */
-int onecopy_daemon_scan_ranges(const char* socket, const char* uri, const char* const* columns,
-                               size_t ncolumns, const char* filter, uint64_t batch_rows,
-                               const uint64_t* ranges, size_t nranges, uint64_t start_unit,
-                               uint64_t start_rows, uint32_t flags, struct ArrowArrayStream* out,
-                               onecopy_cursor** cursor, char* err, size_t errlen);
-
-/* Scans `uri` in the daemon as onecopy_daemon_scan2 and onecopy_daemon_scan_ranges do (a row
- * range, a `shard` with its own start, or `nranges` > 0 `ranges` resumed from `start_unit`,
- * `start_rows`; at most one of the three), its batches decoded on CUDA device `device` by the
- * daemon and delivered in device memory it shares (daemon/PROTOCOL.md, "Device batches"):
- * `out` is an Arrow C Device stream on ARROW_DEVICE_CUDA, strings as offsets. With `cursor`
- * non-NULL, `*cursor` receives the scan's cursor (position, stats, error). A batch's release
- * waits for the work queued so far on `consumer_stream` (a cudaStream_t; 0: the whole device)
- * before the daemon may reuse its memory. ONECOPY_E_CUDA when the daemon (or this process) has
- * no such device. */
-int onecopy_daemon_scan_device(const char* socket, const char* uri, const char* const* columns,
-                               size_t ncolumns, const char* filter, uint64_t batch_rows, int64_t row_begin,
-                               int64_t row_end, const onecopy_shard* shard, const uint64_t* ranges,
-                               size_t nranges, uint64_t start_unit, uint64_t start_rows, int device,
-                               uintptr_t consumer_stream, struct ArrowDeviceArrayStream* out,
-                               onecopy_cursor** cursor, char* err, size_t errlen);
-
-/* onecopy_scan over explicit row ranges, in process: `ranges` as onecopy_daemon_scan_ranges. */
-int onecopy_scan_ranges(const onecopy_file* file, const char* const* columns, size_t ncolumns,
-                        const char* filter, uint64_t batch_rows, const uint64_t* ranges,
-                        size_t nranges, uint32_t flags, struct ArrowArrayStream* out, onecopy_cursor** cursor,
-                        char* err, size_t errlen);
-
 /* The position just after the last batch the stream handed out (the shard's start before the
  * first; 0, 0 throughout for an unsharded scan): pass it as start_unit, start_rows with the
  * same shard to resume. */

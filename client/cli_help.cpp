@@ -23,7 +23,8 @@ constexpr std::array<CliCommand, 11> kCommands{{
      "  --batch-rows N at most N rows per batch\n"
      "  --format F     csv (default), jsonl, or arrow: an Arrow IPC stream on stdout\n"
      "  --explain      print no rows but what was read and pruned, and where the time went\n"},
-    {"take", "given rows of a file, in any order", "onecopy take FILE ROW,ROW,... [--columns a,b] "
+    {"take", "given rows of a file, in any order",
+     "onecopy take FILE ROW,ROW,... [--columns a,b] "
      "[--format csv|jsonl|arrow] [--explain]",
      "  ROW,ROW,...    0-based row numbers, any order, repeats allowed\n"
      "  --columns a,b  the columns to print (all by default)\n"
@@ -40,7 +41,8 @@ constexpr std::array<CliCommand, 11> kCommands{{
     {"convert", "Parquet, JSONL, WebDataset or MDS to Vortex files (vortex-data's writer)",
      "onecopy convert INPUT ... --to DIR|s3://PREFIX/ [--format parquet|jsonl|wds|mds]\n"
      "                [--rows-per-file N]",
-     "  Runs python -m onecopy.convert with a Python that has the onecopy package: $ONECOPY_PYTHON,\n"
+     "  Runs python -m onecopy.convert with a Python that has the onecopy package: "
+     "$ONECOPY_PYTHON,\n"
      "  else the python3 beside this onecopy (a virtual environment's), else python3 on PATH.\n"
      "  `onecopy convert --help` prints the converter's own options.\n"},
     {"defaults", "every knob: its environment variable, default and meaning", "onecopy defaults",

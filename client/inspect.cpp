@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/inspect.hpp"
 
-#include <map>
-
 #include <fmt/format.h>
+
+#include <map>
 
 #include "config/json.hpp"
 #include "format/array_tree.hpp"
@@ -46,13 +46,16 @@ struct Inspector {
   std::string array_text(const ArrayView& a, int indent) {
     size_t bytes = 0;
     for (const auto& b : a.buffers) bytes += b.size();
-    std::string s = fmt::format("{:{}}{} ({} buffers, {} B)\n", "", indent, a.encoding, a.buffers.size(), bytes);
+    std::string s = fmt::format("{:{}}{} ({} buffers, {} B)\n", "", indent, a.encoding,
+                                a.buffers.size(), bytes);
     for (const auto& c : a.children) s += array_text(c, indent + 2);
     return s;
   }
   std::string array_json(const ArrayView& a) {
-    std::string s = fmt::format("{{\"encoding\":{},\"metadata_bytes\":{},\"buffers\":[", json_string(a.encoding), a.metadata.size());
-    for (size_t i = 0; i < a.buffers.size(); ++i) s += (i ? "," : "") + std::to_string(a.buffers[i].size());
+    std::string s = fmt::format("{{\"encoding\":{},\"metadata_bytes\":{},\"buffers\":[",
+                                json_string(a.encoding), a.metadata.size());
+    for (size_t i = 0; i < a.buffers.size(); ++i)
+      s += (i ? "," : "") + std::to_string(a.buffers[i].size());
     s += "],\"children\":[";
     for (size_t i = 0; i < a.children.size(); ++i) s += (i ? "," : "") + array_json(a.children[i]);
     return s + "]}";
@@ -62,37 +65,44 @@ struct Inspector {
     out += fmt::format("{:{}}{} rows={}", "", indent, l.encoding, l.row_count);
     for (uint32_t id : l.segments) {
       const auto& seg = file.footer().segments[id];
-      out += fmt::format(" segment={} @{} +{}B align=2^{}", id, seg.offset, seg.length, seg.alignment_exponent);
+      out += fmt::format(" segment={} @{} +{}B align=2^{}", id, seg.offset, seg.length,
+                         seg.alignment_exponent);
     }
     if (auto z = zones.find(&l); z != zones.end()) {
-      out += fmt::format(" zone_len={} zones={} stats=[", z->second.zone_len, z->second.table->length);
+      out +=
+          fmt::format(" zone_len={} zones={} stats=[", z->second.zone_len, z->second.table->length);
       for (size_t i = 0; i < z->second.table->dtype->names.size(); ++i) {
         out += (i ? ", " : "") + z->second.table->dtype->names[i];
       }
       out += "]";
     }
     out += "\n";
-    if (l.segments.size() == 1 && trees.count(l.segments[0])) out += array_text(trees[l.segments[0]], indent + 4);
+    if (l.segments.size() == 1 && trees.count(l.segments[0]))
+      out += array_text(trees[l.segments[0]], indent + 4);
     for (const auto& c : l.children) layout_text(*c, indent + 2);
   }
   std::string layout_json(const LayoutNode& l) {
-    std::string s = fmt::format("{{\"encoding\":{},\"rows\":{},\"segments\":[", json_string(l.encoding), l.row_count);
+    std::string s = fmt::format("{{\"encoding\":{},\"rows\":{},\"segments\":[",
+                                json_string(l.encoding), l.row_count);
     for (size_t i = 0; i < l.segments.size(); ++i) {
       const auto& seg = file.footer().segments[l.segments[i]];
-      s += fmt::format("{}{{\"id\":{},\"offset\":{},\"length\":{},\"alignment_exponent\":{}}}", i ? "," : "",
-                       l.segments[i], seg.offset, seg.length, seg.alignment_exponent);
+      s += fmt::format("{}{{\"id\":{},\"offset\":{},\"length\":{},\"alignment_exponent\":{}}}",
+                       i ? "," : "", l.segments[i], seg.offset, seg.length, seg.alignment_exponent);
     }
     s += "]";
-    if (l.segments.size() == 1 && trees.count(l.segments[0])) s += ",\"array\":" + array_json(trees[l.segments[0]]);
+    if (l.segments.size() == 1 && trees.count(l.segments[0]))
+      s += ",\"array\":" + array_json(trees[l.segments[0]]);
     if (auto z = zones.find(&l); z != zones.end()) {
-      s += fmt::format(",\"zone_len\":{},\"zones\":{},\"zone_stats\":[", z->second.zone_len, z->second.table->length);
+      s += fmt::format(",\"zone_len\":{},\"zones\":{},\"zone_stats\":[", z->second.zone_len,
+                       z->second.table->length);
       for (size_t i = 0; i < z->second.table->dtype->names.size(); ++i) {
         s += (i ? "," : "") + json_string(z->second.table->dtype->names[i]);
       }
       s += "]";
     }
     s += ",\"children\":[";
-    for (size_t i = 0; i < l.children.size(); ++i) s += (i ? "," : "") + layout_json(*l.children[i]);
+    for (size_t i = 0; i < l.children.size(); ++i)
+      s += (i ? "," : "") + layout_json(*l.children[i]);
     return s + "]}";
   }
 };
@@ -112,34 +122,43 @@ Result<void> inspect(const VortexFile& file, std::ostream& os, bool json) {
   std::vector<std::string> zone_errors;
   for (const auto& [first_row, z] : zoned) {
     auto t = z->zones();
-    if (t.ok()) in.zones[&z->layout()] = *t;
-    else zone_errors.push_back(t.error().to_string());
+    if (t.ok())
+      in.zones[&z->layout()] = *t;
+    else
+      zone_errors.push_back(t.error().to_string());
   }
   const DType& root = *f.dtype;
   if (json) {
-    std::string s = fmt::format("{{\"path\":{},\"file_size\":{},\"rows\":{},\"dtype\":{},\"reads_to_open\":{},",
-                                json_string(file.source().name()), f.file_size, file.row_count(),
-                                json_string(root.to_string()), f.reads_to_open);
+    std::string s =
+        fmt::format("{{\"path\":{},\"file_size\":{},\"rows\":{},\"dtype\":{},\"reads_to_open\":{},",
+                    json_string(file.source().name()), f.file_size, file.row_count(),
+                    json_string(root.to_string()), f.reads_to_open);
     s += "\"array_specs\":[";
-    for (size_t i = 0; i < f.array_specs.size(); ++i) s += (i ? "," : "") + json_string(f.array_specs[i]);
+    for (size_t i = 0; i < f.array_specs.size(); ++i)
+      s += (i ? "," : "") + json_string(f.array_specs[i]);
     s += "],\"file_stats\":[";
     for (size_t i = 0; i < f.field_stats.size(); ++i) {
       const auto& st = f.field_stats[i];
-      const DType& ft = root.kind == TypeKind::struct_ && i < root.children.size() ? *root.children[i] : root;
-      s += fmt::format("{}{{\"field\":{},\"min\":{},\"max\":{},\"null_count\":{}}}", i ? "," : "",
-                       json_string(root.kind == TypeKind::struct_ && i < root.names.size() ? root.names[i] : ""),
-                       json_string(stat_text(st.min, ft)), json_string(stat_text(st.max, ft)),
-                       st.null_count ? std::to_string(*st.null_count) : "null");
+      const DType& ft =
+          root.kind == TypeKind::struct_ && i < root.children.size() ? *root.children[i] : root;
+      s += fmt::format(
+          "{}{{\"field\":{},\"min\":{},\"max\":{},\"null_count\":{}}}", i ? "," : "",
+          json_string(root.kind == TypeKind::struct_ && i < root.names.size() ? root.names[i] : ""),
+          json_string(stat_text(st.min, ft)), json_string(stat_text(st.max, ft)),
+          st.null_count ? std::to_string(*st.null_count) : "null");
     }
     s += "],\"zone_errors\":[";
-    for (size_t i = 0; i < zone_errors.size(); ++i) s += (i ? "," : "") + json_string(zone_errors[i]);
+    for (size_t i = 0; i < zone_errors.size(); ++i)
+      s += (i ? "," : "") + json_string(zone_errors[i]);
     s += "],\"layout\":" + in.layout_json(*f.layout) + "}\n";
     os << s;
     return {};
   }
-  std::string s = fmt::format("file:    {}\nsize:    {} bytes ({} segments, opened in {} read{})\nrows:    {}\ndtype:   {}\n",
-                              file.source().name(), f.file_size, f.segments.size(), f.reads_to_open,
-                              f.reads_to_open == 1 ? "" : "s", file.row_count(), root.to_string());
+  std::string s = fmt::format(
+      "file:    {}\nsize:    {} bytes ({} segments, opened in {} read{})\nrows:    {}\ndtype:   "
+      "{}\n",
+      file.source().name(), f.file_size, f.segments.size(), f.reads_to_open,
+      f.reads_to_open == 1 ? "" : "s", file.row_count(), root.to_string());
   if (!f.field_stats.empty()) {
     s += "file statistics:\n";
     for (size_t i = 0; i < f.field_stats.size(); ++i) {

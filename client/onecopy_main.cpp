@@ -21,7 +21,7 @@
 
 #include "client/cli_help.hpp"
 #include "client/inspect.hpp"
-#include "client/open_uri.hpp"
+#include "client/remote/client.hpp"
 #include "client/row_format.hpp"
 #include "client/s3_commands.hpp"
 #include "client/status_text.hpp"
@@ -29,7 +29,7 @@
 #include "config/log.hpp"
 #include "format/arrow_ipc.hpp"
 #include "format/reader.hpp"
-#include "daemon/client.hpp"
+#include "net/open_uri.hpp"
 #include "onecopy_build_config.h"
 
 namespace {
@@ -188,7 +188,7 @@ int run_scan(const std::vector<std::string>& args) {
     }
   }
   opts.strings = out.strings();
-  auto uris = oc::client::expand_uri(args[0]);
+  auto uris = oc::net::expand_uri(args[0]);
   if (!uris.ok()) return fail(uris.error());
   // Files are scanned in turn, the next one's scan started before this one is read: a scan
   // pushed into the OSDs has the next object's calls in flight meanwhile.
@@ -197,7 +197,7 @@ int run_scan(const std::vector<std::string>& args) {
     std::unique_ptr<oc::format::Scan> scan;
   };
   auto start = [&](const std::string& uri) -> oc::Result<Opened> {
-    OC_ASSIGN_OR_RETURN(auto file, oc::client::open_uri(uri));
+    OC_ASSIGN_OR_RETURN(auto file, oc::net::open_uri(uri));
     OC_ASSIGN_OR_RETURN(auto scan, file->scan(opts));
     return Opened{std::move(file), std::move(scan)};
   };
@@ -247,7 +247,8 @@ int run_take(const std::vector<std::string>& args) {
   std::vector<uint64_t> rows;
   for (const auto& r : split(args[1], ',')) {
     uint64_t v = 0;
-    if (!parse_u64(r, v)) return usage("take", "take rows are 0-based row numbers separated by commas");
+    if (!parse_u64(r, v))
+      return usage("take", "take rows are 0-based row numbers separated by commas");
     rows.push_back(v);
   }
   std::vector<std::string> columns;
@@ -269,7 +270,7 @@ int run_take(const std::vector<std::string>& args) {
       return usage("take", "unknown option " + a);
     }
   }
-  auto file = oc::client::open_uri(args[0]);
+  auto file = oc::net::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   const oc::format::SourceStats before = (*file)->source().stats();
   auto batch = (*file)->take(rows, columns, out.strings());
@@ -293,10 +294,12 @@ int run_inspect(const std::vector<std::string>& args) {
   if (args.empty()) return usage("inspect", "inspect needs a FILE");
   bool json = false;
   for (size_t i = 1; i < args.size(); ++i) {
-    if (args[i] == "--json") json = true;
-    else return usage("inspect", "unknown option " + args[i]);
+    if (args[i] == "--json")
+      json = true;
+    else
+      return usage("inspect", "unknown option " + args[i]);
   }
-  auto file = oc::client::open_uri(args[0]);
+  auto file = oc::net::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
   auto r = oc::client::inspect(**file, std::cout, json);
   if (!r.ok()) return fail(r.error());
@@ -316,7 +319,7 @@ int run_status(const std::vector<std::string>& args) {
       return usage("status", "status: unexpected argument " + args[i]);
     }
   }
-  auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket));
+  auto r = oc::client::query_status(oc::client::client_socket_path(socket));
   if (!r.ok()) return fail(r.error());
   const auto& s = *r;
   if (json) {
@@ -337,7 +340,7 @@ int run_metrics(const std::vector<std::string>& args) {
       return usage("metrics", "metrics: unexpected argument " + args[i]);
     }
   }
-  auto r = oc::daemon::query_status(oc::daemon::client_socket_path(socket));
+  auto r = oc::client::query_status(oc::client::client_socket_path(socket));
   if (!r.ok()) return fail(r.error());
   std::cout << oc::daemon::status_prometheus(*r);
   return 0;
@@ -439,8 +442,10 @@ int main(int argc, char** argv) {
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     const auto* c = args.empty() ? nullptr : oc::client::find_command(args[0]);
     if (!args.empty() && c == nullptr) return usage("", "unknown command " + args[0]);
-    if (c) oc::client::print_command_help(std::cout, *c);
-    else oc::client::print_overview(std::cout);
+    if (c)
+      oc::client::print_command_help(std::cout, *c);
+    else
+      oc::client::print_overview(std::cout);
     return 0;
   }
   const auto* command = oc::client::find_command(cmd == "--version" ? "version" : cmd);

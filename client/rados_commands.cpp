@@ -2,7 +2,6 @@
 #include "client/rados_commands.hpp"
 
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,20 +28,10 @@ int fail(const Error& e) {
 }
 
 Error sys_error(int e, std::string what) {
-  return Error(e == ENOENT ? Errc::not_found : (e == EACCES || e == EPERM) ? Errc::denied : Errc::io,
+  return Error(e == ENOENT                   ? Errc::not_found
+               : (e == EACCES || e == EPERM) ? Errc::denied
+                                             : Errc::io,
                fmt::format("{}: {}", what, std::strerror(e)), __FILE__, __LINE__, e);
-}
-
-// Names in @p pool starting with @p prefix, sorted.
-Result<std::vector<std::string>> names_under(net::RadosPool& pool, const std::string& prefix,
-                                            uint64_t max_entries) {
-  OC_ASSIGN_OR_RETURN(auto all, pool.list(max_entries));
-  std::vector<std::string> out;
-  for (auto& n : all) {
-    if (n.starts_with(prefix)) out.push_back(std::move(n));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 Result<uint64_t> download(const net::RadosUri& from, const std::string& path) {
@@ -62,12 +51,15 @@ Result<uint64_t> download(const net::RadosUri& from, const std::string& path) {
     for (uint64_t w = 0; r.ok() && w < n;) {
       const ssize_t k = ::write(fd.get(), chunk.data() + w, static_cast<size_t>(n - w));
       if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) r = sys_error(k < 0 ? errno : EIO, "writing " + tmp);
-      else w += static_cast<uint64_t>(k);
+      if (k <= 0)
+        r = sys_error(k < 0 ? errno : EIO, "writing " + tmp);
+      else
+        w += static_cast<uint64_t>(k);
     }
   }
   if (r.ok() && ::fsync(fd.get()) != 0) r = sys_error(errno, "syncing " + tmp);
-  if (r.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) r = sys_error(errno, "renaming to " + path);
+  if (r.ok() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    r = sys_error(errno, "renaming to " + path);
   if (!r.ok()) {
     ::unlink(tmp.c_str());
     return std::move(r).error();
@@ -76,7 +68,8 @@ Result<uint64_t> download(const net::RadosUri& from, const std::string& path) {
 }
 
 Result<uint64_t> upload(const std::string& path, net::RadosUri to) {
-  if (to.object.empty() || to.object.ends_with('/')) to.object += path.substr(path.find_last_of('/') + 1);
+  if (to.object.empty() || to.object.ends_with('/'))
+    to.object += path.substr(path.find_last_of('/') + 1);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd.valid()) return sys_error(errno, "opening " + path);
   struct stat st {};
@@ -102,7 +95,7 @@ int run_rados_ls(const std::string& uri) {
   if (!parsed.ok()) return fail(parsed.error());
   auto pool = net::rados_pool(parsed->pool);
   if (!pool.ok()) return fail(pool.error());
-  auto names = names_under(**pool, parsed->object, UINT64_MAX);
+  auto names = net::names_under(**pool, parsed->object, UINT64_MAX);
   if (!names.ok()) return fail(names.error());
   for (const auto& n : *names) {
     auto size = (*pool)->stat(n);
@@ -131,26 +124,6 @@ int run_rados_cp(const std::string& src, const std::string& dst) {
   std::cerr << fmt::format("{} -> {}: {} bytes, {:.1f} MB/s\n", src, dst, *bytes,
                            *bytes / 1e6 / std::max(s, 1e-9));
   return 0;
-}
-
-Result<std::vector<std::string>> expand_rados(const std::string& pattern, uint64_t max_entries) {
-  OC_ASSIGN_OR_RETURN(auto uri, net::parse_rados_uri(pattern, /*allow_empty_object=*/true));
-  const bool prefix_only = uri.object.empty() || uri.object.ends_with('/');
-  const size_t wild = uri.object.find_first_of("*?[");
-  if (!prefix_only && wild == std::string::npos) return std::vector<std::string>{pattern};
-  OC_ASSIGN_OR_RETURN(auto pool, net::rados_pool(uri.pool));
-  OC_ASSIGN_OR_RETURN(auto names,
-                      names_under(*pool, prefix_only ? uri.object : uri.object.substr(0, wild),
-                                  max_entries));
-  std::vector<std::string> out;
-  for (const auto& n : names) {
-    // Without FNM_PATHNAME, `*` crosses `/`, as for S3 keys.
-    const bool match = prefix_only ? n.ends_with(".vortex") && n.size() > 7
-                                   : ::fnmatch(uri.object.c_str(), n.c_str(), 0) == 0;
-    if (match) out.push_back("rados://" + uri.pool + "/" + n);
-  }
-  OC_EXPECT(!out.empty(), not_found, "no Vortex objects match {}", pattern);
-  return out;
 }
 
 }  // namespace oc::client

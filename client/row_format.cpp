@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "client/row_format.hpp"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstring>
-
-#include <fmt/format.h>
 
 #include "config/json.hpp"
 #include "format/expr.hpp"
@@ -36,7 +36,6 @@ void put_escaped(std::string& out, std::string_view s, RowFormat f) {
   append_json_string(out, s);
 }
 
-
 std::string time_of_day(int64_t value, int64_t per_second, int digits) {
   const int64_t secs = value / per_second, frac = value % per_second;
   std::string s = fmt::format("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
@@ -46,9 +45,12 @@ std::string time_of_day(int64_t value, int64_t per_second, int digits) {
 
 int64_t load_int(const Column& c, uint64_t i) {
   switch (c.dtype->storage().ptype) {
-    case PType::i32: return c.values<int32_t>()[i];
-    case PType::i64: return c.values<int64_t>()[i];
-    default: return 0;
+    case PType::i32:
+      return c.values<int32_t>()[i];
+    case PType::i64:
+      return c.values<int64_t>()[i];
+    default:
+      return 0;
   }
 }
 
@@ -66,7 +68,11 @@ std::string decimal_text(const uint8_t* p, size_t width, int scale) {
     }
   }
   std::string digits;
-  auto is_zero = [&] { for (auto w : words) if (w) return false; return true; };
+  auto is_zero = [&] {
+    for (auto w : words)
+      if (w) return false;
+    return true;
+  };
   do {
     uint64_t rem = 0;
     for (size_t k = words.size(); k-- > 0;) {
@@ -94,8 +100,10 @@ void put_list(std::string& out, const Column& elems, uint64_t begin, uint64_t en
     put_value(inner, elems, k, RowFormat::jsonl, true);
   }
   inner += ']';
-  if (f == RowFormat::csv) put_escaped(out, inner, f);
-  else out += inner;
+  if (f == RowFormat::csv)
+    put_escaped(out, inner, f);
+  else
+    out += inner;
 }
 
 void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool nested) {
@@ -116,20 +124,28 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
       std::string text;
       switch (temporal->kind) {
         case format::Temporal::Kind::date:
-          text = format::date_to_string(temporal->unit == format::TimeUnit::days ? v : v / 86'400'000 - (v % 86'400'000 < 0));
+          text = format::date_to_string(
+              temporal->unit == format::TimeUnit::days ? v : v / 86'400'000 - (v % 86'400'000 < 0));
           break;
-        case format::Temporal::Kind::time: text = time_of_day(v, kPerSecond[u], kDigits[u]); break;
+        case format::Temporal::Kind::time:
+          text = time_of_day(v, kPerSecond[u], kDigits[u]);
+          break;
         case format::Temporal::Kind::timestamp: {
           const int64_t per_day = 86'400 * kPerSecond[u];
           int64_t day = v / per_day, rem = v % per_day;
-          if (rem < 0) { rem += per_day; --day; }
+          if (rem < 0) {
+            rem += per_day;
+            --day;
+          }
           text = format::date_to_string(day) + "T" + time_of_day(rem, kPerSecond[u], kDigits[u]);
           if (!temporal->tz.empty()) text += temporal->tz == "UTC" ? "Z" : " " + temporal->tz;
           break;
         }
       }
-      if (json) put_escaped(out, text, RowFormat::jsonl);
-      else out += text;
+      if (json)
+        put_escaped(out, text, RowFormat::jsonl);
+      else
+        out += text;
       return;
     }
   }
@@ -139,21 +155,42 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
       break;
     case TypeKind::primitive:
       switch (s.ptype) {
-        case PType::u8: out += fmt::format("{}", c.values<uint8_t>()[i]); break;
-        case PType::u16: out += fmt::format("{}", c.values<uint16_t>()[i]); break;
-        case PType::u32: out += fmt::format("{}", c.values<uint32_t>()[i]); break;
-        case PType::u64: out += fmt::format("{}", c.values<uint64_t>()[i]); break;
-        case PType::i8: out += fmt::format("{}", c.values<int8_t>()[i]); break;
-        case PType::i16: out += fmt::format("{}", c.values<int16_t>()[i]); break;
-        case PType::i32: out += fmt::format("{}", c.values<int32_t>()[i]); break;
-        case PType::i64: out += fmt::format("{}", c.values<int64_t>()[i]); break;
-        case PType::f16: out += fmt::format("f16:{:#06x}", c.values<uint16_t>()[i]); break;
+        case PType::u8:
+          out += fmt::format("{}", c.values<uint8_t>()[i]);
+          break;
+        case PType::u16:
+          out += fmt::format("{}", c.values<uint16_t>()[i]);
+          break;
+        case PType::u32:
+          out += fmt::format("{}", c.values<uint32_t>()[i]);
+          break;
+        case PType::u64:
+          out += fmt::format("{}", c.values<uint64_t>()[i]);
+          break;
+        case PType::i8:
+          out += fmt::format("{}", c.values<int8_t>()[i]);
+          break;
+        case PType::i16:
+          out += fmt::format("{}", c.values<int16_t>()[i]);
+          break;
+        case PType::i32:
+          out += fmt::format("{}", c.values<int32_t>()[i]);
+          break;
+        case PType::i64:
+          out += fmt::format("{}", c.values<int64_t>()[i]);
+          break;
+        case PType::f16:
+          out += fmt::format("f16:{:#06x}", c.values<uint16_t>()[i]);
+          break;
         case PType::f32:
         case PType::f64: {
           const double d = s.ptype == PType::f32 ? c.values<float>()[i] : c.values<double>()[i];
-          if (std::isfinite(d)) out += fmt::format("{}", d);
-          else if (json) out += fmt::format("\"{}\"", d);
-          else out += fmt::format("{}", d);
+          if (std::isfinite(d))
+            out += fmt::format("{}", d);
+          else if (json)
+            out += fmt::format("\"{}\"", d);
+          else
+            out += fmt::format("{}", d);
           break;
         }
       }
@@ -169,8 +206,10 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
       if (s.kind == TypeKind::binary) {
         std::string hex;
         for (unsigned char ch : v) hex += fmt::format("{:02x}", ch);
-        if (json) put_escaped(out, hex, RowFormat::jsonl);
-        else out += hex;
+        if (json)
+          put_escaped(out, hex, RowFormat::jsonl);
+        else
+          out += hex;
       } else if (json) {
         put_escaped(out, v, RowFormat::jsonl);
       } else {
@@ -180,7 +219,8 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
     }
     case TypeKind::list: {
       const int32_t* o = c.offsets();
-      put_list(out, *c.children[0], static_cast<uint64_t>(o[i]), static_cast<uint64_t>(o[i + 1]), json ? RowFormat::jsonl : f);
+      put_list(out, *c.children[0], static_cast<uint64_t>(o[i]), static_cast<uint64_t>(o[i + 1]),
+               json ? RowFormat::jsonl : f);
       break;
     }
     case TypeKind::fixed_size_list: {
@@ -197,11 +237,14 @@ void put_value(std::string& out, const Column& c, uint64_t i, RowFormat f, bool 
         put_value(inner, *c.children[k], c.offset + i, RowFormat::jsonl, true);
       }
       inner += '}';
-      if (json) out += inner;
-      else put_escaped(out, inner, f);
+      if (json)
+        out += inner;
+      else
+        put_escaped(out, inner, f);
       break;
     }
-    default: out += "?";
+    default:
+      out += "?";
   }
 }
 

@@ -8,14 +8,10 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "config/strings.hpp"
+
 namespace oc {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 Result<uint64_t> parse_u64(std::string_view name, std::string_view text, uint64_t lo, uint64_t hi,
                            bool size) {
@@ -122,9 +118,9 @@ Result<void> apply_daemon_socket(Defaults& d, std::string_view text) {
 
 constexpr uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024, TiB = GiB * 1024;
 
-#define OC_NUMBER_KNOB(field, lo, hi, size)                               \
-  [](Defaults& d, std::string_view t) -> Result<void> {                  \
-    return apply_number<&Defaults::field, lo, hi, size>(d, t, #field);    \
+#define OC_NUMBER_KNOB(field, lo, hi, size)                            \
+  [](Defaults& d, std::string_view t) -> Result<void> {                \
+    return apply_number<&Defaults::field, lo, hi, size>(d, t, #field); \
   }
 
 constexpr std::array kKnobs{
@@ -148,10 +144,11 @@ constexpr std::array kKnobs{
     Knob{"max_segment_bytes", "ONECOPY_MAX_SEGMENT_BYTES", "4GiB",
          "Largest segment a file may declare; larger ones are rejected as corrupt.",
          OC_NUMBER_KNOB(max_segment_bytes, KiB, TiB, true)},
-    Knob{"take_partial_segment_bytes", "ONECOPY_TAKE_PARTIAL_SEGMENT_BYTES", "64KiB",
-         "A take reads segments of at least this many bytes in part: their array tree, then only "
-         "the byte ranges its rows need, in rounds of coalesced reads; 0 reads every segment whole.",
-         OC_NUMBER_KNOB(take_partial_segment_bytes, 0, TiB, true)},
+    Knob{
+        "take_partial_segment_bytes", "ONECOPY_TAKE_PARTIAL_SEGMENT_BYTES", "64KiB",
+        "A take reads segments of at least this many bytes in part: their array tree, then only "
+        "the byte ranges its rows need, in rounds of coalesced reads; 0 reads every segment whole.",
+        OC_NUMBER_KNOB(take_partial_segment_bytes, 0, TiB, true)},
     Knob{"take_partial_tail_bytes", "ONECOPY_TAKE_PARTIAL_TAIL_BYTES", "4KiB",
          "Bytes a take reads first from the end of a segment it reads in part, to find the "
          "array tree there (a larger tree costs one more round).",
@@ -184,9 +181,10 @@ constexpr std::array kKnobs{
     Knob{"max_array_depth", "ONECOPY_MAX_ARRAY_DEPTH", "64",
          "Deepest encoding or layout nesting accepted from a file (recursion guard).",
          OC_NUMBER_KNOB(max_array_depth, 4, 1024, false)},
-    Knob{"max_expr_depth", "ONECOPY_MAX_EXPR_DEPTH", "128",
-         "Deepest nesting of parentheses and NOT accepted in a filter expression (recursion guard).",
-         OC_NUMBER_KNOB(max_expr_depth, 4, 4096, false)},
+    Knob{
+        "max_expr_depth", "ONECOPY_MAX_EXPR_DEPTH", "128",
+        "Deepest nesting of parentheses and NOT accepted in a filter expression (recursion guard).",
+        OC_NUMBER_KNOB(max_expr_depth, 4, 4096, false)},
     Knob{"scan_batch_rows", "ONECOPY_SCAN_BATCH_ROWS", "0",
          "Rows per scan batch; 0 yields the file's own chunks.",
          OC_NUMBER_KNOB(scan_batch_rows, 0, uint64_t{1} << 40, false)},
@@ -208,7 +206,8 @@ constexpr std::array kKnobs{
          "CUDA streams a GPU decode session spreads its decodes over (vortex-cuda: 4).",
          OC_NUMBER_KNOB(gpu_streams, 1, 64, false)},
     Knob{"gpu_staging_bytes", "ONECOPY_GPU_STAGING_BYTES", "64MiB",
-         "Pinned host memory per GPU decode stream for staging uploads; larger decodes pin their own.",
+         "Pinned host memory per GPU decode stream for staging uploads; larger decodes pin their "
+         "own.",
          OC_NUMBER_KNOB(gpu_staging_bytes, 1 * MiB, 4 * GiB, true)},
     Knob{"http_max_header_bytes", "ONECOPY_HTTP_MAX_HEADER_BYTES", "64KiB",
          "Largest HTTP response head (status line and headers) accepted from a server.",
@@ -307,10 +306,14 @@ constexpr std::array kKnobs{
     Knob{"imds_token_ttl_s", "ONECOPY_IMDS_TOKEN_TTL_S", "21600",
          "Lifetime requested for an IMDSv2 session token, in seconds (1..21600).",
          OC_NUMBER_KNOB(imds_token_ttl_s, 1, 21'600, false)},
-    Knob{"daemon_socket", "ONECOPY_SOCKET", "/run/onecopy/onecopyd.sock",
+    Knob{"daemon_socket",
+         "ONECOPY_SOCKET",
+         "/run/onecopy/onecopyd.sock",
          "Unix socket onecopyd listens on and clients connect to (clients: set and empty reads "
          "in the client's process).",
-         apply_daemon_socket, {}, /*empty_env_is_unset=*/true},
+         apply_daemon_socket,
+         {},
+         /*empty_env_is_unset=*/true},
     Knob{"daemon_max_clients", "ONECOPY_DAEMON_MAX_CLIENTS", "256",
          "Connections onecopyd serves at once; more are accepted and closed at once.",
          OC_NUMBER_KNOB(daemon_max_clients, 1, 65'536, false)},
@@ -499,11 +502,16 @@ Result<uint64_t> parse_size(std::string_view text) {
   OC_EXPECT(ec == std::errc() && p != text.data(), invalid, "expected a size, got '{}'", text);
   const std::string unit = lower(std::string_view(p, static_cast<size_t>(end - p)));
   uint64_t mult = 0;
-  if (unit.empty() || unit == "b") mult = 1;
-  else if (unit == "k" || unit == "kb" || unit == "kib") mult = KiB;
-  else if (unit == "m" || unit == "mb" || unit == "mib") mult = MiB;
-  else if (unit == "g" || unit == "gb" || unit == "gib") mult = GiB;
-  else if (unit == "t" || unit == "tb" || unit == "tib") mult = TiB;
+  if (unit.empty() || unit == "b")
+    mult = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    mult = KiB;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    mult = MiB;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    mult = GiB;
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    mult = TiB;
   OC_EXPECT(mult != 0, invalid, "unknown size unit in '{}'", text);
   OC_EXPECT(n <= UINT64_MAX / mult, invalid, "size '{}' overflows 64 bits", text);
   return n * mult;

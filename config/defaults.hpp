@@ -150,7 +150,8 @@ struct Knob {
 
 /// Replaces the process-wide defaults with @p d (onecopyd, after reading its config file), so
 /// that every knob it sets takes effect wherever the knob is read.
-/// @note Not synchronised with readers, like `load_defaults_from_env`: call it before threads start.
+/// @note Not synchronised with readers, like `load_defaults_from_env`: call it before threads
+/// start.
 void set_defaults(const Defaults& d);
 
 /// @return the process-wide defaults (built-in until `load_defaults_from_env` or `set_defaults`).

@@ -8,6 +8,8 @@
 /// throws; `main()` and the client library turn an `Error` into an exit code or an exception.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <exception>
@@ -18,8 +20,6 @@
 #include <utility>
 #include <variant>
 #include <vector>
-
-#include <fmt/format.h>
 
 namespace oc {
 
@@ -35,7 +35,7 @@ enum class Errc : uint8_t {
   not_found,    ///< a named thing is missing: file, column, object
   out_of_memory,
   cancelled,
-  denied,       ///< the caller may not have this (a path, object or host it is not granted)
+  denied,  ///< the caller may not have this (a path, object or host it is not granted)
 };
 
 /// The last `Errc`, for code that walks them all.
@@ -86,7 +86,7 @@ class Error {
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const noexcept { return v_.index() == 0; }
@@ -163,20 +163,20 @@ auto catch_all(std::string_view where, F&& f) -> decltype(f()) {
 
 /// Returns `Errc::<code>` with a formatted message unless @p cond holds. The message is only
 /// formatted on failure.
-#define OC_EXPECT(cond, code, ...)                         \
-  do {                                                     \
-    if (!(cond)) [[unlikely]] {                            \
-      return OC_ERROR(::oc::Errc::code, __VA_ARGS__);      \
-    }                                                      \
+#define OC_EXPECT(cond, code, ...)                    \
+  do {                                                \
+    if (!(cond)) [[unlikely]] {                       \
+      return OC_ERROR(::oc::Errc::code, __VA_ARGS__); \
+    }                                                 \
   } while (0)
 
 /// Propagates the error of a `Result` expression; discards its value.
-#define OC_TRY(expr)                                    \
-  do {                                                  \
-    auto&& oc_try_result_ = (expr);                     \
-    if (!oc_try_result_.ok()) [[unlikely]] {            \
-      return std::move(oc_try_result_).error();         \
-    }                                                   \
+#define OC_TRY(expr)                            \
+  do {                                          \
+    auto&& oc_try_result_ = (expr);             \
+    if (!oc_try_result_.ok()) [[unlikely]] {    \
+      return std::move(oc_try_result_).error(); \
+    }                                           \
   } while (0)
 
 #define OC_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \

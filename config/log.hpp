@@ -3,9 +3,9 @@
 /// @brief Process-wide logging on spdlog, to stderr, level from the defaults table.
 #pragma once
 
-#include <string_view>
-
 #include <spdlog/spdlog.h>
+
+#include <string_view>
 
 #include "config/error.hpp"
 

@@ -7,23 +7,12 @@
 #include <cctype>
 #include <charconv>
 
+#include "config/strings.hpp"
 #include "net/rados.hpp"
 #include "net/url.hpp"
 
 namespace oc::daemon {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Splits on any of @p seps, dropping empty pieces.
 std::vector<std::string_view> split(std::string_view s, std::string_view seps) {
@@ -130,8 +119,8 @@ Result<std::vector<ObjectGrant>> parse_grants(std::string_view text, std::string
   std::vector<ObjectGrant> out;
   for (std::string_view rule : split(text, ";")) {
     const size_t colon = rule.find(':');
-    OC_EXPECT(colon != std::string_view::npos, invalid, "{}: rule '{}' is not 'WHO: {} ...'",
-              knob, rule, form);
+    OC_EXPECT(colon != std::string_view::npos, invalid, "{}: rule '{}' is not 'WHO: {} ...'", knob,
+              rule, form);
     const std::string_view who_text = trim(rule.substr(0, colon));
     ObjectGrant proto;
     if (who_text == "*") {
@@ -143,8 +132,8 @@ Result<std::vector<ObjectGrant>> parse_grants(std::string_view text, std::string
       proto.who = ObjectGrant::Who::gid;
       OC_ASSIGN_OR_RETURN(proto.ids, parse_ids(who_text.substr(4), rule, knob));
     } else {
-      return OC_ERROR(Errc::invalid, "{}: '{}' in rule '{}' is not *, uid=N[,N] or gid=N[,N]",
-                      knob, who_text, rule);
+      return OC_ERROR(Errc::invalid, "{}: '{}' in rule '{}' is not *, uid=N[,N] or gid=N[,N]", knob,
+                      who_text, rule);
     }
     const auto prefixes = split(rule.substr(colon + 1), " \t");
     OC_EXPECT(!prefixes.empty(), invalid, "{}: rule '{}' grants no prefix", knob, rule);
@@ -179,12 +168,12 @@ Result<std::vector<ObjectGrant>> parse_rados_grants(std::string_view text) {
   return parse_grants(text, "daemon_rados_grants", "rados://pool/prefix",
                       [](std::string_view prefix, ObjectGrant& g) -> Result<void> {
                         // `rados://pool` alone grants the whole pool.
-                        const std::string whole =
-                            prefix.find('/', 8) == std::string_view::npos
-                                ? std::string(prefix) + "/"
-                                : std::string(prefix);
-                        OC_ASSIGN_OR_RETURN(net::RadosUri uri,
-                                            net::parse_rados_uri(whole, /*allow_empty_object=*/true));
+                        const std::string whole = prefix.find('/', 8) == std::string_view::npos
+                                                      ? std::string(prefix) + "/"
+                                                      : std::string(prefix);
+                        OC_ASSIGN_OR_RETURN(
+                            net::RadosUri uri,
+                            net::parse_rados_uri(whole, /*allow_empty_object=*/true));
                         g.bucket = std::move(uri.pool);
                         g.prefix = std::move(uri.object);
                         return {};
@@ -266,8 +255,7 @@ Result<UrlAccess> AccessPolicy::check_object(const Peer& peer, std::string_view 
         return UrlAccess{false};
       }
     }
-    OC_EXPECT(any, denied,
-              "{}: host {} is not one onecopyd reads URLs from (daemon_http_hosts)",
+    OC_EXPECT(any, denied, "{}: host {} is not one onecopyd reads URLs from (daemon_http_hosts)",
               net::redact_url(uri), url.host);
     return UrlAccess{true};
   }
@@ -279,13 +267,13 @@ Result<UrlAccess> AccessPolicy::check_object(const Peer& peer, std::string_view 
 
 Result<void> AccessPolicy::check_list(const Peer& peer, std::string_view pattern) const {
   if (pattern.starts_with("rados://")) {
-    OC_ASSIGN_OR_RETURN(net::RadosUri r, net::parse_rados_uri(pattern, /*allow_empty_object=*/true));
+    OC_ASSIGN_OR_RETURN(net::RadosUri r,
+                        net::parse_rados_uri(pattern, /*allow_empty_object=*/true));
     const std::string prefix = r.object.substr(0, r.object.find_first_of("*?["));
-    const bool granted = std::any_of(rados_grants_.begin(), rados_grants_.end(),
-                                     [&](const ObjectGrant& g) {
-                                       return g.bucket == r.pool && prefix.starts_with(g.prefix) &&
-                                              grant_covers(g, peer);
-                                     });
+    const bool granted =
+        std::any_of(rados_grants_.begin(), rados_grants_.end(), [&](const ObjectGrant& g) {
+          return g.bucket == r.pool && prefix.starts_with(g.prefix) && grant_covers(g, peer);
+        });
     OC_EXPECT(granted, denied,
               "{} may not list {} through onecopyd: no rule of daemon_rados_grants grants all of "
               "rados://{}/{}",

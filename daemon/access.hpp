@@ -10,7 +10,8 @@
 /// - **S3** is read with the daemon's credentials, only under the prefixes that
 ///   `daemon_s3_grants` grants to the peer's uid or one of its groups:
 ///   @code
-///     daemon_s3_grants = ["uid=1000,1001: s3://team-a/", "gid=2000: s3://shared/eval/", "*: s3://public/"]
+///     daemon_s3_grants = ["uid=1000,1001: s3://team-a/", "gid=2000: s3://shared/eval/", "*:
+///     s3://public/"]
 ///   @endcode
 ///   A prefix is a string prefix of the key, as in IAM policies (`s3://b/data` also covers
 ///   `s3://b/data2/x`; end it with '/' to grant one "directory"), and `s3://bucket` grants the
@@ -97,8 +98,8 @@ class AccessPolicy {
   ///         descriptors).
   [[nodiscard]] Result<UrlAccess> check_object(const Peer& peer, std::string_view uri) const;
 
-  /// May @p peer list @p pattern (an s3:// or rados:// prefix or glob)? The part of the key before the
-  /// first wildcard must lie under a prefix granted to it. Local patterns are `invalid`: the
+  /// May @p peer list @p pattern (an s3:// or rados:// prefix or glob)? The part of the key before
+  /// the first wildcard must lie under a prefix granted to it. Local patterns are `invalid`: the
   /// client expands them itself.
   [[nodiscard]] Result<void> check_list(const Peer& peer, std::string_view pattern) const;
 

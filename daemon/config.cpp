@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "daemon/config.hpp"
 
-#include "daemon/access.hpp"
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+
+#include "daemon/access.hpp"
 
 // Debian's libtomlplusplus is built with exceptions; its parse error is caught right here.
 #include <toml++/toml.h>
@@ -89,7 +89,8 @@ std::string example_config() {
   std::string out =
       "# onecopyd configuration (/etc/onecopy/onecopyd.toml, or `onecopyd --config PATH`).\n"
       "# Every key is a row of onecopy's knob table; each line below shows the built-in default.\n"
-      "# The environment variable named after each key overrides the file. Sizes take KiB/MiB/GiB.\n"
+      "# The environment variable named after each key overrides the file. Sizes take "
+      "KiB/MiB/GiB.\n"
       "# Unknown keys are an error. SIGHUP re-reads this file and applies log_level, the client\n"
       "# limits and the access policy (daemon_allowed_*, daemon_s3_grants, daemon_http_hosts);\n"
       "# everything else takes effect at the next start.\n"

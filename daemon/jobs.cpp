@@ -4,13 +4,13 @@
 // the loop when it is done, and until then it counts against daemon_client_max_requests.
 #include <algorithm>
 
-#include "client/open_uri.hpp"
-#include "client/rados_pushdown.hpp"
 #include "config/log.hpp"
-#include "daemon/scan_request.hpp"
 #include "daemon/server.hpp"
 #include "format/arrow_export.hpp"
+#include "format/scan_request.hpp"
 #include "format/segment_source.hpp"
+#include "net/open_uri.hpp"
+#include "net/rados_pushdown.hpp"
 #include "net/s3_source.hpp"
 #include "net/url.hpp"
 
@@ -20,20 +20,13 @@ namespace {
 // Names per Listed reply: a little under one packet.
 constexpr size_t kListPartBytes = 48 << 10;
 
-// One node of a scan's Arrow schema, kept while the ScanBegin waits for the loop thread.
-struct SchemaNodeCopy {
-  std::string format, name;
-  int64_t flags = 0;
-  uint32_t n_children = 0;
-};
-
 struct OpenedFile {
   std::shared_ptr<format::VortexFile> file;
   std::vector<uint64_t> units;  // begin, end pairs
 };
 
 struct PlannedWithSchema {
-  PlannedScan planned;
+  format::PlannedScan planned;
   std::vector<SchemaNodeCopy> nodes;
 };
 
@@ -52,7 +45,7 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
         if (uri.starts_with("rados://") && !descriptor->valid()) {
           // With the daemon's Ceph identity; its scans run in the OSDs where they can.
           OC_ASSIGN_OR_RETURN(net::RadosUri object, net::parse_rados_uri(uri));
-          OC_ASSIGN_OR_RETURN(out.file, client::open_rados_file(object));
+          OC_ASSIGN_OR_RETURN(out.file, net::open_rados_file(object));
         } else {
           std::shared_ptr<format::SegmentSource> source;
           if (descriptor->valid()) {
@@ -108,7 +101,7 @@ void Server::list_async(Session& s, uint64_t request, std::string pattern) {
       io_, s,
       [pattern, max = cfg_.daemon_list_max_entries, policy = policy_,
        peer = s.peer]() -> Result<std::vector<std::string>> {
-        OC_ASSIGN_OR_RETURN(auto uris, client::expand_uri(pattern, max));
+        OC_ASSIGN_OR_RETURN(auto uris, net::expand_uri(pattern, max));
         std::erase_if(uris, [&](const std::string& uri) {
           if (uri.starts_with("rados://")) {
             auto object = net::parse_rados_uri(uri);
@@ -150,28 +143,32 @@ Result<void> Server::send_listed(Session& s, uint64_t request, uint64_t offset) 
 }
 
 // Planning binds the filter and prunes with zone maps, which may fetch them from S3, and a
-// sharded plan reads the layout: worker work, like Open. The job keeps its own copy of the
-// request (the receive buffer is reused) and of the file (a Close may come meanwhile).
-void Server::plan_async(Session& s, std::span<const uint8_t> frame, uint64_t request,
-                        std::shared_ptr<format::VortexFile> file, int32_t device,
-                        std::shared_ptr<format::ChunkDecoder> decoder) {
+// sharded plan reads the layout: worker work, like Open. The job keeps the file (a Close may
+// come meanwhile) and the request, parsed on receipt.
+void Server::plan_async(Session& s, uint64_t request, std::shared_ptr<format::VortexFile> file,
+                        format::ScanRequest scan, std::shared_ptr<format::ChunkDecoder> decoder) {
   ++s.planning;
   ++s.jobs_running;
-  auto copy = std::make_shared<std::vector<uint8_t>>(frame.begin(), frame.end());
+  const int32_t device = scan.device;
   run_job<PlannedWithSchema>(
       io_, s,
-      [copy, file, unit_rows = cfg_.shard_unit_rows, decoder = std::move(decoder)]() -> Result<PlannedWithSchema> {
-        // The frame was verified on receipt: its Message starts after the 8-byte header.
-        const auto* scan =
-            flatbuffers::GetRoot<fbs::Message>(copy->data() + kHeaderBytes)->body_as_Scan();
+      [scan = std::move(scan), file, unit_rows = cfg_.shard_unit_rows,
+       decoder = std::move(decoder)]() -> Result<PlannedWithSchema> {
         PlannedWithSchema out;
-        OC_ASSIGN_OR_RETURN(out.planned, plan_scan(*scan, file, unit_rows, decoder));
+        // One split at a time, as the client's lease limits pace them: splits decoded ahead
+        // would wait in the client's slabs, and those that found no room there be copied after
+        // decode. The decode pool still decodes a split's columns side by side, and other
+        // clients' scans.
+        OC_ASSIGN_OR_RETURN(out.planned, format::plan(file, scan,
+                                                      {.default_unit_rows = unit_rows,
+                                                       .splits_in_flight = 1,
+                                                       .device_decoder = decoder}));
         ArrowSchema schema{};
         OC_TRY(format::export_schema(*out.planned.scan->dtype(), "", out.planned.scan->strings(),
                                      &schema));
         auto walk = [&](auto& self, const ArrowSchema& n) -> void {
-          out.nodes.push_back({n.format, n.name ? n.name : "", n.flags,
-                               static_cast<uint32_t>(n.n_children)});
+          out.nodes.push_back(
+              {n.format, n.name ? n.name : "", n.flags, static_cast<uint32_t>(n.n_children)});
           for (int64_t i = 0; i < n.n_children; ++i) self(self, *n.children[i]);
         };
         walk(walk, schema);

@@ -9,8 +9,8 @@
 // no room waits for a Release, for at most daemon_pool_wait_ms, and never takes the pool past
 // its limit.
 #include "config/log.hpp"
-#include "daemon/scan_request.hpp"
 #include "daemon/server.hpp"
+#include "format/scan_request.hpp"
 
 namespace oc::daemon {
 namespace {
@@ -42,7 +42,7 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
   scan->busy = true;
   run_job<Decoded>(
       decode_, s,
-      [scan, fetched = fetched_, arena = s.arena]() -> Result<Decoded> {
+      [scan, fetched = counters_.fetched, arena = s.arena]() -> Result<Decoded> {
         // A failed allocation in the decoder surfaces here as this scan's error (run_job).
         // A device scan's batches go to device slabs: its host decodes stay off the host slabs.
         format::ArenaScope in_slabs(scan->device < 0 ? arena.get() : nullptr);
@@ -51,7 +51,7 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
         *fetched += scan->scan->stats().bytes_read - before;
         if (!next.ok()) return std::move(next.error());
         Decoded d;
-        d.position = position_after(*scan->scan);
+        d.position = format::position_after(*scan->scan);
         d.stats = scan->scan->stats();
         if (*next) {
           d.layout = lay_out(std::move(**next));
@@ -70,8 +70,8 @@ void Server::decode_ahead(Session& s, const ScanPtr& scan) {
         if (d.ok()) format::set_reader_stages(scan->profile, d->stats);
         if (!d.ok() || !d->layout) {  // the scan's end or error
           scan->finished = true;
-          scan->ready.push_back(Produced{std::nullopt, d.ok() ? std::nullopt
-                                                              : std::optional(d.error())});
+          scan->ready.push_back(
+              Produced{std::nullopt, d.ok() ? std::nullopt : std::optional(d.error())});
           return;
         }
         scan->last_batch_bytes = d->layout->pinned;
@@ -110,7 +110,7 @@ void Server::make_room_to_decode(Session& s, const ActiveScan& scan) {
                        scan.last_batch_bytes <= cfg_.daemon_slab_bytes / 2;
   if (!none && !wanting) return;
   s.arena_heap_seen = s.arena->heap_bytes();
-  auto made = make_slab(s, cfg_.daemon_slab_bytes, /*dedicated=*/false);
+  auto made = pool_.make(s, cfg_.daemon_slab_bytes, /*dedicated=*/false, !at_descriptor_budget());
   if (!made.ok()) {  // the copying path meets the same limit and reports it
     log::get().debug("no slab to decode into for client pid {}: {}", s.peer.pid,
                      made.error().message());
@@ -118,63 +118,16 @@ void Server::make_room_to_decode(Session& s, const ActiveScan& scan) {
 }
 
 void Server::count_copies(ActiveScan& scan, const Placed& p) {
-  bytes_copied_ += p.copied;  // counted whether or not it is ever sent
-  bytes_copied_after_decode_ += p.copied_after_decode;
+  counters_.bytes_copied += p.copied;  // counted whether or not it is ever sent
+  counters_.bytes_copied_after_decode += p.copied_after_decode;
   scan.profile.copy_ns += p.copy_ns;
-}
-
-Result<std::shared_ptr<Slab>> Server::make_slab(Session& s, uint64_t bytes, bool dedicated) {
-  const uint64_t footprint = Slab::footprint(bytes);
-  const auto mine = pool_by_uid_.find(s.peer.uid);
-  const uint64_t held = mine == pool_by_uid_.end() ? 0 : mine->second;
-  if (pool_bytes_ + footprint > cfg_.daemon_pool_bytes ||
-      held + footprint > cfg_.daemon_uid_max_pool_bytes) {
-    return std::shared_ptr<Slab>();  // no room now
-  }
-  OC_EXPECT(!at_descriptor_budget(), io,
-            "no descriptor for a new slab: onecopyd holds {} for clients, its budget",
-            descriptors());
-  OC_ASSIGN_OR_RETURN(auto slab, Slab::create(next_id_++, bytes, dedicated));
-  pool_bytes_ += slab->bytes();
-  pool_by_uid_[s.peer.uid] += slab->bytes();
-  ++slabs_;
-  const auto level = logged_pages_ ? spdlog::level::debug : spdlog::level::info;
-  log::get().log(level, "slab {} for client pid {}: {} bytes{}, {}", slab->id(), s.peer.pid,
-                 slab->bytes(), dedicated ? " (one large batch)" : "",
-                 slab->hugepages() ? "hugepages" : "normal pages (no hugepages to spare)");
-  logged_pages_ = true;
-  s.slabs[slab->id()] = slab;
-  if (!dedicated) s.arena->add(slab);
-  return slab;
-}
-
-void Server::forget_slab(Session& s, uint64_t id) {
-  auto it = s.slabs.find(id);
-  if (it == s.slabs.end()) return;
-  const uint64_t bytes = it->second->bytes();
-  pool_bytes_ -= bytes;
-  if (auto u = pool_by_uid_.find(s.peer.uid); u != pool_by_uid_.end()) {
-    u->second -= bytes;
-    if (u->second == 0) pool_by_uid_.erase(u);
-  }
-  --slabs_;
-  s.arena->remove(id);
-  s.slabs.erase(it);  // a copy job still writing keeps the memory until it is done
-  pool_freed();
-}
-
-// Room in the pool may let a waiting batch go.
-void Server::pool_freed() {
-  for (const auto& [serial, unused] : pool_waiters_) {
-    if (Session* w = find(serial)) mark(*w);
-  }
 }
 
 void Server::fail_scan(Session& s, const ScanPtr& scan, Error e) {
   scan->unplaced.reset();
   scan->finished = true;
   scan->ready.push_back(Produced{std::nullopt, std::move(e)});
-  pool_waiters_.erase(s.serial);
+  pool_.stop_waiting(s.serial);
 }
 
 // Finds a range for the scan's decoded batch: first fit in the session's slabs, else a new slab
@@ -183,25 +136,25 @@ void Server::place(Session& s, const ScanPtr& scan) {
   if (!scan->unplaced || scan->busy) return;
   const uint64_t need = scan->unplaced->bytes;
   if (need > cfg_.daemon_client_max_bytes_in_flight || need > cfg_.daemon_uid_max_pool_bytes) {
-    fail_scan(s, scan,
-              OC_ERROR(Errc::invalid,
-                       "a batch of {} bytes is more than a client may hold "
-                       "(daemon_client_max_bytes_in_flight {}, daemon_uid_max_pool_bytes {}); "
-                       "scan with a smaller batch_rows",
-                       need, cfg_.daemon_client_max_bytes_in_flight,
-                       cfg_.daemon_uid_max_pool_bytes));
+    fail_scan(
+        s, scan,
+        OC_ERROR(Errc::invalid,
+                 "a batch of {} bytes is more than a client may hold "
+                 "(daemon_client_max_bytes_in_flight {}, daemon_uid_max_pool_bytes {}); "
+                 "scan with a smaller batch_rows",
+                 need, cfg_.daemon_client_max_bytes_in_flight, cfg_.daemon_uid_max_pool_bytes));
     return;
   }
   Placed p;
   if (need > 0) {
-    auto found = find_range(s, *scan, need, p);
+    auto found = pool_.find_range(s, *scan, need, p, !at_descriptor_budget());
     if (!found.ok()) {
       fail_scan(s, scan, std::move(found.error()));
       return;
     }
     if (!*found) {  // no room: wait for a Release here or elsewhere (expire() bounds the wait)
       if (scan->waiting_since == Clock::time_point{}) scan->waiting_since = Clock::now();
-      pool_waiters_[s.serial] = 1;
+      pool_.wait(s.serial);
       return;
     }
   }
@@ -209,7 +162,7 @@ void Server::place(Session& s, const ScanPtr& scan) {
     scan->profile.pool_wait_ns += ns(Clock::now() - scan->waiting_since);
     scan->waiting_since = {};
   }
-  pool_waiters_.erase(s.serial);
+  pool_.stop_waiting(s.serial);
   p.layout = std::move(*scan->unplaced);
   p.position = scan->unplaced_position;
   scan->unplaced.reset();
@@ -225,8 +178,9 @@ void Server::place(Session& s, const ScanPtr& scan) {
         // Writes only inside the range the loop gave this job; the slab outlives it (shared).
         const uint64_t start = format::monotonic_ns();
         if (job->device_slab) {  // device to device: the batch was decoded on the same GPU
-          OC_ASSIGN_OR_RETURN(job->copied, copy_batch_to_device(job->layout, job->device_slab->base() + job->offset,
-                                                                job->device_slab->device()));
+          OC_ASSIGN_OR_RETURN(
+              job->copied, copy_batch_to_device(job->layout, job->device_slab->base() + job->offset,
+                                                job->device_slab->device()));
           job->copy_ns = format::monotonic_ns() - start;
           return true;
         }
@@ -240,13 +194,13 @@ void Server::place(Session& s, const ScanPtr& scan) {
       [this, scan, job](Session* s, Result<bool> copied) {
         scan->busy = false;
         count_copies(*scan, *job);
-        if (!s) return;                // the slab went with the session
+        if (!s) return;  // the slab went with the session
         mark(*s);
         if (scan->dropped || !copied.ok()) {
           if (job->device_slab) {
-            give_back(job->device_slab, job->offset);
+            pool_.give_back(job->device_slab, job->offset);
           } else {
-            give_back(*s, job->slab, job->offset);
+            pool_.give_back(*s, job->slab, job->offset);
           }
           if (!scan->dropped) {
             scan->finished = true;
@@ -260,77 +214,19 @@ void Server::place(Session& s, const ScanPtr& scan) {
 }
 
 // Frees a range; a dedicated slab goes with its one batch.
-void Server::give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t offset) {
-  (void)slab->free(offset);
-  if (slab->dedicated() && slab->empty()) forget_slab(s, slab->id());
-}
-
-void Server::give_back(const std::shared_ptr<DeviceSlab>& slab, uint64_t offset) {
-  (void)slab->free(offset);
-  pool_freed();
-}
-
-Result<bool> Server::find_range(Session& s, const ActiveScan& scan, uint64_t need, Placed& p) {
-  if (scan.device >= 0) {
-    for (const auto& [id, slab] : s.device_slabs) {
-      if (slab->device() != scan.device) continue;
-      if (auto at = slab->allocate(need)) {
-        p.device_slab = slab;
-        p.offset = *at;
-        return true;
-      }
-    }
-    OC_ASSIGN_OR_RETURN(auto made, make_device_slab(s, scan.device, std::max(need, cfg_.daemon_device_slab_bytes)));
-    if (!made) return false;
-    p.device_slab = std::move(made);
-    p.offset = *p.device_slab->allocate(need);
-    return true;
-  }
-  for (const auto& [id, slab] : s.slabs) {
-    if (slab->dedicated()) continue;
-    if (auto at = slab->allocate(need)) {
-      p.slab = slab;
-      p.offset = *at;
-      return true;
-    }
-  }
-  const bool dedicated = need > cfg_.daemon_slab_bytes;
-  OC_ASSIGN_OR_RETURN(auto made, make_slab(s, dedicated ? need : cfg_.daemon_slab_bytes, dedicated));
-  if (!made) return false;
-  p.slab = std::move(made);
-  p.offset = *p.slab->allocate(need);
-  return true;
-}
-
-Result<std::shared_ptr<DeviceSlab>> Server::make_device_slab(Session& s, int32_t device, uint64_t bytes) {
-  DeviceUse& use = devices_.at(device);  // its decoder made it, before the scan began
-  if (use.pool_bytes + bytes > cfg_.daemon_device_pool_bytes) return std::shared_ptr<DeviceSlab>();
-  OC_ASSIGN_OR_RETURN(auto slab, DeviceSlab::create(next_id_++, device, bytes, use.share));
-  use.pool_bytes += slab->bytes();
-  log::get().debug("device slab {} on cuda:{} for client pid {}: {} bytes", slab->id(), device, s.peer.pid,
-                   slab->bytes());
-  s.device_slabs[slab->id()] = slab;
-  return slab;
-}
-
-void Server::forget_device_slabs(Session& s) {
-  for (const auto& [id, slab] : s.device_slabs) devices_.at(slab->device()).pool_bytes -= slab->bytes();
-  s.device_slabs.clear();  // a copy job still writing keeps its slab until it is done
-  pool_freed();
-}
-
 // Drops a scan and the ranges of its batches not yet sent; a job still running on it gives its
 // own range back when it completes.
 void Server::drop_scan(Session& s, const ScanPtr& scan) {
   scan->dropped = true;
   remember_scan(s, *scan, "cancelled");
   for (const Produced& p : scan->ready) {
-    if (p.batch && p.batch->slab && !p.batch->in_place) give_back(s, p.batch->slab, p.batch->offset);
-    if (p.batch && p.batch->device_slab) give_back(p.batch->device_slab, p.batch->offset);
+    if (p.batch && p.batch->slab && !p.batch->in_place)
+      pool_.give_back(s, p.batch->slab, p.batch->offset);
+    if (p.batch && p.batch->device_slab) pool_.give_back(p.batch->device_slab, p.batch->offset);
   }
   scan->ready.clear();
   scan->ready_bytes = 0;
-  if (scan->unplaced) pool_waiters_.erase(s.serial);
+  if (scan->unplaced) pool_.stop_waiting(s.serial);
   scan->unplaced.reset();
   std::erase(s.scans, scan);
 }
@@ -344,19 +240,20 @@ void Server::send_batch(Session& s, ActiveScan& scan, Placed& b) {
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::SlabAdded, added.Union()));
     send(s, fbb, b.slab->fd(), [slab = b.slab] { slab->close_fd(); });
     b.slab->sent = true;
-    ++slabs_sent_;
+    ++counters_.slabs_sent;
   }
   if (b.device_slab && !b.device_slab->sent) {
     flatbuffers::FlatBufferBuilder fbb;
     const bool vmm = b.device_slab->kind() == kernels::ShareKind::vmm;
     const auto& handle = b.device_slab->ipc_handle();
-    const std::vector<uint8_t> ipc = vmm ? std::vector<uint8_t>{} : std::vector<uint8_t>(handle.begin(), handle.end());
+    const std::vector<uint8_t> ipc =
+        vmm ? std::vector<uint8_t>{} : std::vector<uint8_t>(handle.begin(), handle.end());
     auto added = fbs::CreateDeviceSlabAddedDirect(fbb, b.device_slab->id(), b.device_slab->bytes(),
                                                   b.device_slab->device(), &ipc);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::DeviceSlabAdded, added.Union()));
     send(s, fbb, vmm ? b.device_slab->fd() : -1, [slab = b.device_slab] { slab->close_fd(); });
     b.device_slab->sent = true;
-    ++slabs_sent_;
+    ++counters_.slabs_sent;
   }
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<fbs::ArrayNode>> arrays;
@@ -373,18 +270,19 @@ void Server::send_batch(Session& s, ActiveScan& scan, Placed& b) {
   const uint64_t pinned = b.layout.pinned;
   const uint64_t slab_id = b.device_slab ? b.device_slab->id() : b.slab ? b.slab->id() : 0;
   auto msg = fbs::CreateBatchDirect(fbb, scan.id, lease, b.layout.rows, b.layout.bytes, &arrays,
-                                    b.position.unit, b.position.rows, slab_id, b.offset, pinned, scan.device);
+                                    b.position.unit, b.position.rows, slab_id, b.offset, pinned,
+                                    scan.device);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Batch, msg.Union()));
   send(s, fbb);
-  s.leases[lease] = Session::Lease{b.slab, b.device_slab, b.offset, pinned, b.in_place, std::move(b.hold)};
+  s.leases[lease] =
+      Session::Lease{b.slab, b.device_slab, b.offset, pinned, b.in_place, std::move(b.hold)};
   s.bytes_in_flight += pinned;
   const uint64_t delivered = b.copied + b.in_place_bytes;
-  bytes_delivered_ += delivered;
-  bytes_in_place_ += b.in_place_bytes;
-  batches_delivered_ += 1;
-  delivered_rate_.add(
-      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(),
-      delivered);
+  counters_.bytes_delivered += delivered;
+  counters_.bytes_in_place += b.in_place_bytes;
+  counters_.batches_delivered += 1;
+  counters_.delivered_rate.add(
+      std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count(), delivered);
   scan.profile.rows += b.layout.rows;
   scan.profile.batches += 1;
   scan.bytes += delivered;
@@ -396,9 +294,8 @@ void Server::serve(Session& s) {
     while (!scan->ready.empty()) {
       Produced& p = scan->ready.front();
       if (p.batch) {
-        if (!s.leases.empty() &&
-            (s.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
-             s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight)) {
+        if (!s.leases.empty() && (s.leases.size() >= cfg_.daemon_client_max_batches_in_flight ||
+                                  s.bytes_in_flight >= cfg_.daemon_client_max_bytes_in_flight)) {
           // Backpressure: wait for a Release; the wait is the consumer's.
           if (scan->blocked_since == Clock::time_point{}) scan->blocked_since = Clock::now();
           break;

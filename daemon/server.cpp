@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "config/log.hpp"
+#include "daemon/scan_wire.hpp"
 #include "daemon/wire.hpp"
 #include "format/segment_source.hpp"
 #include "net/s3_source.hpp"
@@ -14,7 +15,10 @@
 namespace oc::daemon {
 
 Server::Server(Defaults cfg, AccessPolicy policy, Workers& io, Workers& decode)
-    : cfg_(std::move(cfg)), policy_(std::move(policy)), io_(io), decode_(decode),
+    : cfg_(std::move(cfg)),
+      policy_(std::move(policy)),
+      io_(io),
+      decode_(decode),
       started_(Clock::now()) {}
 
 Server::~Server() = default;
@@ -38,8 +42,8 @@ void Server::touch(Session& s) {
 
 uint64_t Server::descriptors() const {
   // Each local file is a descriptor; the io_uring rings local reads use are one per thread.
-  return sessions_.size() + format::open_local_sources() + format::open_read_rings() + Slab::open_fds() +
-         extra_fds_;
+  return sessions_.size() + format::open_local_sources() + format::open_read_rings() +
+         Slab::open_fds() + extra_fds_;
 }
 
 bool Server::at_descriptor_budget(uint64_t extra) const {
@@ -58,18 +62,24 @@ Result<Session*> Server::admit(UniqueFd& socket, Peer peer) {
                            peer.uid, peer.gid));
   }
   if (sessions_.size() >= cfg_.daemon_max_clients) {
-    return refuse(OC_ERROR(Errc::invalid, "onecopyd serves {} clients already, its limit "
-                           "(daemon_max_clients)", sessions_.size()));
+    return refuse(OC_ERROR(Errc::invalid,
+                           "onecopyd serves {} clients already, its limit "
+                           "(daemon_max_clients)",
+                           sessions_.size()));
   }
   const auto mine = sessions_by_uid_.find(peer.uid);
   const uint32_t held = mine == sessions_by_uid_.end() ? 0 : mine->second;
   if (held >= cfg_.daemon_uid_max_clients) {
-    return refuse(OC_ERROR(Errc::invalid, "uid {} has {} connections already, the limit per "
-                           "user (daemon_uid_max_clients)", peer.uid, held));
+    return refuse(OC_ERROR(Errc::invalid,
+                           "uid {} has {} connections already, the limit per "
+                           "user (daemon_uid_max_clients)",
+                           peer.uid, held));
   }
   if (at_descriptor_budget()) {
-    return refuse(OC_ERROR(Errc::io, "onecopyd holds {} descriptors for clients, its budget "
-                           "(RLIMIT_NOFILE less daemon_fd_reserve)", descriptors()));
+    return refuse(OC_ERROR(Errc::io,
+                           "onecopyd holds {} descriptors for clients, its budget "
+                           "(RLIMIT_NOFILE less daemon_fd_reserve)",
+                           descriptors()));
   }
   const uint64_t serial = next_serial_++;
   auto s = std::make_unique<Session>(std::move(socket), serial, std::move(peer),
@@ -86,7 +96,7 @@ void Server::close(Session& s, std::string_view why) {
   if (!why.empty()) {
     log::get().error("disconnecting client pid {} uid {}: {}{}", s.peer.pid, s.peer.uid,
                      why.substr(0, 400), why.size() > 400 ? "…" : "");
-    ++errors_;
+    ++counters_.errors;
   }
   log::get().debug("client pid {} gone; {} leases ({} bytes) reclaimed", s.peer.pid,
                    s.leases.size(), s.bytes_in_flight);
@@ -100,11 +110,7 @@ void Server::close(Session& s, std::string_view why) {
   s.scans.clear();
   s.leases.clear();
   s.files.clear();
-  std::vector<uint64_t> ids;
-  for (const auto& [id, slab] : s.slabs) ids.push_back(id);
-  for (uint64_t id : ids) forget_slab(s, id);
-  forget_device_slabs(s);
-  pool_waiters_.erase(s.serial);
+  pool_.forget_all(s);
   if (auto it = sessions_by_uid_.find(s.peer.uid); it != sessions_by_uid_.end()) {
     if (--it->second == 0) sessions_by_uid_.erase(it);
   }
@@ -159,7 +165,7 @@ void Server::send(Session& s, flatbuffers::FlatBufferBuilder& fbb, int fd,
 
 // Errors go to the client as describe() renders them: no position in onecopyd's source.
 void Server::send_error(Session& s, uint64_t request, const Error& e) {
-  ++errors_;
+  ++counters_.errors;
   flatbuffers::FlatBufferBuilder fbb;
   auto err = fbs::CreateErrorDirect(fbb, request, std::string(errc_name(e.code())).c_str(),
                                     e.describe().c_str());
@@ -168,7 +174,7 @@ void Server::send_error(Session& s, uint64_t request, const Error& e) {
 }
 
 void Server::refuse(Session& s, uint64_t request, const Error& e) {
-  ++refused_requests_;
+  ++counters_.requests_refused;
   // Bounded: a client chooses the names that errors quote, and must not flood the log with them.
   const std::string text = e.describe();
   log::get().info("client pid {} uid {}: request {} refused: {}{}", s.peer.pid, s.peer.uid, request,
@@ -210,7 +216,7 @@ void Server::on_packet(Session& s, std::span<const uint8_t> bytes, Packet& packe
   }
   // handle() fails only for a protocol violation, which ends this client; request-level
   // failures (a missing file, a limit) are Error replies instead.
-  auto r = catch_all("handling a request", [&] { return handle(s, **msg, bytes, packet); });
+  auto r = catch_all("handling a request", [&] { return handle(s, **msg, packet); });
   if (!r.ok()) {
     if (r.error().code() == Errc::protocol) send_error(s, 0, r.error());
     close(s, r.error().describe());
@@ -225,8 +231,7 @@ Result<void> Server::check_request_room(const Session& s) const {
   return {};
 }
 
-Result<void> Server::handle(Session& s, const fbs::Message& m, std::span<const uint8_t> frame,
-                            Packet& packet) {
+Result<void> Server::handle(Session& s, const fbs::Message& m, Packet& packet) {
   OC_EXPECT(s.said_hello || m.body_type() == fbs::Body::Hello, protocol, "{} before Hello",
             fbs::EnumNameBody(m.body_type()));
   switch (m.body_type()) {
@@ -243,7 +248,7 @@ Result<void> Server::handle(Session& s, const fbs::Message& m, std::span<const u
     case fbs::Body::List:
       return handle_list(s, *m.body_as_List());
     case fbs::Body::Scan:
-      return handle_scan(s, *m.body_as_Scan(), frame);
+      return handle_scan(s, *m.body_as_Scan());
     case fbs::Body::Release:
       return handle_release(s, m.body_as_Release()->lease());
     case fbs::Body::Cancel:
@@ -268,8 +273,8 @@ Result<void> Server::handle_hello(Session& s, const fbs::Hello& h) {
   s.said_hello = true;
   flatbuffers::FlatBufferBuilder fbb;
   std::vector<flatbuffers::Offset<flatbuffers::String>> features{
-      fbb.CreateString("scan"), fbb.CreateString("filter"), fbb.CreateString("slab-pool"),
-      fbb.CreateString("fd-open"), fbb.CreateString("parts"), fbb.CreateString("device")};
+      fbb.CreateString("scan"),    fbb.CreateString("filter"), fbb.CreateString("slab-pool"),
+      fbb.CreateString("fd-open"), fbb.CreateString("parts"),  fbb.CreateString("device")};
   // Where batches can be delivered: host memory, and each CUDA device onecopyd sees.
   std::string devices = "host";
   for (int d = 0; d < gpu_.count; ++d) devices += fmt::format(",cuda:{}", d);
@@ -290,9 +295,11 @@ Result<void> Server::handle_open(Session& s, const fbs::Open& o, Packet& packet)
     return {};
   }
   if (s.files.size() + s.opens_running >= cfg_.daemon_client_max_open_files) {
-    refuse(s, request, OC_ERROR(Errc::invalid, "this connection has {} files open, the limit "
-                                "(daemon_client_max_open_files)",
-                                s.files.size() + s.opens_running));
+    refuse(s, request,
+           OC_ERROR(Errc::invalid,
+                    "this connection has {} files open, the limit "
+                    "(daemon_client_max_open_files)",
+                    s.files.size() + s.opens_running));
     return {};
   }
   bool public_only = false;
@@ -300,14 +307,19 @@ Result<void> Server::handle_open(Session& s, const fbs::Open& o, Packet& packet)
     // A local file the client opened with its own permissions: read through its descriptor,
     // never reopened by name. The descriptor budget counts it from here.
     if (at_descriptor_budget(1)) {
-      refuse(s, request, OC_ERROR(Errc::io, "onecopyd holds {} descriptors for clients, its "
-                                  "budget (RLIMIT_NOFILE less daemon_fd_reserve); try again "
-                                  "later", descriptors()));
+      refuse(s, request,
+             OC_ERROR(Errc::io,
+                      "onecopyd holds {} descriptors for clients, its "
+                      "budget (RLIMIT_NOFILE less daemon_fd_reserve); try again "
+                      "later",
+                      descriptors()));
       return {};
     }
   } else if (packet.fds_lost) {
-    refuse(s, request, OC_ERROR(Errc::io, "the descriptor sent with this Open could not be "
-                                "received: onecopyd is at its descriptor limit"));
+    refuse(s, request,
+           OC_ERROR(Errc::io,
+                    "the descriptor sent with this Open could not be "
+                    "received: onecopyd is at its descriptor limit"));
     return {};
   } else {
     auto access = policy_.check_object(s.peer, o.uri()->string_view());
@@ -326,8 +338,7 @@ Result<void> Server::handle_list(Session& s, const fbs::List& l) {
   if (l.offset() > 0 && l.pattern()->str() == s.listed_pattern) {
     return send_listed(s, l.request(), l.offset());
   }
-  OC_EXPECT(l.offset() == 0, protocol, "List offset {} of a pattern not listed before",
-            l.offset());
+  OC_EXPECT(l.offset() == 0, protocol, "List offset {} of a pattern not listed before", l.offset());
   if (auto room = check_request_room(s); !room.ok()) {
     refuse(s, l.request(), room.error());
     return {};
@@ -340,25 +351,29 @@ Result<void> Server::handle_list(Session& s, const fbs::List& l) {
   return {};
 }
 
-Result<void> Server::handle_scan(Session& s, const fbs::Scan& scan,
-                                 std::span<const uint8_t> frame) {
+Result<void> Server::handle_scan(Session& s, const fbs::Scan& scan) {
   const uint64_t request = scan.request();
+  auto parsed = from_fbs(scan);
   auto check = [&]() -> Result<void> {
     OC_TRY(check_request_room(s));
     OC_EXPECT(s.scans.size() + s.planning < cfg_.daemon_client_max_scans, invalid,
               "this connection has {} scans active, the limit (daemon_client_max_scans)",
               s.scans.size() + s.planning);
-    OC_EXPECT(scan.batch_rows() <= cfg_.daemon_max_batch_rows, invalid,
-              "batch_rows {} is over the limit of {} (daemon_max_batch_rows)", scan.batch_rows(),
+    OC_TRY(parsed);
+    const format::ScanRequest& r = *parsed;
+    OC_EXPECT(r.batch_rows <= cfg_.daemon_max_batch_rows, invalid,
+              "batch_rows {} is over the limit of {} (daemon_max_batch_rows)", r.batch_rows,
               cfg_.daemon_max_batch_rows);
-    const uint64_t columns = scan.columns() ? scan.columns()->size() : 0;
-    OC_EXPECT(columns <= cfg_.daemon_max_scan_columns, invalid,
-              "a Scan of {} columns is over the limit of {} (daemon_max_scan_columns)", columns,
-              cfg_.daemon_max_scan_columns);
-    const uint64_t ranges = scan.ranges() ? scan.ranges()->size() / 2 : 0;
-    OC_EXPECT(ranges <= defaults().plan_max_pieces, invalid,
-              "a Scan of {} ranges is over the limit of {} (plan_max_pieces)", ranges,
-              defaults().plan_max_pieces);
+    OC_EXPECT(r.columns.size() <= cfg_.daemon_max_scan_columns, invalid,
+              "a Scan of {} columns is over the limit of {} (daemon_max_scan_columns)",
+              r.columns.size(), cfg_.daemon_max_scan_columns);
+    if (const auto* g = std::get_if<format::RangeSelection>(&r.selection)) {
+      OC_EXPECT(g->ranges.size() <= defaults().plan_max_pieces, invalid,
+                "a Scan of {} ranges is over the limit of {} (plan_max_pieces)", g->ranges.size(),
+                defaults().plan_max_pieces);
+    }
+    OC_EXPECT(r.device >= format::kHostDevice, invalid,
+              "the host reference of a device scan runs in the client's own process");
     OC_EXPECT(s.files.count(scan.file()) == 1, invalid, "no open file {}", scan.file());
     return {};
   };
@@ -367,36 +382,31 @@ Result<void> Server::handle_scan(Session& s, const fbs::Scan& scan,
     return {};
   }
   std::shared_ptr<format::ChunkDecoder> decoder;
-  if (scan.device() >= 0) {
-    auto d = device_decoder(scan.device());
+  if (parsed->device >= 0) {
+    auto d = pool_.device_decoder(parsed->device, gpu_);
     if (!d.ok()) {
       refuse(s, request, d.error());
       return {};
     }
     decoder = std::move(d).value();
   }
-  plan_async(s, frame, request, s.files.at(scan.file()), scan.device(), std::move(decoder));
+  plan_async(s, request, s.files.at(scan.file()), std::move(*parsed), std::move(decoder));
   return {};
 }
 
-Result<std::shared_ptr<client::DeviceChunkDecoder>> Server::device_decoder(int32_t device) {
-  if (auto it = devices_.find(device); it != devices_.end()) return it->second.decoder;
-  OC_EXPECT(device < gpu_.count, cuda, "onecopyd has no CUDA device cuda:{}{}", device,
-            gpu_.count == 0 ? ": " + gpu_.why_none : fmt::format(" (it sees {})", gpu_.count));
-  DeviceUse use;
-  OC_ASSIGN_OR_RETURN(use.share, kernels::share_kind(device));
-  OC_ASSIGN_OR_RETURN(use.decoder, client::DeviceChunkDecoder::create(device, client::DeviceDecodes::cuda));
-  log::get().info("device scans on cuda:{}: memory shared by {}", device,
-                  use.share == kernels::ShareKind::vmm ? "VMM descriptors" : "CUDA IPC handles (no VMM)");
-  return devices_.emplace(device, std::move(use)).first->second.decoder;
+void Server::pool_room() {
+  for (uint64_t serial : pool_.waiters()) {
+    if (Session* w = find(serial)) mark(*w);
+  }
 }
 
 Result<void> Server::handle_release(Session& s, uint64_t lease) {
   auto it = s.leases.find(lease);
   OC_EXPECT(it != s.leases.end(), protocol, "Release of unknown lease {}", lease);
   s.bytes_in_flight -= it->second.bytes;
-  if (it->second.slab && !it->second.in_place) give_back(s, it->second.slab, it->second.offset);
-  if (it->second.device_slab) give_back(it->second.device_slab, it->second.offset);
+  if (it->second.slab && !it->second.in_place)
+    pool_.give_back(s, it->second.slab, it->second.offset);
+  if (it->second.device_slab) pool_.give_back(it->second.device_slab, it->second.offset);
   s.leases.erase(it);
   mark(s);  // room for the next batch
   return {};
@@ -421,7 +431,7 @@ void Server::handle_cancel(Session& s, const fbs::Cancel& c) {
 std::optional<Clock::time_point> Server::next_deadline() const {
   std::optional<Clock::time_point> next;
   const auto wait = std::chrono::milliseconds(cfg_.daemon_pool_wait_ms);
-  for (const auto& [serial, unused] : pool_waiters_) {
+  for (uint64_t serial : pool_.waiters()) {
     auto it = sessions_.find(serial);
     if (it == sessions_.end()) continue;
     for (const ScanPtr& scan : it->second->scans) {
@@ -436,20 +446,22 @@ std::optional<Clock::time_point> Server::next_deadline() const {
 void Server::expire(Clock::time_point now) {
   const auto wait = std::chrono::milliseconds(cfg_.daemon_pool_wait_ms);
   std::vector<uint64_t> serials;
-  for (const auto& [serial, unused] : pool_waiters_) serials.push_back(serial);
+  for (uint64_t serial : pool_.waiters()) serials.push_back(serial);
   for (uint64_t serial : serials) {
     Session* s = find(serial);
     if (!s) continue;
     for (const ScanPtr& scan : s->scans) {
       if (!scan->unplaced || scan->waiting_since + wait > now) continue;
       if (scan->device >= 0) {
-        fail_scan(*s, scan,
-                  OC_ERROR(Errc::out_of_memory,
-                           "a decoded batch of {} bytes found no room in the device slabs of cuda:{} for {} ms "
-                           "(daemon_device_pool_bytes {}: other clients hold them); try again or ask the "
-                           "operator for a larger pool",
-                           scan->unplaced->bytes, scan->device, cfg_.daemon_pool_wait_ms,
-                           cfg_.daemon_device_pool_bytes));
+        fail_scan(
+            *s, scan,
+            OC_ERROR(Errc::out_of_memory,
+                     "a decoded batch of {} bytes found no room in the device slabs of cuda:{} for "
+                     "{} ms "
+                     "(daemon_device_pool_bytes {}: other clients hold them); try again or ask the "
+                     "operator for a larger pool",
+                     scan->unplaced->bytes, scan->device, cfg_.daemon_pool_wait_ms,
+                     cfg_.daemon_device_pool_bytes));
         mark(*s);
         continue;
       }
@@ -512,8 +524,7 @@ bool may_see(const Peer& viewer, uint32_t uid) { return viewer.uid == 0 || viewe
 }  // namespace
 
 void Server::remember_scan(const Session& s, const ActiveScan& scan, std::string state) {
-  ended_scans_.push_back(scan_status(s, scan, std::move(state)));
-  if (ended_scans_.size() > kEndedScansKept) ended_scans_.pop_front();
+  counters_.remember(scan_status(s, scan, std::move(state)));
 }
 
 Status Server::status(const Peer* viewer) const {
@@ -524,41 +535,43 @@ Status Server::status(const Peer* viewer) const {
     if (viewer == nullptr || !may_see(*viewer, s->peer.uid)) continue;
     for (const ScanPtr& scan : s->scans) st.scans.push_back(scan_status(*s, *scan, "running"));
   }
-  for (const ScanStatus& ended : ended_scans_) {
+  for (const ScanStatus& ended : counters_.ended_scans) {
     if (viewer != nullptr && may_see(*viewer, ended.uid)) st.scans.push_back(ended);
   }
   const auto up = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started_);
   st.version = OC_VERSION;
   st.uptime_ms = static_cast<uint64_t>(up.count());
   st.clients = static_cast<uint32_t>(sessions_.size());
-  st.bytes_delivered = bytes_delivered_;
-  st.errors = errors_;
-  st.pool_bytes = pool_bytes_;
+  st.bytes_delivered = counters_.bytes_delivered;
+  st.errors = counters_.errors;
+  st.pool_bytes = pool_.bytes();
   st.pool_limit_bytes = cfg_.daemon_pool_bytes;
-  st.batches_delivered = batches_delivered_;
-  st.gbps_10s =
-      delivered_rate_.per_second(up.count() / 1000, static_cast<double>(up.count()) / 1e3) / 1e9;
+  st.batches_delivered = counters_.batches_delivered;
+  st.gbps_10s = counters_.delivered_rate.per_second(up.count() / 1000,
+                                                    static_cast<double>(up.count()) / 1e3) /
+                1e9;
   st.requests_in_flight = io_.pending() + decode_.pending();
-  st.bytes_copied = bytes_copied_;
-  st.bytes_copied_after_decode = bytes_copied_after_decode_;
-  st.bytes_in_place = bytes_in_place_;
-  st.copies_per_byte = bytes_delivered_ ? static_cast<double>(bytes_copied_) /
-                                              static_cast<double>(bytes_delivered_)
-                                        : 0.0;
+  st.bytes_copied = counters_.bytes_copied;
+  st.bytes_copied_after_decode = counters_.bytes_copied_after_decode;
+  st.bytes_in_place = counters_.bytes_in_place;
+  st.copies_per_byte = counters_.bytes_delivered
+                           ? static_cast<double>(counters_.bytes_copied) /
+                                 static_cast<double>(counters_.bytes_delivered)
+                           : 0.0;
   st.worker_threads = static_cast<uint32_t>(io_.size() + decode_.size());
-  st.slabs_sent = slabs_sent_;
-  st.slabs = slabs_;
+  st.slabs_sent = counters_.slabs_sent;
+  st.slabs = pool_.slabs();
   st.descriptors = descriptors();
   st.descriptor_budget = fd_budget_ == UINT64_MAX ? 0 : fd_budget_;
-  st.connections_refused = refused_connections_;
-  st.requests_refused = refused_requests_;
-  st.bytes_fetched = fetched_->load();
+  st.connections_refused = counters_.connections_refused;
+  st.requests_refused = counters_.requests_refused;
+  st.bytes_fetched = counters_.fetched->load();
   if (auto s3 = net::environment_client_if_made()) {
     st.s3_requests = s3->counters().requests.load();
     st.s3_retries = s3->counters().retries.load();
     st.s3_failures = s3->counters().failures.load();
   }
-  for (const auto& [device, use] : devices_) {
+  for (const auto& [device, use] : pool_.devices()) {
     DeviceStatus d;
     d.device = device;
     d.share = use.share == kernels::ShareKind::vmm ? "vmm" : "ipc";
@@ -568,7 +581,7 @@ Status Server::status(const Peer* viewer) const {
         if (l.device_slab && l.device_slab->device() == device) ++d.batches_in_flight;
       }
     }
-    const client::DeviceScanStats stats = use.decoder->stats();
+    const kernels::DeviceScanStats stats = use.decoder->stats();
     d.bytes_decoded = stats.bytes_delivered;
     d.bytes_uploaded = stats.bytes_uploaded;
     d.decode_ns = stats.decode_ns;

@@ -27,14 +27,17 @@
 #include <vector>
 
 #include "config/defaults.hpp"
-#include "client/device_scan.hpp"
 #include "config/error.hpp"
 #include "daemon/access.hpp"
+#include "daemon/counters.hpp"
 #include "daemon/rate.hpp"
 #include "daemon/session.hpp"
+#include "daemon/slab_pool.hpp"
 #include "daemon/status.hpp"
 #include "daemon/workers.hpp"
+#include "format/scan_request.hpp"
 #include "kernels/device.hpp"
+#include "kernels/device_scan.hpp"
 
 namespace oc::daemon {
 
@@ -84,15 +87,16 @@ class Server {
   /// and unsent slabs, plus @p extra (the loop's metrics connections).
   [[nodiscard]] uint64_t descriptors() const;
   [[nodiscard]] bool at_descriptor_budget(uint64_t extra = 0) const;
-  void note_refused_connection() { ++refused_connections_; ++errors_; }
+  void note_refused_connection() {
+    ++counters_.connections_refused;
+    ++counters_.errors;
+  }
   void set_extra_descriptors(uint64_t n) { extra_fds_ = n; }
 
   /// @return the daemon's status; with @p viewer, the scans that client may see (its user's,
-  /// every user's for root), running and the latest kEndedScansKept to end.
+  /// every user's for root), running and the latest Counters::kEndedScansKept to end.
   [[nodiscard]] Status status(const Peer* viewer = nullptr) const;
 
-  /// Ended scans `status` remembers, every user's together.
-  static constexpr size_t kEndedScansKept = 64;
   [[nodiscard]] const Defaults& config() const noexcept { return cfg_; }
   [[nodiscard]] size_t session_count() const noexcept { return sessions_.size(); }
 
@@ -105,12 +109,11 @@ class Server {
             std::function<void()> on_sent = {});
   void send_error(Session& s, uint64_t request, const Error& e);
   void refuse(Session& s, uint64_t request, const Error& e);
-  Result<void> handle(Session& s, const fbs::Message& m, std::span<const uint8_t> frame,
-                      Packet& packet);
+  Result<void> handle(Session& s, const fbs::Message& m, Packet& packet);
   Result<void> handle_hello(Session& s, const fbs::Hello& h);
   Result<void> handle_open(Session& s, const fbs::Open& o, Packet& packet);
   Result<void> handle_list(Session& s, const fbs::List& l);
-  Result<void> handle_scan(Session& s, const fbs::Scan& scan, std::span<const uint8_t> frame);
+  Result<void> handle_scan(Session& s, const fbs::Scan& scan);
   Result<void> handle_release(Session& s, uint64_t lease);
   void handle_cancel(Session& s, const fbs::Cancel& c);
   /// `invalid`, naming the knob, when @p s may not start another job on the workers.
@@ -119,12 +122,11 @@ class Server {
   // daemon/jobs.cpp: work that runs on the io pool.
   template <class T, class Work, class Done>
   void run_job(Workers& pool, Session& s, Work work, Done done);
-  void open_async(Session& s, uint64_t request, std::string uri, uint64_t unit_rows,
-                  UniqueFd fd, bool public_only);
+  void open_async(Session& s, uint64_t request, std::string uri, uint64_t unit_rows, UniqueFd fd,
+                  bool public_only);
   void list_async(Session& s, uint64_t request, std::string pattern);
-  void plan_async(Session& s, std::span<const uint8_t> frame, uint64_t request,
-                  std::shared_ptr<format::VortexFile> file, int32_t device,
-                  std::shared_ptr<format::ChunkDecoder> decoder);
+  void plan_async(Session& s, uint64_t request, std::shared_ptr<format::VortexFile> file,
+                  format::ScanRequest scan, std::shared_ptr<format::ChunkDecoder> decoder);
   Result<void> send_listed(Session& s, uint64_t request, uint64_t offset);
   void send_opened(Session& s, uint64_t request, uint64_t file, uint64_t rows,
                    const std::vector<uint64_t>& units);
@@ -133,26 +135,13 @@ class Server {
   void serve(Session& s);
   void decode_ahead(Session& s, const ScanPtr& scan);
   void place(Session& s, const ScanPtr& scan);
-  void give_back(Session& s, const std::shared_ptr<Slab>& slab, uint64_t offset);
-  void give_back(const std::shared_ptr<DeviceSlab>& slab, uint64_t offset);
-  /// A range of @p need bytes for @p scan's batch in @p s's slabs (host, or the scan's device's),
-  /// made room for within the pool's limits: false when there is no room now (the batch waits).
-  Result<bool> find_range(Session& s, const ActiveScan& scan, uint64_t need, Placed& p);
   void drop_scan(Session& s, const ScanPtr& scan);
   void fail_scan(Session& s, const ScanPtr& scan, Error e);
   void send_batch(Session& s, ActiveScan& scan, Placed& b);
   void make_room_to_decode(Session& s, const ActiveScan& scan);
+  /// Lets the sessions whose batches wait for room in the pool try again.
+  void pool_room();
   void count_copies(ActiveScan& scan, const Placed& p);
-  Result<std::shared_ptr<Slab>> make_slab(Session& s, uint64_t bytes, bool dedicated);
-  void forget_slab(Session& s, uint64_t id);
-  /// A device slab of at least @p bytes on @p device for @p s; null when the device's pool
-  /// (`daemon_device_pool_bytes`) has no room now.
-  Result<std::shared_ptr<DeviceSlab>> make_device_slab(Session& s, int32_t device, uint64_t bytes);
-  void forget_device_slabs(Session& s);
-  /// The decoder of device scans on @p device, made on first use (a decode session: streams and
-  /// pinned staging), shared by every client's scans there.
-  Result<std::shared_ptr<client::DeviceChunkDecoder>> device_decoder(int32_t device);
-  void pool_freed();
   /// Keeps @p scan, which just ended in @p state, for `status`.
   void remember_scan(const Session& s, const ActiveScan& scan, std::string state);
 
@@ -165,26 +154,12 @@ class Server {
   std::vector<std::unique_ptr<Session>> closed_;           // freed by reap()
   std::vector<Session*> dirty_, touched_;
   std::map<uid_t, uint32_t> sessions_by_uid_;
-  uint64_t pool_bytes_ = 0;
-  std::map<uid_t, uint64_t> pool_by_uid_;
-  std::map<uint64_t, uint64_t> pool_waiters_;  // serials with a batch waiting for pool room
-  uint64_t slabs_ = 0;
   uint64_t next_id_ = 1, next_serial_ = 1;
-  uint64_t bytes_delivered_ = 0, batches_delivered_ = 0, bytes_copied_ = 0, errors_ = 0;
-  uint64_t bytes_copied_after_decode_ = 0, bytes_in_place_ = 0;
-  uint64_t slabs_sent_ = 0, refused_connections_ = 0, refused_requests_ = 0;
+  Counters counters_;
   uint64_t fd_budget_ = UINT64_MAX, extra_fds_ = 0;
-  std::shared_ptr<std::atomic<uint64_t>> fetched_ = std::make_shared<std::atomic<uint64_t>>(0);
-  bool logged_pages_ = false;
   kernels::DeviceInfo gpu_{};
-  struct DeviceUse {
-    std::shared_ptr<client::DeviceChunkDecoder> decoder;
-    kernels::ShareKind share = kernels::ShareKind::vmm;
-    uint64_t pool_bytes = 0;  // its device slabs, every client's
-  };
-  std::map<int32_t, DeviceUse> devices_;  // the devices device scans have used
-  RateWindow<10> delivered_rate_;
-  std::deque<ScanStatus> ended_scans_;  // the latest kEndedScansKept, oldest first
+  // After cfg_ and next_id_, which it reads.
+  SlabPool pool_{cfg_, [this] { return next_id_++; }, [this] { pool_room(); }};
 };
 
 // Runs @p work (returning Result<T>) on @p pool for @p s's user, then @p done(session or null,

@@ -22,9 +22,9 @@
 #include "config/fd.hpp"
 #include "daemon/access.hpp"
 #include "daemon/device_slab.hpp"
+#include "daemon/epoll.hpp"
 #include "daemon/slab.hpp"
 #include "daemon/slab_arena.hpp"
-#include "daemon/epoll.hpp"
 #include "daemon/socket_io.hpp"
 #include "daemon/wire.hpp"
 #include "format/reader.hpp"
@@ -47,8 +47,8 @@ struct Placed {
   uint64_t copied = 0;               ///< bytes copied into the slab
   uint64_t copied_after_decode = 0;  ///< of those, decoder output that lay elsewhere
   uint64_t in_place_bytes = 0;       ///< bytes sent from where they were decoded
-  uint64_t copy_ns = 0;  ///< the copy into the slab took this long
-  format::UnitPosition position;  ///< a sharded scan's, just after this batch
+  uint64_t copy_ns = 0;              ///< the copy into the slab took this long
+  format::UnitPosition position;     ///< a sharded scan's, just after this batch
 };
 
 /// What a scan has ready to send, in order: a placed batch, or the scan's end (neither), or its
@@ -69,11 +69,11 @@ struct ActiveScan {
   std::optional<BatchLayout> unplaced;  ///< decoded, waiting for room in a slab
   format::UnitPosition unplaced_position;
   Clock::time_point waiting_since{};  ///< when `unplaced` began to wait for room in the pool
-  bool busy = false;      ///< a decode or copy job is running
-  bool finished = false;  ///< its end or error is in `ready`
-  bool dropped = false;   ///< cancelled: a copy job that finishes gives its range back
-  uint64_t bytes = 0;     ///< Arrow buffer bytes sent
-  uint64_t last_batch_bytes = 0;  ///< the latest decoded batch's (`BatchLayout::pinned`)
+  bool busy = false;                  ///< a decode or copy job is running
+  bool finished = false;              ///< its end or error is in `ready`
+  bool dropped = false;               ///< cancelled: a copy job that finishes gives its range back
+  uint64_t bytes = 0;                 ///< Arrow buffer bytes sent
+  uint64_t last_batch_bytes = 0;      ///< the latest decoded batch's (`BatchLayout::pinned`)
   /// Its stages so far (format/scan_profile.hpp): the reader's as of its latest batch, the
   /// rest timed by the loop.
   format::ScanProfile profile;
@@ -93,11 +93,11 @@ struct Session {
   Outbox out;
   PartAssembler parts;
   bool said_hello = false;
-  bool closed = false;         ///< disconnected; the loop frees it after this turn
-  uint32_t epoll_events = 0;   ///< what the loop asked epoll for, last
-  bool dirty = false;          ///< queued for `Server::service` this turn
-  bool touched = false;        ///< queued for the loop to send its outbox this turn
-  Watch watch;                 ///< what the loop runs when its socket is ready
+  bool closed = false;        ///< disconnected; the loop frees it after this turn
+  uint32_t epoll_events = 0;  ///< what the loop asked epoll for, last
+  bool dirty = false;         ///< queued for `Server::service` this turn
+  bool touched = false;       ///< queued for the loop to send its outbox this turn
+  Watch watch;                ///< what the loop runs when its socket is ready
 
   std::map<uint64_t, std::shared_ptr<format::VortexFile>> files;
   std::multiset<uint64_t> opening;  ///< Open request ids whose reply is still wanted
@@ -114,7 +114,7 @@ struct Session {
   std::shared_ptr<SlabArena> arena = std::make_shared<SlabArena>();
   uint64_t arena_heap_seen = 0;  ///< `arena->heap_bytes()` when a slab was last added for room
   struct Lease {
-    std::shared_ptr<Slab> slab;  ///< null for a batch of no bytes
+    std::shared_ptr<Slab> slab;               ///< null for a batch of no bytes
     std::shared_ptr<DeviceSlab> device_slab;  ///< a device batch's, instead of `slab`
     uint64_t offset = 0, bytes = 0;
     bool in_place = false;  ///< its ranges go back as `hold` goes, not by `give_back`

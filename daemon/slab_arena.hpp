@@ -69,8 +69,8 @@ struct InPlace {
   uint64_t in_place = 0;             ///< bytes delivered where they were decoded
 };
 
-/// Settles @p layout (from `lay_out`) in the slab of @p arena that holds most of its bytes: buffers in it
-/// stay where they are, the others are copied into one new range of it. Rewrites the layout's
+/// Settles @p layout (from `lay_out`) in the slab of @p arena that holds most of its bytes: buffers
+/// in it stay where they are, the others are copied into one new range of it. Rewrites the layout's
 /// buffer offsets and size to the range spanning them all, and drops its batch (the owners
 /// that matter are in `hold`). Runs on a worker.
 /// @return nullopt, changing nothing, when no buffer lies in a slab or that slab has no room

@@ -8,7 +8,6 @@
 
 #include "config/json.hpp"
 
-
 namespace oc::daemon {
 namespace {
 
@@ -70,8 +69,7 @@ constexpr std::array kFields{
           "Segment bytes scans read from files and objects.", &Status::bytes_fetched},
     Field{"s3_requests", "s3_requests_total", "counter", "S3 requests (retries not counted).",
           &Status::s3_requests},
-    Field{"s3_retries", "s3_retries_total", "counter", "S3 requests retried.",
-          &Status::s3_retries},
+    Field{"s3_retries", "s3_retries_total", "counter", "S3 requests retried.", &Status::s3_retries},
     Field{"s3_failures", "s3_failures_total", "counter",
           "S3 requests that failed after their retries.", &Status::s3_failures},
     Field{"gpu_devices", "gpu_devices", "gauge",
@@ -79,8 +77,8 @@ constexpr std::array kFields{
     Field{"gpu_memory_used_bytes", "gpu_memory_used_bytes", "gauge",
           "Device memory in use, by any process, all GPUs, when onecopyd started.",
           &Status::gpu_memory_used_bytes},
-    Field{"gpu_memory_total_bytes", "gpu_memory_total_bytes", "gauge",
-          "Device memory of all GPUs.", &Status::gpu_memory_total_bytes},
+    Field{"gpu_memory_total_bytes", "gpu_memory_total_bytes", "gauge", "Device memory of all GPUs.",
+          &Status::gpu_memory_total_bytes},
 };
 
 std::string value_of(const Status& s, const Field& f) {
@@ -93,16 +91,16 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
   std::vector<flatbuffers::Offset<fbs::ScanStatus>> scans;
   for (const ScanStatus& c : s.scans) {
     const format::ScanProfile& p = c.profile;
-    scans.push_back(fbs::CreateScanStatusDirect(
-        fbb, c.scan, c.pid, c.uid, c.uri.c_str(), c.state.c_str(), p.rows, p.batches, c.bytes,
-        p.bytes_read, p.storage_ns, p.decode_ns, p.copy_ns, p.consumer_wait_ns, p.pool_wait_ns,
-        p.wall_ns));
+    scans.push_back(fbs::CreateScanStatusDirect(fbb, c.scan, c.pid, c.uid, c.uri.c_str(),
+                                                c.state.c_str(), p.rows, p.batches, c.bytes,
+                                                p.bytes_read, p.storage_ns, p.decode_ns, p.copy_ns,
+                                                p.consumer_wait_ns, p.pool_wait_ns, p.wall_ns));
   }
   std::vector<flatbuffers::Offset<fbs::DeviceStatus>> devices;
   for (const DeviceStatus& d : s.devices) {
-    devices.push_back(fbs::CreateDeviceStatusDirect(fbb, d.device, d.share.c_str(), d.memory_held_bytes,
-                                                    d.batches_in_flight, d.bytes_decoded, d.bytes_uploaded,
-                                                    d.decode_ns));
+    devices.push_back(fbs::CreateDeviceStatusDirect(
+        fbb, d.device, d.share.c_str(), d.memory_held_bytes, d.batches_in_flight, d.bytes_decoded,
+        d.bytes_uploaded, d.decode_ns));
   }
   auto reply = fbs::CreateStatusReplyDirect(
       fbb, s.version.c_str(), s.uptime_ms, s.clients, s.active_scans, s.batches_in_flight,
@@ -150,7 +148,8 @@ Status status_from_reply(const fbs::StatusReply& r) {
   if (r.devices()) {
     for (const fbs::DeviceStatus* d : *r.devices()) {
       s.devices.push_back({d->device(), d->share() ? d->share()->str() : "", d->memory_held_bytes(),
-                           d->batches_in_flight(), d->bytes_decoded(), d->bytes_uploaded(), d->decode_ns()});
+                           d->batches_in_flight(), d->bytes_decoded(), d->bytes_uploaded(),
+                           d->decode_ns()});
     }
   }
   if (r.scans()) {
@@ -183,16 +182,20 @@ std::string status_json(const Status& s) {
   std::string out = "{\"version\": " + json_string(s.version);
   for (const Field& f : kFields) out += fmt::format(", \"{}\": {}", f.json, value_of(s, f));
   const auto sec = [](uint64_t ns) { return static_cast<double>(ns) / 1e9; };
-  const auto gbps = [](uint64_t bytes, uint64_t ns) { return ns == 0 ? 0.0 : static_cast<double>(bytes) / ns; };
+  const auto gbps = [](uint64_t bytes, uint64_t ns) {
+    return ns == 0 ? 0.0 : static_cast<double>(bytes) / ns;
+  };
   out += ", \"devices\": [";
   for (size_t i = 0; i < s.devices.size(); ++i) {
     const DeviceStatus& d = s.devices[i];
     out += fmt::format(
         "{}{{\"device\": {}, \"share\": {}, \"memory_held_bytes\": {}, \"batches_in_flight\": {}, "
-        "\"bytes_decoded\": {}, \"bytes_uploaded\": {}, \"decode_s\": {:.6f}, \"decode_gbps\": {:.3f}, "
+        "\"bytes_decoded\": {}, \"bytes_uploaded\": {}, \"decode_s\": {:.6f}, \"decode_gbps\": "
+        "{:.3f}, "
         "\"h2d_gbps\": {:.3f}}}",
-        i ? ", " : "", d.device, json_string(d.share), d.memory_held_bytes, d.batches_in_flight, d.bytes_decoded,
-        d.bytes_uploaded, sec(d.decode_ns), gbps(d.bytes_decoded, d.decode_ns), gbps(d.bytes_uploaded, d.decode_ns));
+        i ? ", " : "", d.device, json_string(d.share), d.memory_held_bytes, d.batches_in_flight,
+        d.bytes_decoded, d.bytes_uploaded, sec(d.decode_ns), gbps(d.bytes_decoded, d.decode_ns),
+        gbps(d.bytes_uploaded, d.decode_ns));
   }
   out += "]";
   out += ", \"scans\": [";
@@ -233,19 +236,21 @@ std::string status_prometheus(const Status& s) {
       uint64_t DeviceStatus::*member;
     };
     static constexpr DeviceMetric kDeviceMetrics[] = {
-        {"device_memory_held_bytes", "Device slab bytes held for clients, per CUDA device.", "gauge",
-         &DeviceStatus::memory_held_bytes},
+        {"device_memory_held_bytes", "Device slab bytes held for clients, per CUDA device.",
+         "gauge", &DeviceStatus::memory_held_bytes},
         {"device_batches_in_flight", "Device batches leased to clients, per CUDA device.", "gauge",
          &DeviceStatus::batches_in_flight},
-        {"device_bytes_decoded_total", "Bytes of batch columns decoded on each CUDA device.", "counter",
-         &DeviceStatus::bytes_decoded},
+        {"device_bytes_decoded_total", "Bytes of batch columns decoded on each CUDA device.",
+         "counter", &DeviceStatus::bytes_decoded},
         {"device_bytes_uploaded_total", "Bytes sent to each CUDA device for decoding.", "counter",
          &DeviceStatus::bytes_uploaded},
-        {"device_decode_nanoseconds_total", "Wall time decode sessions waited for each CUDA device.",
-         "counter", &DeviceStatus::decode_ns},
+        {"device_decode_nanoseconds_total",
+         "Wall time decode sessions waited for each CUDA device.", "counter",
+         &DeviceStatus::decode_ns},
     };
     for (const DeviceMetric& m : kDeviceMetrics) {
-      out += fmt::format("# HELP onecopy_{0} {1}\n# TYPE onecopy_{0} {2}\n", m.name, m.help, m.type);
+      out +=
+          fmt::format("# HELP onecopy_{0} {1}\n# TYPE onecopy_{0} {2}\n", m.name, m.help, m.type);
       for (const DeviceStatus& d : s.devices) {
         out += fmt::format("onecopy_{}{{device=\"{}\"}} {}\n", m.name, d.device, d.*m.member);
       }

@@ -12,12 +12,13 @@
 /// size limit before parsing the whole.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
-
-#include <sys/socket.h>
 
 #include "config/error.hpp"
 #include "config/fd.hpp"
@@ -29,6 +30,14 @@ inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr size_t kHeaderBytes = 8;
 /// The largest packet either side sends (well under the default Unix socket buffer, ~208 KiB).
 inline constexpr size_t kMaxPacketBytes = 64 << 10;
+
+/// One node of a scan's Arrow schema as ScanBegin lists them (pre-order), kept outside a
+/// message: while a ScanBegin waits for the loop thread, or once the client has read it.
+struct SchemaNodeCopy {
+  std::string format, name;
+  int64_t flags = 0;
+  uint32_t n_children = 0;
+};
 
 /// Wraps the finished FlatBuffer in @p fbb into a frame.
 [[nodiscard]] std::vector<uint8_t> make_frame(flatbuffers::FlatBufferBuilder& fbb);

@@ -8,7 +8,8 @@
 namespace oc::format {
 namespace {
 
-// ---- schema --------------------------------------------------------------------------------------
+// ---- schema
+// --------------------------------------------------------------------------------------
 
 struct SchemaPrivate {
   std::string format, name;
@@ -26,7 +27,8 @@ void release_schema(ArrowSchema* s) {
   s->release = nullptr;
 }
 
-// ---- array ---------------------------------------------------------------------------------------
+// ---- array
+// ---------------------------------------------------------------------------------------
 
 struct ArrayPrivate {
   std::vector<Buffer> buffers;  // keep the memory alive
@@ -61,7 +63,8 @@ ArrayParts parts_of(const Column& c) {
   return out;
 }
 
-// ---- stream --------------------------------------------------------------------------------------
+// ---- stream
+// --------------------------------------------------------------------------------------
 
 struct StreamPrivate {
   std::unique_ptr<Scan> scan;
@@ -118,7 +121,8 @@ Result<void> export_schema(const DType& t, const std::string& name, StringLayout
   const DType& s = t.storage();
   std::vector<std::pair<const DType*, std::string>> kids;
   if (s.kind == TypeKind::struct_) {
-    for (size_t i = 0; i < s.children.size(); ++i) kids.emplace_back(s.children[i].get(), s.names[i]);
+    for (size_t i = 0; i < s.children.size(); ++i)
+      kids.emplace_back(s.children[i].get(), s.names[i]);
   } else if (s.kind == TypeKind::list || s.kind == TypeKind::fixed_size_list) {
     kids.emplace_back(s.children[0].get(), "item");
   }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/arrow_ipc.hpp"
 
+#include <flatbuffers/flatbuffers.h>
 #include <fmt/format.h>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -10,9 +12,6 @@
 #include <optional>
 #include <string_view>
 #include <utility>
-
-#include <flatbuffers/flatbuffers.h>
-#include <zstd.h>
 
 #include "config/checked_size.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
@@ -53,22 +52,28 @@ std::string frame(const flatbuffers::FlatBufferBuilder& b) {
   return out;
 }
 
-// ---- schema --------------------------------------------------------------------------------------
+// ---- schema
+// --------------------------------------------------------------------------------------
 
 using TypeRef = std::pair<fb::Type, flatbuffers::Offset<void>>;
 
 fb::TimeUnit time_unit(char c) {
   switch (c) {
-    case 's': return fb::TimeUnit::SECOND;
-    case 'm': return fb::TimeUnit::MILLISECOND;
-    case 'u': return fb::TimeUnit::MICROSECOND;
-    default: return fb::TimeUnit::NANOSECOND;
+    case 's':
+      return fb::TimeUnit::SECOND;
+    case 'm':
+      return fb::TimeUnit::MILLISECOND;
+    case 'u':
+      return fb::TimeUnit::MICROSECOND;
+    default:
+      return fb::TimeUnit::NANOSECOND;
   }
 }
 
 // The Arrow type of @p t, read off its C Data Interface format string (`arrow_format`), so the
 // IPC schema and the C export can never disagree.
-Result<TypeRef> arrow_type(flatbuffers::FlatBufferBuilder& b, const DType& t, StringLayout strings) {
+Result<TypeRef> arrow_type(flatbuffers::FlatBufferBuilder& b, const DType& t,
+                           StringLayout strings) {
   OC_ASSIGN_OR_RETURN(const std::string f, arrow_format(t, strings));
   const std::string_view v = f;
   auto ref = [](fb::Type type, auto table) { return TypeRef{type, table.Union()}; };
@@ -79,9 +84,12 @@ Result<TypeRef> arrow_type(flatbuffers::FlatBufferBuilder& b, const DType& t, St
     if (const size_t i = kInts.find(v[0]); i != std::string_view::npos) {
       return ref(fb::Type::Int, fb::CreateInt(b, 8 << (i / 2), /*is_signed=*/i % 2 == 0));
     }
-    if (v == "e") return ref(fb::Type::FloatingPoint, fb::CreateFloatingPoint(b, fb::Precision::HALF));
-    if (v == "f") return ref(fb::Type::FloatingPoint, fb::CreateFloatingPoint(b, fb::Precision::SINGLE));
-    if (v == "g") return ref(fb::Type::FloatingPoint, fb::CreateFloatingPoint(b, fb::Precision::DOUBLE));
+    if (v == "e")
+      return ref(fb::Type::FloatingPoint, fb::CreateFloatingPoint(b, fb::Precision::HALF));
+    if (v == "f")
+      return ref(fb::Type::FloatingPoint, fb::CreateFloatingPoint(b, fb::Precision::SINGLE));
+    if (v == "g")
+      return ref(fb::Type::FloatingPoint, fb::CreateFloatingPoint(b, fb::Precision::DOUBLE));
     if (v == "u") return ref(fb::Type::Utf8, fb::CreateUtf8(b));
     if (v == "z") return ref(fb::Type::Binary, fb::CreateBinary(b));
   }
@@ -96,8 +104,8 @@ Result<TypeRef> arrow_type(flatbuffers::FlatBufferBuilder& b, const DType& t, St
   }
   if (v.starts_with("d:")) {
     const DType& s = t.storage();
-    return ref(fb::Type::Decimal, fb::CreateDecimal(b, s.precision, s.scale,
-                                                    s.precision <= 38 ? 128 : 256));
+    return ref(fb::Type::Decimal,
+               fb::CreateDecimal(b, s.precision, s.scale, s.precision <= 38 ? 128 : 256));
   }
   if (v == "tdD") return ref(fb::Type::Date, fb::CreateDate(b, fb::DateUnit::DAY));
   if (v == "tdm") return ref(fb::Type::Date, fb::CreateDate(b, fb::DateUnit::MILLISECOND));
@@ -143,7 +151,8 @@ std::string finish_message(flatbuffers::FlatBufferBuilder& b, fb::MessageHeader 
   return frame(b);
 }
 
-// ---- record batch body ---------------------------------------------------------------------------
+// ---- record batch body
+// ---------------------------------------------------------------------------
 
 // A record batch's nodes, buffer entries and body pieces, gathered in Arrow's pre-order.
 class BodyWriter {
@@ -256,7 +265,8 @@ Result<Buffer> BodyWriter::bits(const Buffer& src, uint64_t offset, uint64_t n,
                                 const char* what) const {
   const uint64_t bytes = (n + 7) / 8;
   OC_EXPECT((offset + n + 7) / 8 <= src.size(), invalid,
-            "{} bitmap of {} bytes is too short for bits {}..{}", what, src.size(), offset, offset + n);
+            "{} bitmap of {} bytes is too short for bits {}..{}", what, src.size(), offset,
+            offset + n);
   if (offset % 8 == 0) return src.slice(offset / 8, bytes);
   Buffer out = make_bitmap(n, false);
   copy_bits(src.data(), offset, out.mutable_data(), 0, n);
@@ -271,8 +281,10 @@ Result<void> BodyWriter::offsets_and_values(const Column& c, const uint8_t* vali
   const bool is_list = child_rows != nullptr;
   if (n == 0) {
     add(static_bytes(&kZeroOffset, sizeof kZeroOffset));
-    if (is_list) *child_rows = slice(c.children[0], 0, 0);
-    else add(Buffer());
+    if (is_list)
+      *child_rows = slice(c.children[0], 0, 0);
+    else
+      add(Buffer());
     return {};
   }
   OC_EXPECT(!c.buffers.empty() && c.buffers[0].size() / 4 >= c.offset + n + 1, invalid,
@@ -281,8 +293,8 @@ Result<void> BodyWriter::offsets_and_values(const Column& c, const uint8_t* vali
   const int32_t* o = c.offsets();
   const int32_t first = o[0];
   const int32_t last = o[n];
-  const uint64_t reach = is_list ? c.children[0]->length
-                                 : (c.buffers.size() > 1 ? c.buffers[1].size() : 0);
+  const uint64_t reach =
+      is_list ? c.children[0]->length : (c.buffers.size() > 1 ? c.buffers[1].size() : 0);
   OC_EXPECT(first >= 0 && first <= last && static_cast<uint64_t>(last) <= reach, invalid,
             "{} offsets {}..{} outside its {} values", c.dtype->to_string(), first, last, reach);
   if (valid != nullptr) {
@@ -303,8 +315,10 @@ Result<void> BodyWriter::offsets_and_values(const Column& c, const uint8_t* vali
   }
   const auto begin = static_cast<uint64_t>(first);
   const auto count = static_cast<uint64_t>(last - first);
-  if (is_list) *child_rows = slice(c.children[0], begin, count);
-  else add(c.buffers[1].slice(begin, count));
+  if (is_list)
+    *child_rows = slice(c.children[0], begin, count);
+  else
+    add(c.buffers[1].slice(begin, count));
   return {};
 }
 
@@ -355,7 +369,8 @@ Result<void> BodyWriter::append(const ColumnPtr& col) {
     return {};
   }
   // The exact count of these rows, whatever the column says (a wrong 0 drops the nulls).
-  const int64_t nulls = c.validity.empty() || n == 0 ? 0 : count_nulls(c.validity.data(), c.offset, n);
+  const int64_t nulls =
+      c.validity.empty() || n == 0 ? 0 : count_nulls(c.validity.data(), c.offset, n);
   if (nulls > 0) {
     OC_EXPECT((c.offset + n + 7) / 8 <= c.validity.size(), invalid, "validity of {} too short",
               c.dtype->to_string());
@@ -436,11 +451,11 @@ Result<void> BodyWriter::append(const ColumnPtr& col) {
       return append(slice(c.children[0], c.offset * size, n * size));
     }
     case TypeKind::struct_: {
-      OC_EXPECT(c.children.size() == s.children.size(), invalid, "struct column with {} of {} fields",
-                c.children.size(), s.children.size());
+      OC_EXPECT(c.children.size() == s.children.size(), invalid,
+                "struct column with {} of {} fields", c.children.size(), s.children.size());
       for (const ColumnPtr& field : c.children) {
-        OC_EXPECT(field->length >= c.offset + n, invalid, "struct field of {} rows under {} at offset {}",
-                  field->length, n, c.offset);
+        OC_EXPECT(field->length >= c.offset + n, invalid,
+                  "struct field of {} rows under {} at offset {}", field->length, n, c.offset);
         OC_TRY(append(slice(field, c.offset, n)));
       }
       return {};
@@ -468,12 +483,14 @@ void IpcMessage::write_to(std::ostream& out) const {
 
 Result<ArrowIpcWriter> ArrowIpcWriter::make(DTypePtr schema, ArrowIpcOptions options) {
   OC_EXPECT(schema && schema->kind == TypeKind::struct_, invalid,
-            "an Arrow IPC stream needs a struct dtype, not {}", schema ? schema->to_string() : "none");
+            "an Arrow IPC stream needs a struct dtype, not {}",
+            schema ? schema->to_string() : "none");
   flatbuffers::FlatBufferBuilder b;
   b.ForceDefaults(true);  // every scalar on the wire: no reader fills in a default of its own
   std::vector<flatbuffers::Offset<fb::Field>> fields;
   for (size_t i = 0; i < schema->children.size(); ++i) {
-    OC_ASSIGN_OR_RETURN(auto f, arrow_field(b, schema->names[i], *schema->children[i], options.strings));
+    OC_ASSIGN_OR_RETURN(auto f,
+                        arrow_field(b, schema->names[i], *schema->children[i], options.strings));
     fields.push_back(f);
   }
   const auto fields_off = b.CreateVector(fields);  // present even for no fields
@@ -487,7 +504,8 @@ Result<IpcMessage> ArrowIpcWriter::batch_message(const ColumnPtr& batch) const {
   OC_EXPECT(batch && batch->dtype && *batch->dtype == *schema_, invalid,
             "batch of {} in an Arrow IPC stream of {}",
             batch && batch->dtype ? batch->dtype->to_string() : "none", schema_->to_string());
-  OC_EXPECT(batch->validity.empty() || count_nulls(batch->validity.data(), batch->offset, batch->length) == 0,
+  OC_EXPECT(batch->validity.empty() ||
+                count_nulls(batch->validity.data(), batch->offset, batch->length) == 0,
             invalid, "a record batch has no top-level nulls");
   OC_EXPECT(batch->children.size() == schema_->children.size(), invalid,
             "batch with {} of {} fields", batch->children.size(), schema_->children.size());
@@ -510,9 +528,9 @@ Result<IpcMessage> ArrowIpcWriter::batch_message(const ColumnPtr& batch) const {
   const auto variadic = body.variadic_counts.empty()
                             ? flatbuffers::Offset<flatbuffers::Vector<int64_t>>()
                             : b.CreateVector(body.variadic_counts);
-  const auto compression =
-      zstd ? fb::CreateBodyCompression(b, fb::CompressionType::ZSTD, fb::BodyCompressionMethod::BUFFER)
-           : flatbuffers::Offset<fb::BodyCompression>();
+  const auto compression = zstd ? fb::CreateBodyCompression(b, fb::CompressionType::ZSTD,
+                                                            fb::BodyCompressionMethod::BUFFER)
+                                : flatbuffers::Offset<fb::BodyCompression>();
   const auto rb = fb::CreateRecordBatch(b, static_cast<int64_t>(laid_out->length), nodes, buffers,
                                         compression, variadic);
   IpcMessage msg;

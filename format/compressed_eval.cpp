@@ -63,7 +63,8 @@ Result<MaybeTruths> eval_dict(const BoundExpr& pred, const ArrayView& node, cons
   OC_ASSIGN_OR_RETURN(encodings::DictShape shape, encodings::parse_dict(node, t));
   const uint64_t values_len = shape.values_len;
   OC_TRY(ctx.check_alloc(window.size(), sizeof(uint64_t), "dict codes"));
-  OC_ASSIGN_OR_RETURN(ColumnPtr codes, ctx.decode_slice(node.children[0], shape.codes_t, len, window));
+  OC_ASSIGN_OR_RETURN(ColumnPtr codes,
+                      ctx.decode_slice(node.children[0], shape.codes_t, len, window));
   OC_ASSIGN_OR_RETURN(std::vector<uint64_t> indices, unsigned_rows(*codes, "dict codes"));
   // Decoding never reads an empty dictionary (only null codes can refer to it); neither do we.
   Truths per_value;
@@ -284,7 +285,8 @@ class ForEvaluator {
         if (range.empty) {
           for (uint64_t r = 0; r < n; ++r) o[r] = kFalse;
         } else {
-          for (uint64_t r = 0; r < n; ++r) o[r] = static_cast<uint8_t>(static_cast<U>(u[r] - start) <= span);
+          for (uint64_t r = 0; r < n; ++r)
+            o[r] = static_cast<uint8_t>(static_cast<U>(u[r] - start) <= span);
         }
         if (c_.null_count > 0) {
           for (uint64_t r = 0; r < n; ++r) o[r] = c_.is_valid(r) ? o[r] : kNull;
@@ -369,7 +371,8 @@ Result<MaybeTruths> eval_for(const BoundExpr& pred, const ArrayView& node, const
 }
 
 // vortex.ext (dates, timestamps): its storage child holds the values, so the filter runs on the
-// child's encoding with the extension's type, which says how literals compare (format/encodings/ext.cpp).
+// child's encoding with the extension's type, which says how literals compare
+// (format/encodings/ext.cpp).
 Result<MaybeTruths> eval_ext(const BoundExpr& pred, const ArrayView& node, const DTypePtr& t,
                              uint64_t len, RowWindow window, DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 0, 1, 1));
@@ -381,11 +384,8 @@ using EvalFn = Result<MaybeTruths> (*)(const BoundExpr&, const ArrayView&, const
                                        uint64_t, RowWindow, DecodeContext&);
 
 constexpr std::pair<std::string_view, EvalFn> kPaths[] = {
-    {"vortex.dict", eval_dict},
-    {"vortex.runend", eval_runend},
-    {"vortex.constant", eval_constant},
-    {"fastlanes.for", eval_for},
-    {"vortex.ext", eval_ext},
+    {"vortex.dict", eval_dict},  {"vortex.runend", eval_runend}, {"vortex.constant", eval_constant},
+    {"fastlanes.for", eval_for}, {"vortex.ext", eval_ext},
 };
 
 }  // namespace

@@ -10,6 +10,26 @@
 #include "format/partial_segment.hpp"
 
 namespace oc::format {
+
+EncodingKind encoding_kind(std::string_view id) noexcept {
+  static constexpr std::pair<std::string_view, EncodingKind> kKinds[] = {
+      {"vortex.primitive", EncodingKind::primitive},
+      {"vortex.constant", EncodingKind::constant},
+      {"vortex.dict", EncodingKind::dict},
+      {"vortex.runend", EncodingKind::runend},
+      {"vortex.sequence", EncodingKind::sequence},
+      {"vortex.zigzag", EncodingKind::zigzag},
+      {"vortex.alp", EncodingKind::alp},
+      {"vortex.decimal_byte_parts", EncodingKind::decimal_byte_parts},
+      {"vortex.ext", EncodingKind::ext},
+      {"fastlanes.bitpacked", EncodingKind::bitpacked},
+      {"fastlanes.for", EncodingKind::frame_of_reference},
+  };
+  for (const auto& [name, kind] : kKinds) {
+    if (name == id) return kind;
+  }
+  return EncodingKind::other;
+}
 namespace {
 
 struct Entry {
@@ -78,7 +98,8 @@ std::vector<std::string> registered_encodings() {
 DecodeContext::DecodeContext()
     : max_depth_(defaults().max_array_depth), max_bytes_(defaults().max_decoded_bytes) {}
 
-Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& dtype, uint64_t len) {
+Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& dtype,
+                                        uint64_t len) {
   OC_EXPECT(depth_ < max_depth_, corrupt, "encoding tree deeper than {}", max_depth_);
   const Entry e = find_entry(node.encoding);
   OC_EXPECT(e.fn != nullptr, unsupported, "unsupported encoding {}", node.encoding);
@@ -99,7 +120,8 @@ Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& d
   --depth_;
   window_ = window;
   if (!r.ok()) {
-    return std::move(r.error()).with_context(fmt::format("decoding {} as {}", node.encoding, dtype->to_string()));
+    return std::move(r.error()).with_context(
+        fmt::format("decoding {} as {}", node.encoding, dtype->to_string()));
   }
   // Every decoder must honour the length and dtype its parent asked for; a mismatch means the
   // file lied about a length somewhere, which must never reach a consumer.
@@ -132,7 +154,8 @@ Result<ColumnPtr> DecodeContext::decode_take(const ArrayView& node, const DTypeP
   if (e.take == nullptr) {
     // No row-level decoder: the window's rows are decoded (cheaply where the encoding can
     // slice), then gathered.
-    const RowWindow window = rows.empty() ? RowWindow{0, 0} : RowWindow{rows.front(), rows.back() + 1};
+    const RowWindow window =
+        rows.empty() ? RowWindow{0, 0} : RowWindow{rows.front(), rows.back() + 1};
     OC_ASSIGN_OR_RETURN(ColumnPtr part, decode_slice(node, dtype, len, window));
     std::vector<uint64_t> local(rows.size());
     for (size_t i = 0; i < rows.size(); ++i) local[i] = rows[i] - window.begin;
@@ -160,9 +183,9 @@ void DecodeContext::need(const Buffer& buffer, uint64_t offset, uint64_t length)
   const auto base = reinterpret_cast<uintptr_t>(partial_->data());
   const auto at = reinterpret_cast<uintptr_t>(buffer.data());
   const uint64_t len = partial_->range().length;
-  if (at < base || buffer.size() > len || at - base > len - buffer.size()) return;  // not the segment's
-  (void)partial_->need(at - base + offset,
-                       std::min<uint64_t>(length, buffer.size() - offset));
+  if (at < base || buffer.size() > len || at - base > len - buffer.size())
+    return;  // not the segment's
+  (void)partial_->need(at - base + offset, std::min<uint64_t>(length, buffer.size() - offset));
 }
 
 void DecodeContext::need_subtree(const ArrayView& node) {

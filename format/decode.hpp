@@ -7,8 +7,8 @@
 /// dtype nor length; the parent supplies both, by each encoding's rules, when it decodes a child.
 ///
 /// Each encoding registers one `DecodeFn` under its Vortex ID (`register_default_encodings`). An ID
-/// with no decoder fails with `Errc::unsupported` naming the ID ("unsupported encoding vortex.pco").
-/// An encoding that can decode a few scattered rows cheaply also registers a `TakeFn`
+/// with no decoder fails with `Errc::unsupported` naming the ID ("unsupported encoding
+/// vortex.pco"). An encoding that can decode a few scattered rows cheaply also registers a `TakeFn`
 /// (`register_take`); `DecodeContext::decode_take` uses it, and any other encoding decodes the
 /// window from the first to the last row and gathers.
 #pragma once
@@ -38,12 +38,32 @@ struct ArrayStatsView {
 
 /// One node of a serialized array tree.
 struct ArrayView {
-  std::string encoding;            ///< resolved through the footer's array_specs
+  std::string encoding;  ///< resolved through the footer's array_specs
   std::vector<uint8_t> metadata;
-  std::vector<Buffer> buffers;     ///< slices of the segment, in node order
+  std::vector<Buffer> buffers;  ///< slices of the segment, in node order
   std::vector<ArrayView> children;
   ArrayStatsView stats;
 };
+
+/// The encodings that code outside their own unit branches on (the GPU's fused plan), by kind
+/// rather than by comparing ID strings; every other encoding is `other`.
+enum class EncodingKind : uint8_t {
+  other,
+  primitive,           // vortex.primitive
+  constant,            // vortex.constant
+  dict,                // vortex.dict
+  runend,              // vortex.runend
+  sequence,            // vortex.sequence
+  zigzag,              // vortex.zigzag
+  alp,                 // vortex.alp
+  decimal_byte_parts,  // vortex.decimal_byte_parts
+  ext,                 // vortex.ext
+  bitpacked,           // fastlanes.bitpacked
+  frame_of_reference,  // fastlanes.for
+};
+
+/// @return the kind of the encoding with Vortex ID @p id.
+[[nodiscard]] EncodingKind encoding_kind(std::string_view id) noexcept;
 
 class DecodeContext;
 class PartialSegment;
@@ -133,7 +153,8 @@ class DecodeContext {
   /// Fails with `Errc::corrupt` when @p bytes exceeds the `max_decoded_bytes` knob.
   [[nodiscard]] Result<void> check_alloc(uint64_t bytes, std::string_view what) const;
   /// `check_alloc` of @p count items of @p width bytes; a product that overflows fails it.
-  [[nodiscard]] Result<void> check_alloc(uint64_t count, uint64_t width, std::string_view what) const {
+  [[nodiscard]] Result<void> check_alloc(uint64_t count, uint64_t width,
+                                         std::string_view what) const {
     return check_alloc(saturating_mul(count, width), what);
   }
 
@@ -153,8 +174,8 @@ class DecodeContext {
 /// Registers @p fn for encoding @p id (replaces an earlier registration). A @p window_aware
 /// decoder honours `DecodeContext::window()` (see `DecodeContext`).
 void register_encoding(std::string id, DecodeFn fn, bool window_aware = false);
-/// Registers @p fn as the row-gathering decoder of encoding @p id (see `DecodeContext::decode_take`).
-/// The encoding must also have a `DecodeFn`.
+/// Registers @p fn as the row-gathering decoder of encoding @p id (see
+/// `DecodeContext::decode_take`). The encoding must also have a `DecodeFn`.
 void register_take(std::string id, TakeFn fn);
 /// @return the decoder for @p id, or nullptr.
 [[nodiscard]] DecodeFn find_encoding(std::string_view id);
@@ -170,12 +191,12 @@ void register_default_encodings();
                                         size_t max_children);
 
 /// Decodes the validity child at @p index of @p node, if present, into an Arrow bitmap for a
-/// column of @p len rows (bits from 0); under a window, for the window's rows. Absent child: all valid (empty buffer) when the child
-/// index is past the end. A `vortex.constant` false child or any Bool array works.
+/// column of @p len rows (bits from 0); under a window, for the window's rows. Absent child: all
+/// valid (empty buffer) when the child index is past the end. A `vortex.constant` false child or
+/// any Bool array works.
 /// @param null_count receives the number of nulls.
 [[nodiscard]] Result<Buffer> decode_validity(const ArrayView& node, size_t index, bool nullable,
-                                             uint64_t len, DecodeContext& ctx,
-                                             int64_t& null_count);
+                                             uint64_t len, DecodeContext& ctx, int64_t& null_count);
 
 /// Like `decode_validity`, for rows @p rows of the node (see `DecodeContext::decode_take`): a
 /// bitmap of rows.size() bits from 0, empty when every taken row is valid.

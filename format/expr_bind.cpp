@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/expr_bind.hpp"
-#include "format/expr_parser.hpp"
 
 #include <fmt/ranges.h>
 
 #include <array>
 #include <cstddef>
+
+#include "format/expr_parser.hpp"
 
 namespace oc::format {
 namespace {
@@ -230,11 +231,11 @@ class Binder {
       // `ship BETWEEN '1994-01-01' AND '1994-12-31'`: the text is read as a date or timestamp.
       auto coerced = temporal_from_text(value.s);
       if (!coerced) {
-        return error(Errc::invalid, lit,
-                     fmt::format("cannot read {} as a {} for column {}: expected 'YYYY-MM-DD' or "
-                                 "'YYYY-MM-DD HH:MM:SS[.ffffff]'",
-                                 literal_to_string(value), t.to_string(),
-                                 path_to_string(col.path)));
+        return error(
+            Errc::invalid, lit,
+            fmt::format("cannot read {} as a {} for column {}: expected 'YYYY-MM-DD' or "
+                        "'YYYY-MM-DD HH:MM:SS[.ffffff]'",
+                        literal_to_string(value), t.to_string(), path_to_string(col.path)));
       }
       value = *coerced;
     }

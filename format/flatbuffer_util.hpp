@@ -3,12 +3,12 @@
 /// @brief Verified access to FlatBuffers read from untrusted files.
 #pragma once
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
-
-#include <flatbuffers/flatbuffers.h>
 
 #include "config/defaults.hpp"
 #include "config/error.hpp"
@@ -47,7 +47,8 @@ template <class T>
   flatbuffers::Verifier v(bytes.data(), bytes.size(), opts);
   OC_EXPECT(v.VerifyBuffer<T>(nullptr), corrupt,
             "{} flatbuffer failed verification (malformed, or nested deeper than {} tables; "
-            "see max_array_depth)", what, opts.max_depth);
+            "see max_array_depth)",
+            what, opts.max_depth);
   return flatbuffers::GetRoot<T>(bytes.data());
 }
 

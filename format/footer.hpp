@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// @brief Opening a Vortex file: trailer, postscript and footer FlatBuffers (format/file_format.hpp).
+/// @brief Opening a Vortex file: trailer, postscript and footer FlatBuffers
+/// (format/file_format.hpp).
 #pragma once
 
 #include <cstdint>
@@ -26,11 +27,11 @@ struct SegmentInfo {
 
 /// One node of the layout tree. Layouts store no dtype: readers derive it from the parent.
 struct LayoutNode {
-  std::string encoding;              ///< e.g. "vortex.struct", resolved through layout_specs
+  std::string encoding;  ///< e.g. "vortex.struct", resolved through layout_specs
   uint64_t row_count = 0;
   std::vector<uint8_t> metadata;
   std::vector<std::shared_ptr<const LayoutNode>> children;
-  std::vector<uint32_t> segments;    ///< indices into `Footer::segments`
+  std::vector<uint32_t> segments;  ///< indices into `Footer::segments`
 };
 using LayoutPtr = std::shared_ptr<const LayoutNode>;
 
@@ -40,13 +41,13 @@ struct Footer {
   DTypePtr dtype;
   LayoutPtr layout;
   std::vector<SegmentInfo> segments;
-  std::vector<std::string> array_specs;   ///< encoding IDs by index
-  std::vector<std::string> layout_specs;  ///< layout IDs by index
+  std::vector<std::string> array_specs;     ///< encoding IDs by index
+  std::vector<std::string> layout_specs;    ///< layout IDs by index
   std::vector<ArrayStatsView> field_stats;  ///< one per top-level field (may be empty)
   /// The tail bytes read while opening; segments inside it are served without another read.
   ByteRange tail_range;
   Buffer tail;
-  uint32_t reads_to_open = 0;             ///< 1 or 2
+  uint32_t reads_to_open = 0;  ///< 1 or 2
 };
 
 /// Reads and validates the footer of @p source with one tail read plus at most one more.

@@ -2,14 +2,15 @@
 /// @file
 /// @brief Readers for the Vortex layout tree: struct, chunked, flat, dict, zoned and stats.
 ///
-/// | layout          | children                                   | segments | metadata               |
+/// | layout          | children                                   | segments | metadata |
 /// |-----------------|--------------------------------------------|----------|------------------------|
-/// | vortex.struct   | [validity if the struct is nullable], fields | 0      | none                   |
-/// | vortex.chunked  | N row chunks of the parent's dtype         | 0        | none                   |
-/// | vortex.flat     | none                                       | 1        | FlatLayoutMetadata     |
-/// | vortex.dict     | [values, codes]                            | 0        | DictLayoutMetadata     |
-/// | vortex.zoned    | [data, zones table]                        | 0        | u8 version=1, ZonedLayoutMetadata |
-/// | vortex.stats    | [data, zones table] (writers 0.36 to 0.75) | 0        | u32 LE zone_len, u16 stat bitset |
+/// | vortex.struct   | [validity if the struct is nullable], fields | 0      | none | |
+/// vortex.chunked  | N row chunks of the parent's dtype         | 0        | none | | vortex.flat
+/// | none                                       | 1        | FlatLayoutMetadata     | | vortex.dict
+/// | [values, codes]                            | 0        | DictLayoutMetadata     | |
+/// vortex.zoned    | [data, zones table]                        | 0        | u8 version=1,
+/// ZonedLayoutMetadata | | vortex.stats    | [data, zones table] (writers 0.36 to 0.75) | 0 | u32
+/// LE zone_len, u16 stat bitset |
 ///
 /// Layouts store no dtypes; a reader derives its children's from its own. Row counts are
 /// checked against the children's as the tree is built. A reader decodes lazily: `read` touches
@@ -17,6 +18,8 @@
 /// while successive reads slice it, until `release_before` passes it. Reads of rows on
 /// different sides of an `independent_starts` row may run concurrently; others, one at a time.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -27,8 +30,6 @@
 #include <mutex>
 #include <set>
 #include <thread>
-
-#include <sys/types.h>
 #include <vector>
 
 #include "config/error.hpp"
@@ -37,96 +38,16 @@
 #include "format/expr_bind.hpp"
 #include "format/footer.hpp"
 #include "format/partial_segment.hpp"
+#include "format/segment_cache.hpp"
 #include "format/segment_source.hpp"
 #include "format/take_cache.hpp"
 
 namespace oc::format {
 
-/// Segments fetched ahead of decoding, shared by the readers of one scan.
-class SegmentCache {
- public:
-  SegmentCache(std::shared_ptr<SegmentSource> source, const Footer& footer)
-      : source_(std::move(source)), footer_(footer) {}
-  /// Waits for a fetch still on its way (fetch_behind), so that nothing outlives the cache. In
-  /// a forked child (the fetch thread stayed in the parent) it only lets go of it: a cache, like
-  /// the scan that owns it, is used in the process that made it.
-  ~SegmentCache();
-  SegmentCache(const SegmentCache&) = delete;
-  SegmentCache& operator=(const SegmentCache&) = delete;
-
-  /// Fetches every listed segment neither cached nor on its way, as one coalesced batch, now.
-  [[nodiscard]] Result<void> prefetch(std::span<const uint32_t> ids);
-  /// Starts fetching @p ids (those neither cached nor on their way) on the cache's fetch thread
-  /// and returns at once, so that the caller decodes while they are read; take() of one of them
-  /// waits for it. Fetches run one after another in the order asked; one that fails is dropped,
-  /// and take() then reads its segments itself and reports the error.
-  void fetch_behind(std::vector<uint32_t> ids);
-  /// @return segment @p id, reading it now if it was neither prefetched nor on its way (then it
-  /// waits); the cache drops it.
-  [[nodiscard]] Result<Buffer> take(uint32_t id);
-  [[nodiscard]] const Footer& footer() const { return footer_; }
-  [[nodiscard]] SegmentSource& source() { return *source_; }
-  /// Segments and bytes read from the source so far (those served from the footer's tail read
-  /// cost nothing and are not counted).
-  [[nodiscard]] uint64_t segments_fetched() const { return segments_fetched_; }
-  [[nodiscard]] uint64_t bytes_fetched() const { return bytes_fetched_; }
-  /// Nanoseconds take() spent waiting for a segment on its way or reading one on demand.
-  [[nodiscard]] uint64_t take_wait_ns() const { return take_wait_ns_; }
-
-  // ---- takes that read segments in part (format/partial_segment.hpp), for VortexFile::take ----
-
-  /// Makes the readers' take() read segments of at least @p min_bytes in part, in rounds that
-  /// the caller drives with has_pending() and fetch_pending(); 0 (the default) reads them whole.
-  void read_takes_in_part(uint64_t min_bytes) noexcept { partial_min_bytes_ = min_bytes; }
-  /// Whether a take reads segment @p id in part (never one inside the footer's tail read).
-  [[nodiscard]] bool reads_in_part(uint32_t id) const;
-  /// Whether this is a take's cache that reads segments in part at all.
-  [[nodiscard]] bool reads_takes_in_part() const noexcept { return partial_min_bytes_ != 0; }
-  /// Segment @p id reserved for reading in part, the same object on every call.
-  [[nodiscard]] Result<std::shared_ptr<PartialSegment>> partial(uint32_t id);
-  /// Whether a take of this round needed bytes that no partial segment holds yet.
-  [[nodiscard]] bool has_pending() const;
-  /// Reads every pending range of every partial segment as one batch.
-  [[nodiscard]] Result<void> fetch_pending();
-  /// Marks all of every partial segment as needed: the last round of a take that needed more
-  /// rounds than a file may ask for.
-  void need_partials_whole();
-  /// Starts the take from partial segments an earlier take read (format/take_cache.hpp); they
-  /// are this cache's from now on.
-  void adopt_partials(PartialSegments segments);
-  /// Hands the take's partial segments over (for the take cache); the cache holds none after.
-  [[nodiscard]] PartialSegments release_partials();
-
- private:
-  void fetch_loop();
-  // Whether segment @p id lies inside the footer's tail read (its bytes are in memory already).
-  bool in_tail(uint32_t id) const;
-  // Marks the listed segments neither cached nor on their way as on their way; @return them.
-  std::vector<uint32_t> claim(std::span<const uint32_t> ids);
-  // How reads of a take that reads segments in part are merged.
-  CoalesceOptions partial_coalescing() const;
-  // Reads @p ids (claimed) into the cache, or drops their claim on failure.
-  Result<void> fetch_claimed(const std::vector<uint32_t>& ids);
-
-  std::shared_ptr<SegmentSource> source_;
-  const Footer& footer_;
-  mutable std::mutex mu_;
-  std::condition_variable changed_;  // a fetch ended, or a job or stop arrived
-  std::map<uint32_t, Buffer> cached_;
-  std::set<uint32_t> on_the_way_;
-  std::deque<std::vector<uint32_t>> jobs_;  // claimed, for the fetch thread
-  bool stopping_ = false;
-  std::unique_ptr<std::thread> fetcher_;  // started by the first fetch_behind
-  pid_t fetcher_pid_ = 0;                 // the process it runs in
-  std::atomic<uint64_t> segments_fetched_{0}, bytes_fetched_{0}, take_wait_ns_{0};
-  uint64_t partial_min_bytes_ = 0;
-  PartialSegments partials_;  // under mu_
-};
-
 /// Zone-map statistics of a zoned/stats layout: the decoded zones table and its geometry.
 struct ZoneTable {
-  uint64_t zone_len = 0;      ///< rows per zone; 0 means "never prune" (legacy files)
-  ColumnPtr table;            ///< struct column, one row per zone, fields named by statistic
+  uint64_t zone_len = 0;  ///< rows per zone; 0 means "never prune" (legacy files)
+  ColumnPtr table;        ///< struct column, one row per zone, fields named by statistic
 };
 
 class LayoutReader;
@@ -143,9 +64,11 @@ class ChunkDecoder {
   /// in layout @p strings.
   [[nodiscard]] virtual Result<ColumnPtr> decode_flat(const ArrayView& tree, const DTypePtr& dtype,
                                                       uint64_t chunk_rows, RowWindow rows,
-                                                      const std::vector<uint8_t>* keep, StringLayout strings) = 0;
+                                                      const std::vector<uint8_t>* keep,
+                                                      StringLayout strings) = 0;
   /// @p decoded (host memory), with the kept rows only, moved where the decoder delivers.
-  [[nodiscard]] virtual Result<ColumnPtr> place(ColumnPtr decoded, const std::vector<uint8_t>* keep) = 0;
+  [[nodiscard]] virtual Result<ColumnPtr> place(ColumnPtr decoded,
+                                                const std::vector<uint8_t>* keep) = 0;
   /// Completes the columns handed out so far: the scan calls it once a split's columns were all
   /// asked for, before the batch leaves, so a decoder may defer their decoding until then and
   /// do it in one piece. Until it returns, those columns' buffers may still be being written.
@@ -229,12 +152,15 @@ class LayoutReader {
 /// The rows that are independent starts (`LayoutReader::independent_starts`) of every reader of
 /// @p readers, all over the same rows: where reads on either side share no state in any of
 /// them. {0} for no reader.
-[[nodiscard]] std::vector<uint64_t> common_independent_starts(std::span<const LayoutReader* const> readers);
+[[nodiscard]] std::vector<uint64_t> common_independent_starts(
+    std::span<const LayoutReader* const> readers);
 
 /// Builds the reader for @p layout read as @p dtype.
 /// @param fields if non-empty and @p layout is the root struct, only these fields are opened.
-[[nodiscard]] Result<std::unique_ptr<LayoutReader>> make_layout_reader(
-    const LayoutPtr& layout, const DTypePtr& dtype, SegmentCache& cache, uint32_t depth = 0);
+[[nodiscard]] Result<std::unique_ptr<LayoutReader>> make_layout_reader(const LayoutPtr& layout,
+                                                                       const DTypePtr& dtype,
+                                                                       SegmentCache& cache,
+                                                                       uint32_t depth = 0);
 
 /// Reader for a struct layout limited to @p fields (in the given order), used by projections.
 [[nodiscard]] Result<std::unique_ptr<LayoutReader>> make_projected_struct_reader(

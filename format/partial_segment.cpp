@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/partial_segment.hpp"
 
-#include <algorithm>
-#include <cstring>
-
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 
 namespace oc::format {
 namespace {
@@ -22,7 +22,8 @@ Result<std::shared_ptr<PartialSegment>> PartialSegment::reserve(ByteRange range)
   void* p = ::mmap(nullptr, range.length, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    return OC_ERROR(Errc::out_of_memory, "no address space for a segment of {} bytes", range.length);
+    return OC_ERROR(Errc::out_of_memory, "no address space for a segment of {} bytes",
+                    range.length);
   }
   // make_shared cannot reach the private constructor.
   return std::shared_ptr<PartialSegment>(new PartialSegment(range, static_cast<uint8_t*>(p)));
@@ -37,8 +38,8 @@ Buffer PartialSegment::bytes() const {
 bool PartialSegment::need(uint64_t offset, uint64_t length) {
   if (length == 0) return true;
   uint64_t begin = offset / kNeedAlignment * kNeedAlignment;
-  const uint64_t end = std::min(range_.length, (offset + length + kNeedAlignment - 1) / kNeedAlignment *
-                                                   kNeedAlignment);
+  const uint64_t end = std::min(
+      range_.length, (offset + length + kNeedAlignment - 1) / kNeedAlignment * kNeedAlignment);
   std::lock_guard lock(mu_);
   bool resident = true;
   // Walk the read intervals that overlap [begin, end), recording the gaps between them.

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/pushdown.hpp"
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <unordered_set>
-
-#include <flatbuffers/flatbuffers.h>
 
 #include "format/fbs/pushdown_generated.h"
 #include "format/flatbuffer_util.hpp"
@@ -44,9 +44,9 @@ Result<std::string> scan_to_ipc(SegmentSource& object, const PushdownRequest& re
   opts.splits_in_flight = 1;
   opts.read_ahead = false;  // no fetch thread: cls_read belongs to the OSD's op thread
   OC_ASSIGN_OR_RETURN(auto scan, file->scan(opts));
-  OC_ASSIGN_OR_RETURN(auto writer,
-                      ArrowIpcWriter::make(scan->dtype(), {.strings = strings,
-                                                           .compression = request.compression}));
+  OC_ASSIGN_OR_RETURN(
+      auto writer, ArrowIpcWriter::make(scan->dtype(),
+                                        {.strings = strings, .compression = request.compression}));
 
   // The end marker always fits after what was appended: a message is appended only when it
   // and the marker both fit in what is left of the cap.
@@ -99,7 +99,8 @@ Result<PushdownRequest> decode_pushdown_request(std::span<const uint8_t> bytes,
   if (bytes.size() > max_request_bytes) {
     return Error(Errc::invalid,
                  fmt::format("a {} byte scan request is over the {} byte cap "
-                             "(cls_max_request_bytes)", bytes.size(), max_request_bytes),
+                             "(cls_max_request_bytes)",
+                             bytes.size(), max_request_bytes),
                  __FILE__, __LINE__, E2BIG);
   }
   // The OSD hands the input over at no particular alignment; FlatBuffers wants 8.
@@ -112,8 +113,7 @@ Result<PushdownRequest> decode_pushdown_request(std::span<const uint8_t> bytes,
   r.version = fb.version();
   OC_EXPECT(r.version != 0, invalid, "scan request without a version");
   OC_EXPECT(r.version <= kPushdownVersion, unsupported,
-            "scan request version {}; this build answers version {}", r.version,
-            kPushdownVersion);
+            "scan request version {}; this build answers version {}", r.version, kPushdownVersion);
   r.file_size = fb.file_size();
   if (const auto* cols = fb.columns()) {
     std::unordered_set<std::string_view> seen;

@@ -11,7 +11,8 @@
 ///     use(*batch);                 // a struct Column with the projected fields
 ///   }
 ///   // Only rows where the filter is TRUE; `day` is read to filter but not returned.
-///   OC_ASSIGN_OR_RETURN(auto some, file->scan({.columns = {"a"}, .filter = "day >= DATE '2024-01-01'"}));
+///   OC_ASSIGN_OR_RETURN(auto some, file->scan({.columns = {"a"}, .filter = "day >= DATE
+///   '2024-01-01'"}));
 ///   // Rows 5, 17 and 99, decoding only what holds them.
 ///   OC_ASSIGN_OR_RETURN(ColumnPtr rows, file->take(std::vector<uint64_t>{5, 17, 99}));
 /// @endcode
@@ -69,20 +70,20 @@ struct ScanOptions {
 /// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.
 struct ScanStats {
   uint64_t batches = 0;
-  uint64_t rows = 0;              ///< rows delivered
-  uint64_t rows_scanned = 0;      ///< rows in the row range
-  uint64_t rows_pruned = 0;       ///< rows skipped by file statistics or zone maps, never read
-  uint64_t zones_total = 0;       ///< zones of the filter's columns that overlap the row range
-  uint64_t zones_pruned = 0;      ///< of those, zones statistics proved empty of matches
-  bool file_pruned = false;       ///< file statistics proved that no row matches
+  uint64_t rows = 0;          ///< rows delivered
+  uint64_t rows_scanned = 0;  ///< rows in the row range
+  uint64_t rows_pruned = 0;   ///< rows skipped by file statistics or zone maps, never read
+  uint64_t zones_total = 0;   ///< zones of the filter's columns that overlap the row range
+  uint64_t zones_pruned = 0;  ///< of those, zones statistics proved empty of matches
+  bool file_pruned = false;   ///< file statistics proved that no row matches
   uint64_t segments_read = 0;
-  uint64_t bytes_read = 0;        ///< segment bytes fetched from the source (a pushed-down
-                                  ///< scan: the answers' bytes)
-  uint64_t pushdown_calls = 0;    ///< pieces scanned in the storage servers (ScanPushdown)
-  uint64_t plan_ns = 0;           ///< binding the filter and pruning
-  uint64_t fetch_ns = 0;          ///< waiting for segment reads
-  uint64_t filter_ns = 0;         ///< decoding and evaluating the filter's columns
-  uint64_t decode_ns = 0;         ///< decoding the projected columns
+  uint64_t bytes_read = 0;      ///< segment bytes fetched from the source (a pushed-down
+                                ///< scan: the answers' bytes)
+  uint64_t pushdown_calls = 0;  ///< pieces scanned in the storage servers (ScanPushdown)
+  uint64_t plan_ns = 0;         ///< binding the filter and pruning
+  uint64_t fetch_ns = 0;        ///< waiting for segment reads
+  uint64_t filter_ns = 0;       ///< decoding and evaluating the filter's columns
+  uint64_t decode_ns = 0;       ///< decoding the projected columns
 };
 
 /// Adds what @p s read and pruned to @p into: every counter but `batches` and `rows`, which a
@@ -126,7 +127,8 @@ class ScanPushdown {
 class VortexFile : public std::enable_shared_from_this<VortexFile> {
  public:
   /// Opens @p source: one tail read plus at most one more (format/footer.hpp).
-  [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open(std::shared_ptr<SegmentSource> source);
+  [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open(
+      std::shared_ptr<SegmentSource> source);
   /// Opens a local file through io_uring.
   [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open_path(const std::string& path);
   /// Drops the segments its takes left in the take cache.
@@ -164,7 +166,8 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   [[nodiscard]] Result<ColumnPtr> take_rows(std::span<const uint64_t> rows,
                                             const std::vector<std::string>& columns,
                                             StringLayout strings) const;
-  VortexFile(std::shared_ptr<SegmentSource> s, Footer f) : source_(std::move(s)), footer_(std::move(f)) {}
+  VortexFile(std::shared_ptr<SegmentSource> s, Footer f)
+      : source_(std::move(s)), footer_(std::move(f)) {}
   std::shared_ptr<SegmentSource> source_;
   std::shared_ptr<ScanPushdown> pushdown_;
   Footer footer_;

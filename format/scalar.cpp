@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "format/scalar.hpp"
 
-#include "config/checked_size.hpp"
-
 #include <array>
 #include <cstring>
 
+#include "config/checked_size.hpp"
 #include "format/proto/scalar.pb.h"
 
 namespace oc::format {
@@ -17,17 +16,32 @@ Result<Scalar> from_proto(const pb::ScalarValue& v, int depth) {
   using K = pb::ScalarValue::KindCase;
   switch (v.kind_case()) {
     case K::KIND_NOT_SET:
-    case K::kNullValue: s.value = Scalar::Null{}; break;
-    case K::kBoolValue: s.value = v.bool_value(); break;
-    case K::kInt64Value: s.value = static_cast<int64_t>(v.int64_value()); break;
-    case K::kUint64Value: s.value = static_cast<uint64_t>(v.uint64_value()); break;
-    case K::kF32Value: s.value = v.f32_value(); break;
-    case K::kF64Value: s.value = v.f64_value(); break;
+    case K::kNullValue:
+      s.value = Scalar::Null{};
+      break;
+    case K::kBoolValue:
+      s.value = v.bool_value();
+      break;
+    case K::kInt64Value:
+      s.value = static_cast<int64_t>(v.int64_value());
+      break;
+    case K::kUint64Value:
+      s.value = static_cast<uint64_t>(v.uint64_value());
+      break;
+    case K::kF32Value:
+      s.value = v.f32_value();
+      break;
+    case K::kF64Value:
+      s.value = v.f64_value();
+      break;
     case K::kF16Value:
-      OC_EXPECT(v.f16_value() <= 0xffff, corrupt, "f16 scalar bits {} exceed 16 bits", v.f16_value());
+      OC_EXPECT(v.f16_value() <= 0xffff, corrupt, "f16 scalar bits {} exceed 16 bits",
+                v.f16_value());
       s.value = Scalar::F16{static_cast<uint16_t>(v.f16_value())};
       break;
-    case K::kStringValue: s.value = v.string_value(); break;
+    case K::kStringValue:
+      s.value = v.string_value();
+      break;
     case K::kBytesValue:
       s.value = std::vector<uint8_t>(v.bytes_value().begin(), v.bytes_value().end());
       break;
@@ -69,17 +83,23 @@ Result<uint64_t> scalar_to_bits(const Scalar& s, PType p) {
       if (const auto* h = std::get_if<Scalar::F16>(&s.value)) return uint64_t{h->bits};
     } else if (p == PType::f32) {
       float f;
-      if (const auto* x = std::get_if<float>(&s.value)) f = *x;
-      else if (const auto* d = std::get_if<double>(&s.value)) f = static_cast<float>(*d);
-      else return OC_ERROR(Errc::corrupt, "expected an f32 scalar");
+      if (const auto* x = std::get_if<float>(&s.value))
+        f = *x;
+      else if (const auto* d = std::get_if<double>(&s.value))
+        f = static_cast<float>(*d);
+      else
+        return OC_ERROR(Errc::corrupt, "expected an f32 scalar");
       uint32_t b;
       std::memcpy(&b, &f, 4);
       return uint64_t{b};
     } else {
       double d;
-      if (const auto* x = std::get_if<double>(&s.value)) d = *x;
-      else if (const auto* f = std::get_if<float>(&s.value)) d = *f;
-      else return OC_ERROR(Errc::corrupt, "expected an f64 scalar");
+      if (const auto* x = std::get_if<double>(&s.value))
+        d = *x;
+      else if (const auto* f = std::get_if<float>(&s.value))
+        d = *f;
+      else
+        return OC_ERROR(Errc::corrupt, "expected an f64 scalar");
       uint64_t b;
       std::memcpy(&b, &d, 8);
       return b;
@@ -92,15 +112,32 @@ Result<uint64_t> scalar_to_bits(const Scalar& s, PType p) {
   const uint64_t mag = i ? static_cast<uint64_t>(*i) : *u;
   bool ok = false;
   switch (p) {
-    case PType::u8: ok = !neg && mag <= UINT8_MAX; break;
-    case PType::u16: ok = !neg && mag <= UINT16_MAX; break;
-    case PType::u32: ok = !neg && mag <= UINT32_MAX; break;
-    case PType::u64: ok = !neg; break;
-    case PType::i8: ok = i ? fits<int8_t>(*i) : mag <= INT8_MAX; break;
-    case PType::i16: ok = i ? fits<int16_t>(*i) : mag <= INT16_MAX; break;
-    case PType::i32: ok = i ? fits<int32_t>(*i) : mag <= INT32_MAX; break;
-    case PType::i64: ok = i ? true : mag <= INT64_MAX; break;
-    default: break;
+    case PType::u8:
+      ok = !neg && mag <= UINT8_MAX;
+      break;
+    case PType::u16:
+      ok = !neg && mag <= UINT16_MAX;
+      break;
+    case PType::u32:
+      ok = !neg && mag <= UINT32_MAX;
+      break;
+    case PType::u64:
+      ok = !neg;
+      break;
+    case PType::i8:
+      ok = i ? fits<int8_t>(*i) : mag <= INT8_MAX;
+      break;
+    case PType::i16:
+      ok = i ? fits<int16_t>(*i) : mag <= INT16_MAX;
+      break;
+    case PType::i32:
+      ok = i ? fits<int32_t>(*i) : mag <= INT32_MAX;
+      break;
+    case PType::i64:
+      ok = i ? true : mag <= INT64_MAX;
+      break;
+    default:
+      break;
   }
   OC_EXPECT(ok, corrupt, "scalar {} does not fit {}", i ? std::to_string(*i) : std::to_string(mag),
             ptype_name(p));
@@ -118,9 +155,12 @@ Result<std::array<uint8_t, 32>> scalar_to_decimal(const Scalar& s) {
     return out;
   }
   int64_t v = 0;
-  if (const auto* i = std::get_if<int64_t>(&s.value)) v = *i;
-  else if (const auto* u = std::get_if<uint64_t>(&s.value); u && *u <= INT64_MAX) v = static_cast<int64_t>(*u);
-  else return OC_ERROR(Errc::corrupt, "expected a decimal scalar");
+  if (const auto* i = std::get_if<int64_t>(&s.value))
+    v = *i;
+  else if (const auto* u = std::get_if<uint64_t>(&s.value); u && *u <= INT64_MAX)
+    v = static_cast<int64_t>(*u);
+  else
+    return OC_ERROR(Errc::corrupt, "expected a decimal scalar");
   std::memcpy(out.data(), &v, 8);
   std::memset(out.data() + 8, v < 0 ? 0xff : 0, 24);
   return out;
@@ -128,8 +168,8 @@ Result<std::array<uint8_t, 32>> scalar_to_decimal(const Scalar& s) {
 
 Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t len) {
   if (s.is_null()) {
-    OC_EXPECT(t->nullable || t->kind == TypeKind::null, corrupt,
-              "null scalar for non-nullable {}", t->to_string());
+    OC_EXPECT(t->nullable || t->kind == TypeKind::null, corrupt, "null scalar for non-nullable {}",
+              t->to_string());
     return make_all_null(t, len);
   }
   auto c = std::make_shared<Column>();
@@ -175,8 +215,10 @@ Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t 
                 "constant string column of {} x {} bytes exceeds 2 GiB", len, bytes.size());
       Buffer offs = Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t));
       Buffer data = Buffer::allocate(total);
-      for (uint64_t i = 0; i <= len; ++i) offs.mutable_as<int32_t>()[i] = static_cast<int32_t>(i * bytes.size());
-      for (uint64_t i = 0; i < len; ++i) std::memcpy(data.mutable_data() + i * bytes.size(), bytes.data(), bytes.size());
+      for (uint64_t i = 0; i <= len; ++i)
+        offs.mutable_as<int32_t>()[i] = static_cast<int32_t>(i * bytes.size());
+      for (uint64_t i = 0; i < len; ++i)
+        std::memcpy(data.mutable_data() + i * bytes.size(), bytes.data(), bytes.size());
       c->buffers.push_back(std::move(offs));
       c->buffers.push_back(std::move(data));
       break;
@@ -212,19 +254,24 @@ Result<ColumnPtr> scalar_to_column(const Scalar& s, const DTypePtr& t, uint64_t 
       }
       std::vector<uint64_t> idx;
       idx.reserve(len * k);
-      for (uint64_t i = 0; i < len; ++i) for (uint64_t j = 0; j < k; ++j) idx.push_back(j);
+      for (uint64_t i = 0; i < len; ++i)
+        for (uint64_t j = 0; j < k; ++j) idx.push_back(j);
       OC_ASSIGN_OR_RETURN(auto repeated, take(elems, idx));
       if (st.kind == TypeKind::list) {
         OC_EXPECT(len * k <= INT32_MAX, unsupported, "constant list column exceeds 2^31 elements");
         Buffer offs = Buffer::allocate((len + 1) * 4);
-        for (uint64_t i = 0; i <= len; ++i) offs.mutable_as<int32_t>()[i] = static_cast<int32_t>(i * k);
+        for (uint64_t i = 0; i <= len; ++i)
+          offs.mutable_as<int32_t>()[i] = static_cast<int32_t>(i * k);
         c->buffers.push_back(std::move(offs));
       }
       c->children.push_back(std::move(repeated));
       break;
     }
-    case TypeKind::null: c->null_count = static_cast<int64_t>(len); break;
-    default: return OC_ERROR(Errc::unsupported, "constant of {}", t->to_string());
+    case TypeKind::null:
+      c->null_count = static_cast<int64_t>(len);
+      break;
+    default:
+      return OC_ERROR(Errc::unsupported, "constant of {}", t->to_string());
   }
   return ColumnPtr(std::move(c));
 }
@@ -238,13 +285,17 @@ std::string scalar_to_string(const Scalar& s, const DType& t) {
     std::string operator()(uint64_t v) const { return std::to_string(v); }
     std::string operator()(float v) const { return fmt::format("{}", v); }
     std::string operator()(double v) const { return fmt::format("{}", v); }
-    std::string operator()(const Scalar::F16& h) const { return fmt::format("f16:{:#06x}", h.bits); }
+    std::string operator()(const Scalar::F16& h) const {
+      return fmt::format("f16:{:#06x}", h.bits);
+    }
     std::string operator()(const std::string& v) const { return fmt::format("\"{}\"", v); }
     std::string operator()(const std::vector<uint8_t>& v) const {
       return t.storage().kind == TypeKind::decimal ? fmt::format("decimal[{}B]", v.size())
                                                    : fmt::format("bytes[{}]", v.size());
     }
-    std::string operator()(const std::vector<Scalar>& v) const { return fmt::format("[{} items]", v.size()); }
+    std::string operator()(const std::vector<Scalar>& v) const {
+      return fmt::format("[{} items]", v.size());
+    }
   };
   return std::visit(V{t}, s.value);
 }

@@ -27,7 +27,8 @@ CoalesceOptions CoalesceOptions::object_store() {
   return {defaults().object_coalesce_distance, defaults().object_coalesce_max};
 }
 
-std::vector<CoalescedRead> coalesce(std::span<const ByteRange> ranges, const CoalesceOptions& opts) {
+std::vector<CoalescedRead> coalesce(std::span<const ByteRange> ranges,
+                                    const CoalesceOptions& opts) {
   std::vector<size_t> order(ranges.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -100,51 +101,84 @@ io_uring* thread_ring() {
       ++g_read_rings;
     } else {
       t.refused = true;
-      log::get().debug("io_uring unavailable ({}); local reads on this thread fall back to pread", -rc);
+      log::get().debug("io_uring unavailable ({}); local reads on this thread fall back to pread",
+                       -rc);
     }
   }
   return t.pid != 0 ? &t.ring : nullptr;
 }
 #endif
 
-class LocalFileSource final : public SegmentSource {
+// The walk every store's source takes (coalesced_source).
+class CoalescedSource final : public SegmentSource {
  public:
-  LocalFileSource(int fd, uint64_t size, std::string path)
-      : fd_(fd), size_(size), path_(std::move(path)) {
-    ++g_local_sources;
-  }
-  ~LocalFileSource() override {
-    ::close(fd_);
-    --g_local_sources;
-  }
+  explicit CoalescedSource(std::unique_ptr<RangeReader> reader) : reader_(std::move(reader)) {}
 
-  uint64_t size() const override { return size_; }
-  const std::string& name() const override { return path_; }
+  uint64_t size() const override { return reader_->identity().size; }
+  const std::string& name() const override { return reader_->identity().name; }
   SourceStats stats() const override {
     std::lock_guard lock(mu_);
     return stats_;
   }
 
   Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) override {
-    return read_coalesced(ranges, CoalesceOptions::local_file());
+    return read_coalesced(ranges, reader_->identity().coalescing);
   }
 
   Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
                                              const CoalesceOptions& opts) override {
+    const RangeReader::Identity& id = reader_->identity();
     for (const auto& r : ranges) {
-      OC_EXPECT(r.offset <= size_ && r.length <= size_ - r.offset, corrupt,
-                "{}: range [{}, +{}) is past the end of the {} byte file", path_, r.offset,
-                r.length, size_);
+      OC_EXPECT(r.offset <= id.size && r.length <= id.size - r.offset, corrupt,
+                "{}: range [{}, +{}) is past the end of the {} byte {}", id.name, r.offset,
+                r.length, id.size, id.kind);
     }
     const auto plan = coalesce(ranges, opts);
+    std::vector<ByteRange> reads;
+    reads.reserve(plan.size());
+    for (const auto& m : plan) reads.push_back(m.range);
+    OC_ASSIGN_OR_RETURN(std::vector<Buffer> merged, reader_->read_merged(reads));
+    OC_EXPECT(merged.size() == plan.size(), io, "{}: {} merged reads answered {}", id.name,
+              plan.size(), merged.size());
+    std::vector<Buffer> out(ranges.size());
+    std::lock_guard lock(mu_);
+    for (size_t k = 0; k < plan.size(); ++k) {
+      for (size_t i : plan[k].members) {
+        out[i] = merged[k].slice(ranges[i].offset - plan[k].range.offset, ranges[i].length);
+      }
+      stats_.bytes_read += plan[k].range.length;
+    }
+    stats_.requests += ranges.size();
+    stats_.reads += plan.size();
+    return out;
+  }
+
+ private:
+  std::unique_ptr<RangeReader> reader_;
+  mutable std::mutex mu_;
+  SourceStats stats_;
+};
+
+class LocalFileReader final : public RangeReader {
+ public:
+  LocalFileReader(int fd, uint64_t size, std::string path)
+      : RangeReader({size, std::move(path), "file", CoalesceOptions::local_file()}), fd_(fd) {
+    ++g_local_sources;
+  }
+  ~LocalFileReader() override {
+    ::close(fd_);
+    --g_local_sources;
+  }
+
+  Result<std::vector<Buffer>> read_merged(std::span<const ByteRange> reads) override {
     std::vector<Buffer> merged;
     std::vector<Piece> pieces;
-    merged.reserve(plan.size());
-    for (const auto& m : plan) {
-      merged.push_back(Buffer::allocate_for_overwrite(m.range.length));
-      for (uint64_t at = 0; at < m.range.length; at += kMaxPiece) {
-        pieces.push_back({merged.back().mutable_data() + at, m.range.offset + at,
-                          std::min(kMaxPiece, m.range.length - at)});
+    merged.reserve(reads.size());
+    for (const auto& r : reads) {
+      merged.push_back(Buffer::allocate_for_overwrite(r.length));
+      for (uint64_t at = 0; at < r.length; at += kMaxPiece) {
+        pieces.push_back(
+            {merged.back().mutable_data() + at, r.offset + at, std::min(kMaxPiece, r.length - at)});
       }
     }
 #if OC_HAVE_IO_URING
@@ -155,17 +189,7 @@ class LocalFileSource final : public SegmentSource {
     {
       OC_TRY(read_pread(pieces));
     }
-    std::lock_guard lock(mu_);
-    stats_.requests += ranges.size();
-    stats_.reads += plan.size();
-    std::vector<Buffer> out(ranges.size());
-    for (size_t k = 0; k < plan.size(); ++k) {
-      for (size_t i : plan[k].members) {
-        out[i] = merged[k].slice(ranges[i].offset - plan[k].range.offset, ranges[i].length);
-      }
-      stats_.bytes_read += plan[k].range.length;
-    }
-    return out;
+    return merged;
   }
 
  private:
@@ -174,8 +198,9 @@ class LocalFileSource final : public SegmentSource {
       while (p.length > 0) {
         const ssize_t n = ::pread(fd_, p.dst, p.length, static_cast<off_t>(p.offset));
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return errno_error(errno, "pread " + path_, __FILE__, __LINE__);
-        OC_EXPECT(n > 0, corrupt, "{} ended early at offset {} (file truncated?)", path_, p.offset);
+        if (n < 0) return errno_error(errno, "pread " + identity().name, __FILE__, __LINE__);
+        OC_EXPECT(n > 0, corrupt, "{} ended early at offset {} (file truncated?)", identity().name,
+                  p.offset);
         p.dst += n;
         p.offset += static_cast<uint64_t>(n);
         p.length -= static_cast<uint64_t>(n);
@@ -200,7 +225,8 @@ class LocalFileSource final : public SegmentSource {
         ++inflight;
       }
       int rc = io_uring_submit_and_wait(&ring, 1);
-      if (rc < 0 && rc != -EINTR) return errno_error(rc, "io_uring_submit " + path_, __FILE__, __LINE__);
+      if (rc < 0 && rc != -EINTR)
+        return errno_error(rc, "io_uring_submit " + identity().name, __FILE__, __LINE__);
       io_uring_cqe* cqe = nullptr;
       unsigned head = 0, seen = 0;
       Result<void> status;
@@ -213,9 +239,11 @@ class LocalFileSource final : public SegmentSource {
         if (res == -EINTR || res == -EAGAIN) {
           retry.push_back(io_uring_cqe_get_data64(cqe));
         } else if (res < 0) {
-          if (status.ok()) status = errno_error(res, "read " + path_, __FILE__, __LINE__);
+          if (status.ok()) status = errno_error(res, "read " + identity().name, __FILE__, __LINE__);
         } else if (res == 0) {
-          if (status.ok()) status = OC_ERROR(Errc::corrupt, "{} ended early at offset {}", path_, p.offset);
+          if (status.ok())
+            status =
+                OC_ERROR(Errc::corrupt, "{} ended early at offset {}", identity().name, p.offset);
         } else if (static_cast<uint64_t>(res) < p.length) {
           p.dst += res;
           p.offset += static_cast<uint64_t>(res);
@@ -252,10 +280,6 @@ class LocalFileSource final : public SegmentSource {
 #endif
 
   int fd_;
-  uint64_t size_;
-  std::string path_;
-  mutable std::mutex mu_;
-  SourceStats stats_;
 };
 
 class MemorySource final : public SegmentSource {
@@ -346,8 +370,12 @@ Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name) {
   }
   // A descriptor a client passed may still be non-blocking: see open_readable_file.
   if ((flags & O_NONBLOCK) != 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  return std::shared_ptr<SegmentSource>(
-      std::make_shared<LocalFileSource>(fd, static_cast<uint64_t>(st.st_size), std::move(name)));
+  return coalesced_source(
+      std::make_unique<LocalFileReader>(fd, static_cast<uint64_t>(st.st_size), std::move(name)));
+}
+
+std::shared_ptr<SegmentSource> coalesced_source(std::unique_ptr<RangeReader> reader) {
+  return std::make_shared<CoalescedSource>(std::move(reader));
 }
 
 uint64_t open_local_sources() noexcept { return g_local_sources.load(); }

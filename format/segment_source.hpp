@@ -4,15 +4,20 @@
 ///
 /// A `SegmentSource` serves byte ranges of one file. Readers hand it a batch of ranges; the
 /// source merges ranges that are close (`CoalesceOptions`), issues the merged reads concurrently
-/// and returns one `Buffer` per requested range, each a slice of a merged read (no copy). The
-/// local-file source submits all reads of a batch to one io_uring at once; the S3 source (net/)
-/// implements the same interface.
+/// and returns one `Buffer` per requested range, each a slice of a merged read (no copy).
+///
+/// Every store's source is the same walk (`coalesced_source`: check the ranges, merge them, read
+/// the merged ranges, slice, count) over a small per-store `RangeReader` that reads merged
+/// ranges: a local file submits them to the thread's io_uring at once (here), S3 and http(s)
+/// fetch them into the pinned pool (net/s3_source.cpp), RADOS reads them from the OSDs
+/// (net/rados.cpp). A byte cache belongs between the walk and the readers.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/error.hpp"
@@ -29,9 +34,9 @@ struct ByteRange {
 
 /// When two ranges may be served by one read.
 struct CoalesceOptions {
-  uint64_t max_gap = 0;    ///< merge ranges separated by at most this many bytes
-  uint64_t max_read = 0;   ///< never grow a merged read past this size (a single larger range
-                           ///< is still read whole)
+  uint64_t max_gap = 0;   ///< merge ranges separated by at most this many bytes
+  uint64_t max_read = 0;  ///< never grow a merged read past this size (a single larger range
+                          ///< is still read whole)
   /// Vortex's local-file defaults (knobs file_coalesce_distance / file_coalesce_max).
   [[nodiscard]] static CoalesceOptions local_file();
   /// Vortex's object-store defaults (knobs object_coalesce_distance / object_coalesce_max).
@@ -50,9 +55,9 @@ struct CoalescedRead {
 
 /// Counters a source keeps, for `onecopy scan --explain` and tests.
 struct SourceStats {
-  uint64_t requests = 0;      ///< ranges asked for
-  uint64_t reads = 0;         ///< merged reads issued
-  uint64_t bytes_read = 0;    ///< bytes transferred, including merged gaps
+  uint64_t requests = 0;    ///< ranges asked for
+  uint64_t reads = 0;       ///< merged reads issued
+  uint64_t bytes_read = 0;  ///< bytes transferred, including merged gaps
 };
 
 /// A file-like object that serves byte ranges.
@@ -67,8 +72,8 @@ class SegmentSource {
   /// `read`, merging ranges by @p opts instead of the source's own options: a take reading
   /// segments in part merges only ranges whose gap is not worth a read of its own. Sources
   /// that coalesce nothing (memory, test doubles) keep the default, which is `read`.
-  [[nodiscard]] virtual Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
-                                                                   const CoalesceOptions& opts) {
+  [[nodiscard]] virtual Result<std::vector<Buffer>> read_coalesced(
+      std::span<const ByteRange> ranges, const CoalesceOptions& opts) {
     (void)opts;
     return read(ranges);
   }
@@ -76,6 +81,34 @@ class SegmentSource {
   [[nodiscard]] virtual const std::string& name() const = 0;
   [[nodiscard]] virtual SourceStats stats() const = 0;
 };
+
+/// One store's reads of one object: what `coalesced_source` needs besides the walk.
+class RangeReader {
+ public:
+  /// What a source says of the object it reads, for the walk's checks and messages.
+  struct Identity {
+    uint64_t size = 0;           ///< bytes
+    std::string name;            ///< a path or URL
+    std::string_view kind;       ///< "file" or "object"
+    CoalesceOptions coalescing;  ///< how a plain read merges ranges (the store's knobs)
+  };
+  explicit RangeReader(Identity identity) : identity_(std::move(identity)) {}
+  virtual ~RangeReader() = default;
+  [[nodiscard]] const Identity& identity() const noexcept { return identity_; }
+  /// Reads every range of @p reads (merged ranges, each within the size); result k holds
+  /// exactly reads[k].length bytes.
+  [[nodiscard]] virtual Result<std::vector<Buffer>> read_merged(
+      std::span<const ByteRange> reads) = 0;
+
+ private:
+  Identity identity_;
+};
+
+/// A SegmentSource over @p reader: every batch of ranges is checked against the size
+/// (`corrupt`, naming the range, past the end), merged (`coalesce`, with the reader's options or
+/// those `read_coalesced` passes), read by the reader as merged ranges and handed out as slices
+/// of them, and counted in its stats.
+[[nodiscard]] std::shared_ptr<SegmentSource> coalesced_source(std::unique_ptr<RangeReader> reader);
 
 /// Opens @p path for reading the way every local read in onecopy does: without blocking
 /// (O_NONBLOCK, so a FIFO with no writer is refused at once, not waited on) and checked to be a
@@ -103,6 +136,7 @@ class SegmentSource {
 [[nodiscard]] uint64_t open_read_rings() noexcept;
 
 /// Serves bytes held in memory (tests, fuzzing, small embedded files).
-[[nodiscard]] std::shared_ptr<SegmentSource> memory_source(Buffer bytes, std::string name = "memory");
+[[nodiscard]] std::shared_ptr<SegmentSource> memory_source(Buffer bytes,
+                                                           std::string name = "memory");
 
 }  // namespace oc::format

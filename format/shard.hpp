@@ -39,6 +39,7 @@ struct ShardSpec {
   uint32_t worker = 0, num_workers = 1;
   bool shuffle = false;  ///< deal the units in an order drawn from (seed, epoch)
   uint64_t seed = 0, epoch = 0;
+  friend bool operator==(const ShardSpec&, const ShardSpec&) = default;
 };
 
 /// `invalid` unless world_size and num_workers are at least 1 and rank and worker are below them.
@@ -62,6 +63,7 @@ struct ShardSpec {
 struct UnitPosition {
   uint64_t unit = 0;
   uint64_t rows = 0;
+  friend bool operator==(const UnitPosition&, const UnitPosition&) = default;
 };
 
 /// A scan over a list of units of one file, in order; each batch lies within one unit.
@@ -76,7 +78,8 @@ class UnitScan : public Scan {
 /// start.rows output rows of unit start.unit are dropped. `invalid` for a unit past the file's
 /// end or a start past the last unit.
 [[nodiscard]] Result<std::unique_ptr<UnitScan>> scan_units(std::shared_ptr<const VortexFile> file,
-                                                          ScanOptions options,
-                                                          std::vector<Unit> units, UnitPosition start);
+                                                           ScanOptions options,
+                                                           std::vector<Unit> units,
+                                                           UnitPosition start);
 
 }  // namespace oc::format

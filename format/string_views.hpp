@@ -8,7 +8,8 @@
 /// | layout  | `buffers` (after the validity bitmap)                                        |
 /// |---------|------------------------------------------------------------------------------|
 /// | offsets | [i32 offsets (length + 1), bytes]                                            |
-/// | views   | [16-byte views (offset + length of them), data_0 .. data_{k-1}, i64 sizes of the k data buffers] |
+/// | views   | [16-byte views (offset + length of them), data_0 .. data_{k-1}, i64 sizes of the k
+/// data buffers] |
 ///
 /// One view, little endian (Arrow's layout, and Vortex's `vortex.varbinview`):
 ///

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "kernels/alprd.cuh"
+
 #include <cuda_runtime.h>
 
-#include "kernels/alprd.cuh"
 #include "kernels/alprd.hpp"
 #include "kernels/cuda_check.hpp"
 
@@ -18,9 +19,10 @@ Result<DeviceAlprd> decode_alprd_on_device(const AlprdPlan& plan, Stream& stream
   DeviceAlprd out;
   OC_ASSIGN_OR_RETURN(out.left, decode_on_device(plan.left, stream));
   OC_ASSIGN_OR_RETURN(out.right, decode_on_device(plan.right, stream));
-  OC_TRY(cuda_check(detail::launch_or_combine(out.left.values.as<uint32_t>(), out.right.values.as<uint32_t>(),
-                                              out.left.values.size(), stream.handle()),
-                    "ALP-RD combine"));
+  OC_TRY(cuda_check(
+      detail::launch_or_combine(out.left.values.as<uint32_t>(), out.right.values.as<uint32_t>(),
+                                out.left.values.size(), stream.handle()),
+      "ALP-RD combine"));
   return out;
 }
 

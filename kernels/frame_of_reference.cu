@@ -12,7 +12,8 @@ __global__ void add_reference_kernel(T* values, uint64_t n, T reference) {
   // Unsigned arithmetic wraps modulo 2^bits, which is exactly the CPU decoder's behaviour.
   using U = std::make_unsigned_t<T>;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += stride) {
     values[i] = static_cast<T>(static_cast<U>(values[i]) + static_cast<U>(reference));
   }
 }
@@ -24,11 +25,13 @@ cudaError_t launch_add_reference(T* values, uint64_t n, T reference, cudaStream_
   if (n == 0) return cudaSuccess;
   uint64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
   if (blocks > kMaxGridBlocks) blocks = kMaxGridBlocks;
-  add_reference_kernel<T><<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(values, n, reference);
+  add_reference_kernel<T>
+      <<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(values, n, reference);
   return cudaGetLastError();
 }
 
-#define OC_INSTANTIATE(T) template cudaError_t launch_add_reference<T>(T*, uint64_t, T, cudaStream_t);
+#define OC_INSTANTIATE(T) \
+  template cudaError_t launch_add_reference<T>(T*, uint64_t, T, cudaStream_t);
 OC_INSTANTIATE(int8_t)
 OC_INSTANTIATE(int16_t)
 OC_INSTANTIATE(int32_t)

@@ -3,9 +3,9 @@
 // (nvcc cannot compile fmt, so Result-returning code lives in the .cpp above this).
 #pragma once
 
-#include <cstdint>
-
 #include <cuda_runtime.h>
+
+#include <cstdint>
 
 namespace oc::kernels::detail {
 

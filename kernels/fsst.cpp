@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // One arena, one copy: symbols, symbol lengths, code offsets, output offsets, code bytes, error
 // word, each 8-byte aligned.
+#include "kernels/fsst.cuh"
+
 #include <cuda_runtime.h>
 
 #include <cstring>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/fsst.cuh"
 #include "kernels/fsst.hpp"
 
 namespace oc::kernels {
@@ -14,7 +15,8 @@ namespace oc::kernels {
 Result<void> DeviceFsst::finish(Stream& stream) {
   uint32_t host_error = 0;
   if (error != nullptr) {
-    OC_TRY(cuda_check(cudaMemcpyAsync(&host_error, error, sizeof(host_error), cudaMemcpyDeviceToHost, stream.handle()),
+    OC_TRY(cuda_check(cudaMemcpyAsync(&host_error, error, sizeof(host_error),
+                                      cudaMemcpyDeviceToHost, stream.handle()),
                       "copy the error word"));
   }
   OC_TRY(stream.synchronize());
@@ -42,14 +44,18 @@ Result<DeviceFsst> decode_fsst_on_device(const FsstPlan& plan, Stream& stream) {
   if (!plan.codes.empty()) std::memcpy(h + codes_at, plan.codes.data(), plan.codes.size());
   std::memset(h + error_at, 0, 8);
   OC_ASSIGN_OR_RETURN(out.inputs, DeviceBuffer::allocate(arena, stream));
-  OC_TRY(cuda_check(cudaMemcpyAsync(out.inputs.data(), h, arena, cudaMemcpyHostToDevice, stream.handle()),
-                    "copy the fsst inputs"));
-  OC_ASSIGN_OR_RETURN(out.offsets, DeviceBuffer::allocate(plan.offsets.size() * sizeof(int32_t), stream));
+  OC_TRY(cuda_check(
+      cudaMemcpyAsync(out.inputs.data(), h, arena, cudaMemcpyHostToDevice, stream.handle()),
+      "copy the fsst inputs"));
+  OC_ASSIGN_OR_RETURN(out.offsets,
+                      DeviceBuffer::allocate(plan.offsets.size() * sizeof(int32_t), stream));
   // The offsets are part of the result: copied from the plan's pageable vector (the driver
   // stages pageable copies before returning, so the plan may go away afterwards).
-  OC_TRY(cuda_check(cudaMemcpyAsync(out.offsets.data(), plan.offsets.data(), out.offsets.size(), cudaMemcpyHostToDevice,
-                                    stream.handle()), "copy the fsst offsets"));
-  OC_ASSIGN_OR_RETURN(out.data, DeviceBuffer::allocate(static_cast<size_t>(plan.offsets.back()), stream));
+  OC_TRY(cuda_check(cudaMemcpyAsync(out.offsets.data(), plan.offsets.data(), out.offsets.size(),
+                                    cudaMemcpyHostToDevice, stream.handle()),
+                    "copy the fsst offsets"));
+  OC_ASSIGN_OR_RETURN(out.data,
+                      DeviceBuffer::allocate(static_cast<size_t>(plan.offsets.back()), stream));
   uint8_t* d = out.inputs.as<uint8_t>();
   out.error = reinterpret_cast<uint32_t*>(d + error_at);
   FsstParams p;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "format/encodings/accepts.hpp"
 #include "format/encodings/decimal.hpp"
 #include "format/encodings/dict.hpp"
 #include "format/encodings/runend.hpp"
@@ -43,8 +44,8 @@ struct Walk {
 
 // Decodes the validity child at @p index of @p node (if any) into the plan, on the host: one
 // bit per row is small next to the values. Only the source carries validity in a chain.
-Result<void> take_validity(FusedPlan& plan, const ArrayView& node, size_t index, const DTypePtr& t, uint64_t len,
-                           DecodeContext& ctx) {
+Result<void> take_validity(FusedPlan& plan, const ArrayView& node, size_t index, const DTypePtr& t,
+                           uint64_t len, DecodeContext& ctx) {
   if (node.children.size() <= index) return {};
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity,
@@ -58,7 +59,8 @@ Result<void> take_validity(FusedPlan& plan, const ArrayView& node, size_t index,
 // Sets the bits of @p rows (< len) in @p validity, an Arrow bitmap of @p len rows (empty: all
 // valid), and recounts @p null_count; a bitmap left without nulls becomes empty. Copies before
 // writing: the bitmap may be shared with another.
-void mark_valid(Buffer& validity, int64_t& null_count, const std::vector<uint64_t>& rows, uint64_t len) {
+void mark_valid(Buffer& validity, int64_t& null_count, const std::vector<uint64_t>& rows,
+                uint64_t len) {
   if (validity.empty() || rows.empty()) return;
   Buffer out = Buffer::copy_of(validity.span());
   for (uint64_t r : rows) format::bitmap_set(out.mutable_data(), r, true);
@@ -76,9 +78,11 @@ Result<PType> integer_ptype(const DTypePtr& t, const std::string& encoding) {
 
 // The values of a decoded fixed-width column, contiguous from row 0 and 8-byte aligned.
 Result<Buffer> contiguous_values(const format::Column& c, size_t width) {
-  OC_EXPECT(c.validity.empty(), unsupported, "dictionary values with nulls are not fused on the GPU yet");
+  OC_EXPECT(c.validity.empty(), unsupported,
+            "dictionary values with nulls are not fused on the GPU yet");
   Buffer out = Buffer::allocate_array_for_overwrite(c.length, width);
-  if (c.length > 0) std::memcpy(out.mutable_data(), c.buffers[0].data() + c.offset * width, out.size());
+  if (c.length > 0)
+    std::memcpy(out.mutable_data(), c.buffers[0].data() + c.offset * width, out.size());
   return out;
 }
 
@@ -107,47 +111,27 @@ Result<void> walk_dict(Walk& w, const ArrayView& node, const DTypePtr& t, uint64
 }
 
 Result<void> walk_for(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
-  OC_TRY(format::expect_shape(node, 0, 1, 1));
-  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
-  OC_ASSIGN_OR_RETURN(format::Scalar reference, format::parse_scalar(node.metadata));
-  OC_EXPECT(!reference.is_null(), corrupt, "fastlanes.for reference is null");
+  OC_ASSIGN_OR_RETURN(const uint64_t reference, format::encodings::accept_for(node, t));
   FusedOp op;
   op.kind = FusedOpKind::frame_of_reference;
-  op.in_bytes = op.out_bytes = static_cast<uint8_t>(format::ptype_width(p));
-  OC_ASSIGN_OR_RETURN(op.reference, format::scalar_to_bits(reference, p));
+  op.in_bytes = op.out_bytes = static_cast<uint8_t>(format::ptype_width(t->storage().ptype));
+  op.reference = reference;
   w.ops.push_back(op);
   return walk(w, node.children[0], t, len);
 }
 
 Result<void> walk_zigzag(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
-  OC_TRY(format::expect_shape(node, 0, 1, 1));
-  OC_EXPECT(node.metadata.empty(), corrupt, "vortex.zigzag metadata is {} bytes, expected none",
-            node.metadata.size());
-  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
-  OC_EXPECT(format::ptype_is_signed(p), corrupt, "vortex.zigzag for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(DTypePtr child_t, format::encodings::accept_zigzag(node, t));
   FusedOp op;
   op.kind = FusedOpKind::zigzag;
-  op.in_bytes = op.out_bytes = static_cast<uint8_t>(format::ptype_width(p));
+  op.in_bytes = op.out_bytes = static_cast<uint8_t>(format::ptype_width(t->storage().ptype));
   w.ops.push_back(op);
-  // Signed ptypes i8..i64 follow u8..u64 by 4 in the PType enum.
-  const auto unsigned_p = static_cast<PType>(static_cast<uint8_t>(p) - 4);
-  return walk(w, node.children[0], DType::make_primitive(unsigned_p, t->storage().nullable), len);
+  return walk(w, node.children[0], child_t, len);
 }
 
 Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
-  OC_TRY(format::expect_shape(node, 1, 0, 4));
-  OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
-  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::BitPackedMetadata>(
-                                     node.metadata, "fastlanes.bitpacked"));
-  const size_t value_bytes = format::ptype_width(p);
-  OC_EXPECT(meta.bit_width() <= value_bytes * 8, corrupt, "bit width {} for {}-bit values",
-            meta.bit_width(), value_bytes * 8);
-  OC_EXPECT(meta.offset() < kFastLanesBlock, corrupt, "bitpacked offset {} >= 1024", meta.offset());
-  OC_TRY(w.ctx.check_alloc(len, value_bytes, "fastlanes.bitpacked"));
-  const uint64_t blocks = (len + meta.offset() + kFastLanesBlock - 1) / kFastLanesBlock;
-  OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(meta.bit_width()), corrupt,
-            "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
-            blocks, packed_block_bytes(meta.bit_width()));
+  OC_ASSIGN_OR_RETURN(auto meta, format::encodings::accept_bitpacked(node, t, len, w.ctx));
+  const size_t value_bytes = format::ptype_width(t->storage().ptype);
   FusedPlan& plan = w.plan;
   plan.params.source = FusedSource::bitpacked;
   plan.params.packed_bytes = static_cast<uint8_t>(value_bytes);
@@ -159,7 +143,8 @@ Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, u
     OC_ASSIGN_OR_RETURN(auto patches, w.ctx.without_window([&] {
       return format::decode_patches(node, 0, meta.patches(), t, len, w.ctx, validity_child);
     }));
-    OC_EXPECT(patches.values->validity.empty(), unsupported, "null patch values are not fused on the GPU yet");
+    OC_EXPECT(patches.values->validity.empty(), unsupported,
+              "null patch values are not fused on the GPU yet");
     plan.patch_positions.reserve(patches.positions.size());
     plan.patch_values.reserve(patches.positions.size());
     const uint8_t* base = patches.values->buffers[0].data() + patches.values->offset * value_bytes;
@@ -183,7 +168,8 @@ Result<void> walk_bitpacked(Walk& w, const ArrayView& node, const DTypePtr& t, u
 Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
   OC_TRY(format::expect_shape(node, 1, 0, 1));
   const DType& storage = t->storage();
-  OC_EXPECT(storage.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
+  OC_EXPECT(storage.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}",
+            t->to_string());
   const size_t width = format::ptype_width(storage.ptype);
   OC_EXPECT(holds_exactly(node.buffers[0].size(), len, width), corrupt,
             "primitive buffer is {} bytes, expected {} x {}", node.buffers[0].size(), len, width);
@@ -196,10 +182,12 @@ Result<void> walk_primitive(Walk& w, const ArrayView& node, const DTypePtr& t, u
 Result<void> walk_sequence(Walk& w, const ArrayView& node, const DTypePtr& t) {
   OC_TRY(format::expect_shape(node, 0, 0, 0));
   OC_ASSIGN_OR_RETURN(PType p, integer_ptype(t, node.encoding));
-  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::SequenceMetadata>(node.metadata, "vortex.sequence"));
+  OC_ASSIGN_OR_RETURN(
+      auto meta, format::parse_metadata<pb::SequenceMetadata>(node.metadata, "vortex.sequence"));
   auto field = [&](const std::string& bytes, const char* what) -> Result<uint64_t> {
-    OC_ASSIGN_OR_RETURN(format::Scalar s, format::parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()),
-                                                               bytes.size()}));
+    OC_ASSIGN_OR_RETURN(
+        format::Scalar s,
+        format::parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
     OC_EXPECT(!s.is_null(), corrupt, "vortex.sequence {} is missing or null", what);
     return format::scalar_to_bits(s, p);
   };
@@ -215,7 +203,8 @@ Result<void> walk_constant(Walk& w, const ArrayView& node, const DTypePtr& t) {
   OC_TRY(format::expect_shape(node, 1, 0, 0));
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
-            "vortex.constant of {} is not fused on the GPU (fixed-width values only)", t->to_string());
+            "vortex.constant of {} is not fused on the GPU (fixed-width values only)",
+            t->to_string());
   OC_ASSIGN_OR_RETURN(format::Scalar s, format::parse_scalar(node.buffers[0].span()));
   OC_EXPECT(!s.is_null(), unsupported, "a null vortex.constant is not fused on the GPU yet");
   FusedParams& params = w.plan.params;
@@ -229,12 +218,16 @@ Result<void> walk_constant(Walk& w, const ArrayView& node, const DTypePtr& t) {
 Result<void> walk_runend(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive, unsupported,
-            "vortex.runend of {} is not fused on the GPU (fixed-width values only)", t->to_string());
-  OC_ASSIGN_OR_RETURN(auto runs, w.ctx.without_window([&] { return format::encodings::decode_run_ends(node, w.ctx); }));
+            "vortex.runend of {} is not fused on the GPU (fixed-width values only)",
+            t->to_string());
+  OC_ASSIGN_OR_RETURN(auto runs, w.ctx.without_window([&] {
+    return format::encodings::decode_run_ends(node, w.ctx);
+  }));
   const uint64_t count = runs.ends.size();
   OC_EXPECT(len == 0 || (count > 0 && runs.ends.back() - runs.offset >= len), corrupt,
             "{} runs from offset {} do not cover {} rows", count, runs.offset, len);
-  OC_ASSIGN_OR_RETURN(auto values, w.ctx.without_window([&] { return w.ctx.decode(node.children[1], t, count); }));
+  OC_ASSIGN_OR_RETURN(
+      auto values, w.ctx.without_window([&] { return w.ctx.decode(node.children[1], t, count); }));
   const size_t width = format::ptype_width(storage.ptype);
   OC_ASSIGN_OR_RETURN(Buffer contiguous, contiguous_values(*values, width));
   FusedPlan& plan = w.plan;
@@ -243,18 +236,22 @@ Result<void> walk_runend(Walk& w, const ArrayView& node, const DTypePtr& t, uint
   plan.params.run_offset = runs.offset;
   plan.run_ends = std::move(runs.ends);
   plan.run_values.resize(count);
-  for (uint64_t k = 0; k < count; ++k) plan.run_values[k] = fused_load(contiguous.data(), k, static_cast<unsigned>(width));
+  for (uint64_t k = 0; k < count; ++k)
+    plan.run_values[k] = fused_load(contiguous.data(), k, static_cast<unsigned>(width));
   return {};
 }
 
-Result<void> walk_decimal_byte_parts(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
-  OC_EXPECT(t->kind == TypeKind::decimal, corrupt, "vortex.decimal_byte_parts for {}", t->to_string());
+Result<void> walk_decimal_byte_parts(Walk& w, const ArrayView& node, const DTypePtr& t,
+                                     uint64_t len) {
+  OC_EXPECT(t->kind == TypeKind::decimal, corrupt, "vortex.decimal_byte_parts for {}",
+            t->to_string());
   OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::DecimalBytePartsMetadata>(
                                      node.metadata, "vortex.decimal_byte_parts"));
-  OC_EXPECT(meta.lower_part_count() == 0, unsupported, "vortex.decimal_byte_parts with {} lower parts",
-            meta.lower_part_count());
+  OC_EXPECT(meta.lower_part_count() == 0, unsupported,
+            "vortex.decimal_byte_parts with {} lower parts", meta.lower_part_count());
   OC_TRY(format::expect_shape(node, 0, 1, 1));
-  OC_ASSIGN_OR_RETURN(PType p, format::ptype_from(static_cast<uint64_t>(meta.zeroth_child_ptype())));
+  OC_ASSIGN_OR_RETURN(PType p,
+                      format::ptype_from(static_cast<uint64_t>(meta.zeroth_child_ptype())));
   OC_EXPECT(!format::ptype_is_float(p) && format::ptype_is_signed(p), corrupt,
             "decimal part ptype {} is not a signed integer", format::ptype_name(p));
   FusedOp op;
@@ -273,21 +270,25 @@ uint64_t float_bits(Float f) {
 }
 
 Result<void> walk_alp(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
-  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::ALPMetadata>(node.metadata, "vortex.alp"));
-  OC_EXPECT(t->kind == TypeKind::primitive && (t->ptype == PType::f32 || t->ptype == PType::f64), corrupt,
-            "vortex.alp for {}", t->to_string());
+  OC_ASSIGN_OR_RETURN(auto meta,
+                      format::parse_metadata<pb::ALPMetadata>(node.metadata, "vortex.alp"));
+  OC_EXPECT(t->kind == TypeKind::primitive && (t->ptype == PType::f32 || t->ptype == PType::f64),
+            corrupt, "vortex.alp for {}", t->to_string());
   const bool f32 = t->ptype == PType::f32;
   const uint32_t e = meta.exp_e(), f = meta.exp_f();
   const uint32_t max = f32 ? format::alp::kMaxExponent<float> : format::alp::kMaxExponent<double>;
-  OC_EXPECT(e <= max && f <= max, corrupt, "ALP exponents e={} f={} exceed {} for {}", e, f, max, t->to_string());
+  OC_EXPECT(e <= max && f <= max, corrupt, "ALP exponents e={} f={} exceed {} for {}", e, f, max,
+            t->to_string());
   const size_t patch_children = meta.has_patches() ? 2 : 0;
   OC_TRY(format::expect_shape(node, 0, 1 + patch_children, 1 + patch_children + 1));
   OC_EXPECT(w.plan.out_patch_rows.empty(), unsupported, "two patched ALP arrays in one chain");
   FusedOp op;
   op.kind = FusedOpKind::alp;
   op.in_bytes = op.out_bytes = f32 ? 4 : 8;
-  op.f10_bits = f32 ? float_bits(format::alp::Powers<float>::kF10[f]) : float_bits(format::alp::Powers<double>::kF10[f]);
-  op.if10_bits = f32 ? float_bits(format::alp::Powers<float>::kIF10[e]) : float_bits(format::alp::Powers<double>::kIF10[e]);
+  op.f10_bits = f32 ? float_bits(format::alp::Powers<float>::kF10[f])
+                    : float_bits(format::alp::Powers<double>::kF10[f]);
+  op.if10_bits = f32 ? float_bits(format::alp::Powers<float>::kIF10[e])
+                     : float_bits(format::alp::Powers<double>::kIF10[e]);
   w.ops.push_back(op);
   if (meta.has_patches()) {
     size_t used = 0;
@@ -296,37 +297,54 @@ Result<void> walk_alp(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_
     }));
     OC_EXPECT(node.children.size() == 1 + used, corrupt, "vortex.alp has {} children, expected {}",
               node.children.size(), 1 + used);
-    OC_EXPECT(patches.values->validity.empty(), unsupported, "null patch values are not fused on the GPU yet");
+    OC_EXPECT(patches.values->validity.empty(), unsupported,
+              "null patch values are not fused on the GPU yet");
     const uint8_t* base = patches.values->buffers[0].data() + patches.values->offset * op.out_bytes;
     for (size_t i = 0; i < patches.positions.size(); ++i) {
       w.plan.out_patch_rows.push_back(patches.positions[i]);
       w.plan.out_patch_values.push_back(fused_load(base, i, op.out_bytes));
     }
   }
-  return walk(w, node.children[0], DType::make_primitive(f32 ? PType::i32 : PType::i64, t->nullable), len);
+  return walk(w, node.children[0],
+              DType::make_primitive(f32 ? PType::i32 : PType::i64, t->nullable), len);
 }
 
 Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t len) {
   w.encodings.push_back(node.encoding);
-  const bool is_op = node.encoding == "vortex.dict" || node.encoding == "fastlanes.for" ||
-                     node.encoding == "vortex.zigzag" || node.encoding == "vortex.decimal_byte_parts" ||
-                     node.encoding == "vortex.alp";
+  using Kind = format::EncodingKind;
+  const Kind kind = format::encoding_kind(node.encoding);
+  const bool is_op = kind == Kind::dict || kind == Kind::frame_of_reference ||
+                     kind == Kind::zigzag || kind == Kind::decimal_byte_parts || kind == Kind::alp;
   OC_EXPECT(!is_op || w.ops.size() < kMaxFusedOps, unsupported,
             "more than {} fused ops in one chain", kMaxFusedOps);
-  if (node.encoding == "vortex.dict") return walk_dict(w, node, t, len);
-  if (node.encoding == "fastlanes.for") return walk_for(w, node, t, len);
-  if (node.encoding == "vortex.zigzag") return walk_zigzag(w, node, t, len);
-  if (node.encoding == "vortex.alp") return walk_alp(w, node, t, len);
-  if (node.encoding == "vortex.decimal_byte_parts") return walk_decimal_byte_parts(w, node, t, len);
-  if (node.encoding == "fastlanes.bitpacked") return walk_bitpacked(w, node, t, len);
-  if (node.encoding == "vortex.primitive") return walk_primitive(w, node, t, len);
-  if (node.encoding == "vortex.sequence") return walk_sequence(w, node, t);
-  if (node.encoding == "vortex.constant") return walk_constant(w, node, t);
-  if (node.encoding == "vortex.runend") return walk_runend(w, node, t, len);
-  if (node.encoding == "vortex.ext") {
-    OC_TRY(format::expect_shape(node, 0, 1, 1));
-    OC_EXPECT(t->kind == TypeKind::extension && node.metadata.empty(), corrupt, "vortex.ext for {}", t->to_string());
-    return walk(w, node.children[0], t->children[0], len);
+  switch (kind) {
+    case Kind::dict:
+      return walk_dict(w, node, t, len);
+    case Kind::frame_of_reference:
+      return walk_for(w, node, t, len);
+    case Kind::zigzag:
+      return walk_zigzag(w, node, t, len);
+    case Kind::alp:
+      return walk_alp(w, node, t, len);
+    case Kind::decimal_byte_parts:
+      return walk_decimal_byte_parts(w, node, t, len);
+    case Kind::bitpacked:
+      return walk_bitpacked(w, node, t, len);
+    case Kind::primitive:
+      return walk_primitive(w, node, t, len);
+    case Kind::sequence:
+      return walk_sequence(w, node, t);
+    case Kind::constant:
+      return walk_constant(w, node, t);
+    case Kind::runend:
+      return walk_runend(w, node, t, len);
+    case Kind::ext:
+      OC_TRY(format::expect_shape(node, 0, 1, 1));
+      OC_EXPECT(t->kind == TypeKind::extension && node.metadata.empty(), corrupt,
+                "vortex.ext for {}", t->to_string());
+      return walk(w, node.children[0], t->children[0], len);
+    case Kind::other:
+      break;
   }
   return OC_ERROR(Errc::unsupported, "{} is not fused on the GPU", node.encoding);
 }
@@ -334,9 +352,10 @@ Result<void> walk(Walk& w, const ArrayView& node, const DTypePtr& t, uint64_t le
 }  // namespace
 
 uint64_t FusedPlan::input_bytes() const noexcept {
-  uint64_t bytes = packed.size() + validity.size() + (patch_positions.size() + patch_values.size() + run_ends.size() +
-                                    run_values.size() + out_patch_rows.size() + out_patch_values.size()) *
-                                       sizeof(uint64_t);
+  uint64_t bytes = packed.size() + validity.size() +
+                   (patch_positions.size() + patch_values.size() + run_ends.size() +
+                    run_values.size() + out_patch_rows.size() + out_patch_values.size()) *
+                       sizeof(uint64_t);
   for (const auto& d : dict_values) bytes += d.size();
   return bytes;
 }
@@ -416,7 +435,8 @@ uint64_t host_grid(uint64_t tiles) { return tiles < kHostGridBlocks ? tiles : kH
 // Segment buffers are normally aligned to the value width, rarely not: the kernel's loads need
 // alignment, so the host copies those (the device staging aligns every part).
 const FusedPlan& aligned_for_loads(const FusedPlan& plan, FusedPlan& copy) {
-  if (plan.packed.empty() || reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes == 0) {
+  if (plan.packed.empty() ||
+      reinterpret_cast<uintptr_t>(plan.packed.data()) % plan.params.packed_bytes == 0) {
     return plan;
   }
   copy = plan;
@@ -425,9 +445,10 @@ const FusedPlan& aligned_for_loads(const FusedPlan& plan, FusedPlan& copy) {
 }
 
 Result<void> check_host_run(const HostBlock& b, uint32_t error, const std::string& description) {
-  OC_EXPECT(b.barriers_ok(), invalid, "the fused tile body ran a phase without a barrier before it ({})",
+  OC_EXPECT(b.barriers_ok(), invalid,
+            "the fused tile body ran a phase without a barrier before it ({})", description);
+  OC_EXPECT((error & kFusedErrorDictCode) == 0, corrupt, "dict code out of range in {}",
             description);
-  OC_EXPECT((error & kFusedErrorDictCode) == 0, corrupt, "dict code out of range in {}", description);
   return {};
 }
 
@@ -444,10 +465,18 @@ Result<Buffer> run_plan_on_host(const FusedPlan& plan) {
   const uint64_t grid = host_grid(p.tiles());
   for (uint64_t block = 0; block < grid && p.len > 0; ++block) {
     switch (p.packed_bytes) {
-      case 1: fused_decode_grid(p, block, grid, b, reinterpret_cast<uint8_t*>(tile.data())); break;
-      case 2: fused_decode_grid(p, block, grid, b, reinterpret_cast<uint16_t*>(tile.data())); break;
-      case 4: fused_decode_grid(p, block, grid, b, reinterpret_cast<uint32_t*>(tile.data())); break;
-      default: fused_decode_grid(p, block, grid, b, tile.data()); break;
+      case 1:
+        fused_decode_grid(p, block, grid, b, reinterpret_cast<uint8_t*>(tile.data()));
+        break;
+      case 2:
+        fused_decode_grid(p, block, grid, b, reinterpret_cast<uint16_t*>(tile.data()));
+        break;
+      case 4:
+        fused_decode_grid(p, block, grid, b, reinterpret_cast<uint32_t*>(tile.data()));
+        break;
+      default:
+        fused_decode_grid(p, block, grid, b, tile.data());
+        break;
     }
   }
   OC_TRY(check_host_run(b, error, plan.description));
@@ -462,15 +491,19 @@ Result<std::vector<Buffer>> run_batch_on_host(std::span<const FusedPlan* const> 
   std::vector<uint64_t> starts{0};
   for (size_t i = 0; i < plans.size(); ++i) {
     outs.push_back(Buffer::allocate(plans[i]->output_bytes()));
-    params.push_back(bind_host(aligned_for_loads(*plans[i], copies[i]), outs[i].mutable_data(), &errors[i]));
+    params.push_back(
+        bind_host(aligned_for_loads(*plans[i], copies[i]), outs[i].mutable_data(), &errors[i]));
     starts.push_back(starts.back() + (params[i].len == 0 ? 0 : params[i].tiles()));
   }
-  const FusedBatchParams batch{params.data(), starts.data(), static_cast<uint32_t>(plans.size()), starts.back()};
+  const FusedBatchParams batch{params.data(), starts.data(), static_cast<uint32_t>(plans.size()),
+                               starts.back()};
   HostBlock b;
   std::vector<uint64_t> tile(kFastLanesBlock);
   const uint64_t grid = host_grid(batch.total_tiles);
-  for (uint64_t block = 0; block < grid; ++block) fused_decode_batch_grid(batch, block, grid, b, tile.data());
-  for (size_t i = 0; i < plans.size(); ++i) OC_TRY(check_host_run(b, errors[i], plans[i]->description));
+  for (uint64_t block = 0; block < grid; ++block)
+    fused_decode_batch_grid(batch, block, grid, b, tile.data());
+  for (size_t i = 0; i < plans.size(); ++i)
+    OC_TRY(check_host_run(b, errors[i], plans[i]->description));
   return outs;
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Queues the gather kernel; nothing waits.
+#include "kernels/gather.cuh"
+
 #include <cuda_runtime.h>
 
 #include "kernels/cuda_check.hpp"
-#include "kernels/gather.cuh"
 #include "kernels/gather.hpp"
 
 namespace oc::kernels {

@@ -9,8 +9,8 @@
 #include "kernels/device_memory.hpp"
 #include "kernels/filter.hpp"
 #include "kernels/frame_of_reference.hpp"
-#include "kernels/fused_decode.hpp"
 #include "kernels/fsst.hpp"
+#include "kernels/fused_decode.hpp"
 #include "kernels/gather.hpp"
 #include "kernels/shared_memory.hpp"
 #include "kernels/string_dict.hpp"
@@ -36,7 +36,9 @@ OC_FOR_EACH_REFERENCE_TYPE(OC_INSTANTIATE)
 
 // Every factory fails, so no object below ever owns memory: the destructors have nothing to free.
 Result<Stream> Stream::create() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-Result<void> Stream::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> Stream::synchronize() {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 
 Result<DeviceBuffer> DeviceBuffer::allocate(size_t, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
@@ -53,8 +55,12 @@ PinnedBuffer::PinnedBuffer(PinnedBuffer&&) noexcept {}
 PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&&) noexcept { return *this; }
 PinnedBuffer::~PinnedBuffer() = default;
 
-Result<void> DeviceColumn::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-Result<void> DeviceBatch::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DeviceColumn::finish(Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<void> DeviceBatch::finish(Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<DeviceColumn> decode_on_device(const FusedPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
@@ -79,37 +85,54 @@ Result<DeviceBatch> DecodeSession::decode_batch(std::span<const FusedPlan* const
 Result<std::vector<DeviceBuffer>> DecodeSession::upload(std::span<const std::span<const uint8_t>>) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
-Result<void> DecodeSession::finish(DeviceColumn&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-Result<void> DecodeSession::finish(DeviceBatch&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DecodeSession::finish(DeviceColumn&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<void> DecodeSession::finish(DeviceBatch&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<Stream*> DecodeSession::stream_of(CUstream_st*) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
-Result<void> DecodeSession::synchronize() { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-
-Result<void> export_arrow_device(DeviceColumn&&, const format::DTypePtr&, Stream&, ArrowDeviceArray*) {
-  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
-}
-Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&, CUstream_st*) {
+Result<void> DecodeSession::synchronize() {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
-Result<void> DeviceStrings::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> export_arrow_device(DeviceColumn&&, const format::DTypePtr&, Stream&,
+                                 ArrowDeviceArray*) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<DLManagedTensor*> export_dlpack(DeviceColumn&&, const format::DTypePtr&, Stream&,
+                                       CUstream_st*) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+
+Result<void> DeviceStrings::finish(Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<DeviceStrings> decode_strings_on_device(const StringDictPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
-Result<void> DeviceFsst::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DeviceFsst::finish(Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<DeviceFsst> decode_fsst_on_device(const FsstPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
-Result<void> DeviceAlprd::finish(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> DeviceAlprd::finish(Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<DeviceAlprd> decode_alprd_on_device(const AlprdPlan&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
-Result<uint64_t> FilteredColumn::count(Stream&) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
-Result<FilteredColumn> filter_on_device(const Predicate&, const void*, const uint8_t*, uint64_t, Stream&) {
+Result<uint64_t> FilteredColumn::count(Stream&) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
+Result<FilteredColumn> filter_on_device(const Predicate&, const void*, const uint8_t*, uint64_t,
+                                        Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
 
@@ -123,7 +146,9 @@ Result<void> copy_to_host(void*, const void*, size_t, Stream&) {
 Result<void> copy_and_wait(void*, const void*, size_t) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }
-Result<void> wait_for_stream(CUstream_st*) { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<void> wait_for_stream(CUstream_st*) {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 
 Result<void> gather_on_device(const GatherParams&, Stream&) {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
@@ -142,7 +167,9 @@ Result<SharedDeviceMemory> SharedDeviceMemory::import_ipc(int, const std::array<
 SharedDeviceMemory::SharedDeviceMemory(SharedDeviceMemory&&) noexcept {}
 SharedDeviceMemory& SharedDeviceMemory::operator=(SharedDeviceMemory&&) noexcept { return *this; }
 SharedDeviceMemory::~SharedDeviceMemory() = default;
-Result<int> SharedDeviceMemory::export_fd() const { return OC_ERROR(Errc::cuda, "onecopy was built without CUDA"); }
+Result<int> SharedDeviceMemory::export_fd() const {
+  return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
+}
 Result<std::array<uint8_t, 64>> SharedDeviceMemory::ipc_handle() const {
   return OC_ERROR(Errc::cuda, "onecopy was built without CUDA");
 }

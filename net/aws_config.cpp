@@ -7,28 +7,23 @@
 #include <cstdlib>
 #include <memory>
 
+#include "config/strings.hpp"
+
 namespace oc::net {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+// INI lines: a value's surrounding blanks and a CRLF file's '\r' are not part of it.
+constexpr std::string_view kBlanks = " \t\r";
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
-  return s;
-}
+bool is_space(char c) { return kBlanks.find(c) != std::string_view::npos; }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+std::string_view trim_blanks(std::string_view s) { return trim(s, kBlanks); }
 
 // The SDKs treat '#' or ';' as a comment only after whitespace, so values such as URLs with
 // fragments or tokens with ';' survive.
 std::string_view strip_inline_comment(std::string_view v) {
   for (size_t i = 1; i < v.size(); ++i) {
-    if ((v[i] == '#' || v[i] == ';') && is_space(v[i - 1])) return trim(v.substr(0, i));
+    if ((v[i] == '#' || v[i] == ';') && is_space(v[i - 1])) return trim_blanks(v.substr(0, i));
   }
   return v;
 }
@@ -40,7 +35,7 @@ std::optional<std::string> profile_of_section(std::string_view inner, AwsFileKin
   constexpr std::string_view kPrefix = "profile";
   if (inner.substr(0, kPrefix.size()) == kPrefix && inner.size() > kPrefix.size() &&
       is_space(inner[kPrefix.size()])) {
-    return std::string(trim(inner.substr(kPrefix.size())));
+    return std::string(trim_blanks(inner.substr(kPrefix.size())));
   }
   return std::nullopt;
 }
@@ -58,10 +53,10 @@ struct IniParser {
     const size_t close = t.find(']');
     OC_EXPECT(close != std::string_view::npos, invalid, "{}:{}: unterminated section header",
               origin, line);
-    const std::string_view after = trim(t.substr(close + 1));
+    const std::string_view after = trim_blanks(t.substr(close + 1));
     OC_EXPECT(after.empty() || after.front() == '#' || after.front() == ';', invalid,
               "{}:{}: unexpected text after the section header", origin, line);
-    const std::string_view inner = trim(t.substr(1, close - 1));
+    const std::string_view inner = trim_blanks(t.substr(1, close - 1));
     OC_EXPECT(!inner.empty(), invalid, "{}:{}: empty section name", origin, line);
     auto name = profile_of_section(inner, kind);
     current = name && !name->empty() ? &profiles[*name] : nullptr;
@@ -74,9 +69,9 @@ struct IniParser {
   Result<void> setting(std::string_view t, size_t line, bool nested) {
     const size_t eq = t.find('=');
     OC_EXPECT(eq != std::string_view::npos, invalid, "{}:{}: expected 'key = value'", origin, line);
-    const std::string key = lower(trim(t.substr(0, eq)));
+    const std::string key = lower(trim_blanks(t.substr(0, eq)));
     OC_EXPECT(!key.empty(), invalid, "{}:{}: a setting has no name", origin, line);
-    const std::string_view value = strip_inline_comment(trim(t.substr(eq + 1)));
+    const std::string_view value = strip_inline_comment(trim_blanks(t.substr(eq + 1)));
     if (nested) {
       if (current) (*current)[parent + "." + key] = std::string(value);
       return {};
@@ -88,7 +83,7 @@ struct IniParser {
   }
 
   Result<void> line(std::string_view raw, size_t line_no) {
-    const std::string_view t = trim(raw);
+    const std::string_view t = trim_blanks(raw);
     if (t.empty() || t.front() == '#' || t.front() == ';') return {};
     const bool indented = is_space(raw.front());
     if (!indented && t.front() == '[') return section(t, line_no);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/byteranges.hpp"
 
+#include <fmt/format.h>
 #include <strings.h>
 
 #include <algorithm>
@@ -8,8 +9,8 @@
 #include <cstring>
 #include <vector>
 
-#include <fmt/format.h>
-
+#include "config/strings.hpp"
+#include "net/content_range.hpp"
 #include "net/url.hpp"
 
 namespace oc::net {
@@ -20,29 +21,11 @@ namespace {
 constexpr size_t kMaxPartHead = 8192;
 constexpr size_t kReadBytes = 4096;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
+// HTTP's optional white space (RFC 9110, 5.6.3): spaces and tabs.
+constexpr std::string_view kOws = " \t";
 
 bool iequals_prefix(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && strncasecmp(s.data(), prefix.data(), prefix.size()) == 0;
-}
-
-// "bytes FIRST-LAST/SIZE" or "bytes FIRST-LAST/*".
-std::optional<std::pair<uint64_t, uint64_t>> parse_part_range(std::string_view v) {
-  v = trim(v);
-  if (!iequals_prefix(v, "bytes ")) return std::nullopt;
-  v.remove_prefix(6);
-  uint64_t first = 0, last = 0;
-  auto a = std::from_chars(v.data(), v.data() + v.size(), first);
-  if (a.ec != std::errc() || a.ptr == v.data() + v.size() || *a.ptr != '-') return std::nullopt;
-  auto b = std::from_chars(a.ptr + 1, v.data() + v.size(), last);
-  if (b.ec != std::errc() || b.ptr == v.data() + v.size() || *b.ptr != '/' || last < first) {
-    return std::nullopt;
-  }
-  return std::pair{first, last};
 }
 
 // The body as a stream: a small window of bytes already received, refilled from the wire
@@ -65,9 +48,11 @@ class BodyStream {
     const size_t want = static_cast<size_t>(std::min<uint64_t>(kReadBytes, wire_));
     const size_t at = buf_.size();
     buf_.resize(at + want);
-    OC_ASSIGN_OR_RETURN(size_t n, receive_(std::as_writable_bytes(std::span(buf_.data() + at, want))));
+    OC_ASSIGN_OR_RETURN(size_t n,
+                        receive_(std::as_writable_bytes(std::span(buf_.data() + at, want))));
     buf_.resize(at + n);
-    OC_EXPECT(n > 0, protocol, "connection closed {} bytes before the end of a multipart body", wire_);
+    OC_EXPECT(n > 0, protocol, "connection closed {} bytes before the end of a multipart body",
+              wire_);
     wire_ -= n;
     return true;
   }
@@ -115,7 +100,7 @@ std::string byte_ranges_header(std::span<const RangeFetch> ranges) {
 std::optional<std::string> byteranges_boundary(std::string_view content_type) {
   const size_t semi = content_type.find(';');
   if (semi == std::string_view::npos) return std::nullopt;
-  const std::string_view type = trim(content_type.substr(0, semi));
+  const std::string_view type = trim(content_type.substr(0, semi), kOws);
   constexpr std::string_view kType = "multipart/byteranges";
   if (type.size() != kType.size() || strncasecmp(type.data(), kType.data(), kType.size()) != 0) {
     return std::nullopt;
@@ -123,7 +108,7 @@ std::optional<std::string> byteranges_boundary(std::string_view content_type) {
   std::string_view rest = content_type.substr(semi + 1);
   while (!rest.empty()) {
     const size_t next = rest.find(';');
-    std::string_view param = trim(rest.substr(0, next));
+    std::string_view param = trim(rest.substr(0, next), kOws);
     rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
     if (!iequals_prefix(param, "boundary=")) continue;
     std::string_view b = param.substr(9);
@@ -177,7 +162,9 @@ Result<void> deframe_byteranges(std::string_view boundary, std::span<const Range
     for (size_t at = head.find("\r\n", 2); at != std::string_view::npos && at + 2 < head.size();) {
       const size_t eol = head.find("\r\n", at + 2);
       const std::string_view line = head.substr(at + 2, eol - at - 2);
-      if (iequals_prefix(line, "content-range:")) range = parse_part_range(line.substr(14));
+      if (iequals_prefix(line, "content-range:")) {
+        if (auto cr = parse_content_range(line.substr(14))) range = std::pair{cr->first, cr->last};
+      }
       at = eol;
     }
     OC_EXPECT(range, protocol, "multipart part without a valid Content-Range");

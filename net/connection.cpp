@@ -9,9 +9,9 @@
 #include <atomic>
 
 #include "config/defaults.hpp"
+#include "config/fd.hpp"
 #include "net/address.hpp"
 #include "net/resolver.hpp"
-#include "config/fd.hpp"
 #include "net/tls.hpp"
 
 namespace oc::net {
@@ -43,7 +43,8 @@ namespace {
 Result<UniqueFd> connect_any(const ConnectOptions& o, const std::string& peer) {
   Resolver& resolver = o.resolver != nullptr ? *o.resolver : Resolver::global();
   auto resolved = resolver.resolve(o.host, o.port, o.deadline);
-  if (!resolved.ok()) return std::move(resolved).error().with_context(fmt::format("connecting to {}", peer));
+  if (!resolved.ok())
+    return std::move(resolved).error().with_context(fmt::format("connecting to {}", peer));
   OC_ASSIGN_OR_RETURN(Ring * ring, Ring::this_thread());
   Error last = OC_ERROR(Errc::io, "{} resolved to no address", peer);
   for (const ResolvedAddress& a : *resolved) {
@@ -94,8 +95,8 @@ Result<std::unique_ptr<Connection>> Connection::open(const ConnectOptions& optio
   if (o.tls) {
     // SNI and verification take an IPv6 literal without its URL brackets.
     const std::string name(unbracketed(o.host));
-    OC_ASSIGN_OR_RETURN(s.tls, detail::TlsSession::handshake(s.fd.get(), name, s.peer, *o.tls, o.deadline,
-                                                             s.counters));
+    OC_ASSIGN_OR_RETURN(s.tls, detail::TlsSession::handshake(s.fd.get(), name, s.peer, *o.tls,
+                                                             o.deadline, s.counters));
   }
   return c;
 }

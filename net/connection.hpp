@@ -12,13 +12,13 @@
 /// it, and the endpoint falls back to userspace TLS for new connections.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
-
-#include <sys/uio.h>
 
 #include "config/error.hpp"
 #include "net/ring.hpp"
@@ -74,7 +74,7 @@ struct ConnectOptions {
 struct ConnectionCounters {
   uint64_t bytes_received = 0;  ///< application bytes (plaintext) delivered to callers
   uint64_t bytes_sent = 0;
-  uint64_t receive_calls = 0;   ///< ring receives issued for this connection
+  uint64_t receive_calls = 0;  ///< ring receives issued for this connection
 };
 
 class Connection {

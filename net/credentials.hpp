@@ -35,8 +35,8 @@
 
 #include "config/error.hpp"
 #include "net/aws_config.hpp"
-#include "net/sigv4.hpp"
 #include "net/reactor.hpp"
+#include "net/sigv4.hpp"
 
 namespace oc::net {
 
@@ -106,7 +106,8 @@ struct CredentialsOptions {
 /// have not yet expired, they are returned and a warning is logged.
 class CredentialsProvider {
  public:
-  CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch, WallClock clock = {});
+  CredentialsProvider(CredentialsOptions options, GetEnv env, HttpFetch fetch,
+                      WallClock clock = {});
 
   /// @return current credentials, resolving or refreshing them when needed. One refresh runs
   /// at a time and no lock is held while it fetches: other callers meanwhile get the current
@@ -124,7 +125,7 @@ class CredentialsProvider {
   mutable std::mutex mu_;
   std::optional<ResolvedCredentials> cached_;
   bool refreshing_ = false;
-  std::vector<Waiter*> waiters_;                         // callers waiting for the refresh
+  std::vector<Waiter*> waiters_;                     // callers waiting for the refresh
   std::optional<Result<ResolvedCredentials>> last_;  // the latest refresh's result, for them
   uint64_t refreshes_ = 0;
 };

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/defaults.hpp"
+#include "config/strings.hpp"
 #include "net/credentials.hpp"
 #include "net/url.hpp"
 
@@ -18,12 +19,6 @@ constexpr std::string_view kImdsEndpoint = "http://169.254.169.254";
 
 std::chrono::milliseconds fetch_timeout() {
   return std::chrono::milliseconds(defaults().credentials_fetch_timeout_ms);
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 // Reads the string member @p key of @p j; empty when absent or not a string. Bodies are never

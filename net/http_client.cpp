@@ -1,14 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/http_client.hpp"
 
+#include <fmt/format.h>
 #include <strings.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "config/defaults.hpp"
 #include "net/reactor.hpp"
@@ -133,8 +132,8 @@ class ResponseReader {
       }
       if (auto r = place(b, in_dest); !r.ok()) sink_error = std::move(r).error();
     };
-    auto bytes_u8 = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()),
-                                             bytes.size());
+    auto bytes_u8 =
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size());
     const bool head_was_complete = p_.head_complete;
     OC_ASSIGN_OR_RETURN(size_t used, parser_->feed(bytes_u8, sink));
     if (sink_error) return std::move(*sink_error);
@@ -158,8 +157,7 @@ class ResponseReader {
     if (!to_dest()) return {};
     const ResponseHead& h = parser_->head();
     OC_EXPECT(!h.content_length || *h.content_length <= dest_.size(), protocol,
-              "Content-Length {} exceeds the {}-byte destination", *h.content_length,
-              dest_.size());
+              "Content-Length {} exceeds the {}-byte destination", *h.content_length, dest_.size());
     return o_.check ? o_.check(h) : Result<void>{};
   }
 
@@ -199,8 +197,8 @@ class ResponseReader {
       return {};
     }
     if (!to_dest()) {
-      OC_EXPECT(text_.size() + b.size() <= o_.max_text, protocol,
-                "response body exceeds {} bytes", o_.max_text);
+      OC_EXPECT(text_.size() + b.size() <= o_.max_text, protocol, "response body exceeds {} bytes",
+                o_.max_text);
       text_.append(reinterpret_cast<const char*>(b.data()), b.size());
       return {};
     }
@@ -218,9 +216,8 @@ class ResponseReader {
   // The common S3 case: a known length goes straight into its slot, one receive at a time.
   Result<void> read_sized_body(uint64_t length) {
     while (p_.body_bytes < length) {
-      OC_ASSIGN_OR_RETURN(
-          size_t n, receive(dest_.subspan(p_.body_bytes, length - p_.body_bytes),
-                            Clock::now() + t_.stall));
+      OC_ASSIGN_OR_RETURN(size_t n, receive(dest_.subspan(p_.body_bytes, length - p_.body_bytes),
+                                            Clock::now() + t_.stall));
       OC_EXPECT(n > 0, protocol, "connection closed after {} of {} body bytes", p_.body_bytes,
                 length);
       p_.body_bytes += n;
@@ -241,7 +238,7 @@ class ResponseReader {
   Deadline end_;                              // of the whole exchange
   bool multipart_ = false;                    // a multi-range answer, deframed into o_.parts
   std::string boundary_;
-  std::string spill_;                         // multipart body bytes that came with the head
+  std::string spill_;  // multipart body bytes that came with the head
   // Head reads land here. One per reader, not per thread: a reactor thread runs many exchanges,
   // each suspended in the middle of its own.
   std::array<std::byte, kHeadReadBytes> scratch_;
@@ -268,8 +265,8 @@ HttpTimeouts HttpTimeouts::from_defaults() {
 Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
                               std::span<std::byte> dest, const HttpTimeouts& timeouts,
                               ExchangeProgress& progress, const ExchangeOptions& options) {
-  const bool with_body = !request.body.empty() || request.method == "PUT" ||
-                         request.method == "POST";
+  const bool with_body =
+      !request.body.empty() || request.method == "PUT" || request.method == "POST";
   HeadBuffer head;
   format_head(head, request, with_body);
   const Deadline end = timeouts.total.count() > 0 ? Clock::now() + timeouts.total : Deadline::max();
@@ -291,8 +288,8 @@ Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
     HttpTimeouts wait = timeouts;
     wait.first_byte = std::min(timeouts.first_byte, kContinueWait);
     auto interim = reader->read_head(Clock::now() + wait.first_byte, /*stop_at_interim=*/true);
-    const bool timed_out = !interim.ok() && interim.error().code() == Errc::timeout &&
-                           !progress.first_byte;
+    const bool timed_out =
+        !interim.ok() && interim.error().code() == Errc::timeout && !progress.first_byte;
     if (!interim.ok() && !timed_out) return std::move(interim).error();
     if (timed_out || reader->head().status == 100) {
       const bool leftover = !timed_out && reader->leftover();
@@ -318,7 +315,8 @@ Result<HttpResponse> exchange(Connection& conn, const HttpRequest& request,
   return out;
 }
 
-// ---- pool ----------------------------------------------------------------------------------------
+// ---- pool
+// ----------------------------------------------------------------------------------------
 
 ConnectionPool::ConnectionPool(std::shared_ptr<TlsContext> tls, uint32_t cap_per_endpoint)
     : tls_(std::move(tls)), cap_(std::max<uint32_t>(1, cap_per_endpoint)) {}

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/http_response.hpp"
 
+#include <llhttp.h>
 #include <strings.h>
 
 #include <charconv>
-
-#include <llhttp.h>
 
 #include "config/defaults.hpp"
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Kernel TLS: OpenSSL handshakes on a plain socket BIO and installs the record keys in the kernel;
 // afterwards the ring moves plaintext, and only non-data records need looking at.
+#include <fcntl.h>
 #include <linux/tls.h>
 #include <openssl/err.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
 
@@ -76,7 +76,8 @@ Result<void> TlsSession::handshake_ktls(Deadline deadline) {
   // The kernel did not take the receive side (OpenSSL 3.0 has no TLS 1.3 kTLS receive, or the
   // cipher is not offloadable): receive in userspace through the ring. OpenSSL buffers records in
   // the SSL object, not the BIO, so swapping BIOs after the handshake loses nothing.
-  log::get().debug("net: {}: kTLS send {}, receive off; receiving in userspace", peer_, send ? "on" : "off");
+  log::get().debug("net: {}: kTLS send {}, receive off; receiving in userspace", peer_,
+                   send ? "on" : "off");
   BIO* ring = new_ring_bio();
   OC_EXPECT(ring != nullptr, protocol, "TLS: cannot create the ring BIO: {}", openssl_errors());
   if (send) {
@@ -101,19 +102,22 @@ Result<size_t> TlsSession::recv_ktls(std::span<std::byte> dest, Deadline deadlin
     ++counters_.receive_calls;
     OC_ASSIGN_OR_RETURN(const size_t n, ring->recvmsg(fd_, &msg, deadline));
     const cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    const bool typed = c != nullptr && c->cmsg_level == SOL_TLS && c->cmsg_type == TLS_GET_RECORD_TYPE;
+    const bool typed =
+        c != nullptr && c->cmsg_level == SOL_TLS && c->cmsg_type == TLS_GET_RECORD_TYPE;
     const unsigned char type = typed ? *CMSG_DATA(c) : kApplicationData;
     if (type == kApplicationData) return n;  // includes 0 at end of stream
     const auto first = n > 0 ? std::to_integer<unsigned char>(dest[0]) : 0;
     if (type == kHandshake && first == kNewSessionTicket) continue;  // no resumption: ignore
     if (type == kHandshake && first == kKeyUpdate) {
       disable_ktls();
-      return OC_ERROR(Errc::protocol,
-                      "kTLS: peer sent a TLS KeyUpdate; the kernel cannot rekey, reconnect with userspace TLS");
+      return OC_ERROR(
+          Errc::protocol,
+          "kTLS: peer sent a TLS KeyUpdate; the kernel cannot rekey, reconnect with userspace TLS");
     }
-    if (type == kAlert && n >= 2 && std::to_integer<unsigned char>(dest[1]) == kCloseNotify) return size_t{0};
-    return OC_ERROR(Errc::protocol, "kTLS read from {}: unexpected TLS record type {} ({} bytes)", peer_,
-                    type, n);
+    if (type == kAlert && n >= 2 && std::to_integer<unsigned char>(dest[1]) == kCloseNotify)
+      return size_t{0};
+    return OC_ERROR(Errc::protocol, "kTLS read from {}: unexpected TLS record type {} ({} bytes)",
+                    peer_, type, n);
   }
 }
 

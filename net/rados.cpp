@@ -152,9 +152,9 @@ class PoolImpl final : public RadosPool {
           status = OC_ERROR(Errc::out_of_memory, "no RADOS completion");
           break;
         }
-        const int rc = rados_aio_read(io_, object.c_str(), c->get(),
-                                      reinterpret_cast<char*>(pieces[k].dst), pieces[k].length,
-                                      pieces[k].offset);
+        const int rc =
+            rados_aio_read(io_, object.c_str(), c->get(), reinterpret_cast<char*>(pieces[k].dst),
+                           pieces[k].length, pieces[k].offset);
         if (rc < 0) {
           status = rados_error(rc, fmt::format("reading rados://{}/{}", name_, object));
           break;
@@ -186,7 +186,8 @@ class PoolImpl final : public RadosPool {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(size - offset, kMaxOpBytes));
       size_t have = 0;
       while (have < want) {
-        OC_ASSIGN_OR_RETURN(size_t n, next_chunk(std::span<uint8_t>(chunk).subspan(have, want - have)));
+        OC_ASSIGN_OR_RETURN(size_t n,
+                            next_chunk(std::span<uint8_t>(chunk).subspan(have, want - have)));
         OC_EXPECT(n > 0, io, "rados://{}/{}: the source ended after {} of {} bytes", name_, object,
                   offset + have, size);
         have += n;
@@ -296,66 +297,49 @@ Result<std::shared_ptr<RadosPool>> rados_pool(const std::string& name) {
 
 namespace {
 
-class RadosSource final : public format::SegmentSource {
+// An object's merged reads, as librados reads (net/rados.hpp RadosPool::read) into new buffers.
+class RadosReader final : public format::RangeReader {
  public:
-  RadosSource(std::shared_ptr<RadosPool> pool, RadosUri uri, uint64_t size)
-      : pool_(std::move(pool)), uri_(std::move(uri)), size_(size), name_(uri_.str()) {}
-  uint64_t size() const override { return size_; }
-  const std::string& name() const override { return name_; }
-  format::SourceStats stats() const override {
-    std::lock_guard lock(mu_);
-    return stats_;
-  }
-  Result<std::vector<format::Buffer>> read(std::span<const format::ByteRange> ranges) override {
-    return read_coalesced(ranges, format::CoalesceOptions::object_store());
-  }
-  Result<std::vector<format::Buffer>> read_coalesced(std::span<const format::ByteRange> ranges,
-                                                     const format::CoalesceOptions& opts) override {
-    for (const auto& r : ranges) {
-      OC_EXPECT(r.offset <= size_ && r.length <= size_ - r.offset, corrupt,
-                "{}: range [{}, +{}) is past the end of the {} byte object", name_, r.offset,
-                r.length, size_);
-    }
-    const auto plan = format::coalesce(ranges, opts);
+  RadosReader(std::shared_ptr<RadosPool> pool, RadosUri uri, uint64_t size)
+      : RangeReader({size, uri.str(), "object", format::CoalesceOptions::object_store()}),
+        pool_(std::move(pool)),
+        uri_(std::move(uri)) {}
+
+  Result<std::vector<format::Buffer>> read_merged(
+      std::span<const format::ByteRange> reads) override {
     std::vector<format::Buffer> merged;
-    std::vector<format::ByteRange> reads;
     std::vector<uint8_t*> dst;
-    merged.reserve(plan.size());
-    for (const auto& m : plan) {
-      merged.push_back(format::Buffer::allocate_for_overwrite(static_cast<size_t>(m.range.length)));
-      reads.push_back(m.range);
+    merged.reserve(reads.size());
+    for (const auto& r : reads) {
+      merged.push_back(format::Buffer::allocate_for_overwrite(static_cast<size_t>(r.length)));
       dst.push_back(merged.back().mutable_data());
     }
     OC_TRY(pool_->read(uri_.object, reads, dst));
-    std::vector<format::Buffer> out(ranges.size());
-    std::lock_guard lock(mu_);
-    for (size_t k = 0; k < plan.size(); ++k) {
-      for (size_t i : plan[k].members) {
-        out[i] = merged[k].slice(ranges[i].offset - plan[k].range.offset, ranges[i].length);
-      }
-      stats_.bytes_read += plan[k].range.length;
-    }
-    stats_.requests += ranges.size();
-    stats_.reads += plan.size();
-    return out;
+    return merged;
   }
 
  private:
   std::shared_ptr<RadosPool> pool_;
   RadosUri uri_;
-  uint64_t size_;
-  std::string name_;
-  mutable std::mutex mu_;
-  format::SourceStats stats_;
 };
 
 }  // namespace
 
+Result<std::vector<std::string>> names_under(RadosPool& pool, const std::string& prefix,
+                                             uint64_t max_entries) {
+  OC_ASSIGN_OR_RETURN(auto all, pool.list(max_entries));
+  std::vector<std::string> out;
+  for (auto& n : all) {
+    if (n.starts_with(prefix)) out.push_back(std::move(n));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Result<std::shared_ptr<format::SegmentSource>> open_rados_source(const RadosUri& uri) {
   OC_ASSIGN_OR_RETURN(auto pool, rados_pool(uri.pool));
   OC_ASSIGN_OR_RETURN(uint64_t size, pool->stat(uri.object));
-  return std::shared_ptr<format::SegmentSource>(
-      std::make_shared<RadosSource>(std::move(pool), uri, size));
+  return format::coalesced_source(std::make_unique<RadosReader>(std::move(pool), uri, size));
 }
 
 }  // namespace oc::net

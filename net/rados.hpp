@@ -35,7 +35,8 @@ struct RadosUri {
 
 /// Parses `rados://pool/object`; @p allow_empty_object admits `rados://pool/` (a listing).
 /// `invalid` for anything else.
-[[nodiscard]] Result<RadosUri> parse_rados_uri(std::string_view uri, bool allow_empty_object = false);
+[[nodiscard]] Result<RadosUri> parse_rados_uri(std::string_view uri,
+                                               bool allow_empty_object = false);
 
 /// @return a librados return code @p rc (negative errno) as an error about @p what: ENOENT is
 /// `not_found`, EPERM/EACCES `denied`, ETIMEDOUT `timeout`, others `io` (errno kept).
@@ -78,6 +79,12 @@ class RadosPool {
 
 /// @return the pool @p name of the process's cluster connection (connecting on first use).
 [[nodiscard]] Result<std::shared_ptr<RadosPool>> rados_pool(const std::string& name);
+
+/// The names in @p pool that start with @p prefix, sorted; `invalid` past @p max_entries
+/// objects in the pool (RadosPool::list).
+[[nodiscard]] Result<std::vector<std::string>> names_under(RadosPool& pool,
+                                                           const std::string& prefix,
+                                                           uint64_t max_entries);
 
 /// Opens `rados://pool/object` as a segment source: one stat, then reads of merged ranges
 /// (object-store coalescing options), `rados_ops_in_flight` at a time.

@@ -51,8 +51,8 @@ struct alignas(8) OpRecord {
 struct FiberRec {
   uint64_t id = 0;
   std::unique_ptr<Fiber> fiber;
-  uint64_t seq = 0;         // last park token handed out
-  uint64_t parked_on = 0;   // the token it waits for; valid while `parked`
+  uint64_t seq = 0;        // last park token handed out
+  uint64_t parked_on = 0;  // the token it waits for; valid while `parked`
   bool parked = false;
   uint64_t cpu_ns = 0;      // CPU time spent running it
   uint64_t resumed_at = 0;  // thread CPU time when it was last resumed
@@ -129,7 +129,8 @@ struct Reactor::State {
   Result<void> setup() {
     wake_fd = UniqueFd(::eventfd(0, EFD_CLOEXEC));  // blocking: the ring polls it
     if (!wake_fd.valid()) return errno_error(errno, "eventfd for a reactor", __FILE__, __LINE__);
-    OC_EXPECT(ring_features().io_uring, unsupported, "io_uring is not available (kernel or seccomp)");
+    OC_EXPECT(ring_features().io_uring, unsupported,
+              "io_uring is not available (kernel or seccomp)");
     OC_TRY(core.init(std::max(depth, 4U), kCqEntries,
                      IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN, /*with_pool=*/true));
     return {};
@@ -369,7 +370,8 @@ Result<int> Reactor::run_op(const char* op, int fd, Deadline deadline, detail::P
   return detail::op_result(rec.res, bounded, op, fd);
 }
 
-// ---- Waiter --------------------------------------------------------------------------------------
+// ---- Waiter
+// --------------------------------------------------------------------------------------
 
 Waiter::Waiter() : reactor_(Reactor::current()) {
   if (reactor_ != nullptr) fiber_ = t_running->id;
@@ -410,7 +412,8 @@ void Waiter::notify() {
   }
 }
 
-// ---- free functions ------------------------------------------------------------------------------
+// ---- free functions
+// ------------------------------------------------------------------------------
 
 void sleep_until(Deadline deadline) {
   Reactor* r = Reactor::current();

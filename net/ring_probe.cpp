@@ -14,8 +14,8 @@
 #include <array>
 #include <cstdio>
 
-#include "config/log.hpp"
 #include "config/fd.hpp"
+#include "config/log.hpp"
 #include "net/ring.hpp"
 
 namespace oc::net {

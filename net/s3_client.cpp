@@ -11,6 +11,7 @@
 
 #include "config/defaults.hpp"
 #include "config/log.hpp"
+#include "net/content_range.hpp"
 #include "net/http_fetch.hpp"
 #include "net/presign.hpp"
 #include "net/reactor.hpp"
@@ -39,26 +40,6 @@ void store_max(std::atomic<uint64_t>& a, uint64_t v) {
 }
 
 // "bytes 0-9/443" (RFC 9110 §14.4). @return first, last and the complete length.
-struct ContentRange {
-  uint64_t first = 0, last = 0, total = 0;
-};
-std::optional<ContentRange> parse_content_range(std::string_view v) {
-  if (!v.starts_with("bytes ")) return std::nullopt;
-  v.remove_prefix(6);
-  ContentRange cr;
-  const char* p = v.data();
-  const char* end = v.data() + v.size();
-  auto r1 = std::from_chars(p, end, cr.first);
-  if (r1.ec != std::errc() || r1.ptr == end || *r1.ptr != '-') return std::nullopt;
-  auto r2 = std::from_chars(r1.ptr + 1, end, cr.last);
-  if (r2.ec != std::errc() || r2.ptr == end || *r2.ptr != '/') return std::nullopt;
-  auto r3 = std::from_chars(r2.ptr + 1, end, cr.total);
-  if (r3.ec != std::errc() || r3.ptr != end || cr.last < cr.first || cr.last >= cr.total) {
-    return std::nullopt;
-  }
-  return cr;
-}
-
 bool retryable_status(int status) { return status >= 500 || status == 429; }
 
 // Full jitter (AWS Architecture Blog, "Exponential Backoff And Jitter"): uniform in
@@ -70,7 +51,6 @@ std::chrono::milliseconds backoff(uint32_t attempt) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return std::chrono::milliseconds(std::uniform_int_distribution<uint64_t>(0, ceiling)(rng));
 }
-
 
 // The S3 error code of a response body ("NoSuchKey"), or a placeholder. Only the code goes into
 // errors: the body is the store's text (a proxy's page, a message naming internal hosts), and
@@ -91,7 +71,8 @@ std::optional<std::string> multipart_etag(std::span<const CompletedPart> parts) 
   std::string digests;
   for (const CompletedPart& p : parts) {
     std::string_view hex = p.etag;
-    if (hex.size() >= 2 && hex.front() == '"' && hex.back() == '"') hex = hex.substr(1, hex.size() - 2);
+    if (hex.size() >= 2 && hex.front() == '"' && hex.back() == '"')
+      hex = hex.substr(1, hex.size() - 2);
     if (hex.size() != 32) return std::nullopt;
     for (size_t i = 0; i < 32; i += 2) {
       unsigned byte = 0;
@@ -102,7 +83,8 @@ std::optional<std::string> multipart_etag(std::span<const CompletedPart> parts) 
   }
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  if (EVP_Digest(digests.data(), digests.size(), md, &len, EVP_md5(), nullptr) != 1) return std::nullopt;
+  if (EVP_Digest(digests.data(), digests.size(), md, &len, EVP_md5(), nullptr) != 1)
+    return std::nullopt;
   std::string out = "\"";
   for (unsigned i = 0; i < len; ++i) out += fmt::format("{:02x}", md[i]);
   return out + fmt::format("-{}\"", parts.size());
@@ -128,7 +110,7 @@ struct S3Client::Call {
   // Ranged GETs: [offset, offset + dest.size()), resumed from `done` after a broken body.
   std::optional<uint64_t> offset;
   uint64_t done = 0;
-  std::string etag;         // If-Match once known
+  std::string etag;  // If-Match once known
   uint64_t object_size = 0;
   CancelToken* cancel = nullptr;
   // False for requests whose repetition is not harmless (CreateMultipartUpload creates another
@@ -167,7 +149,8 @@ Result<void> pin_etag(std::string& pinned, const ResponseHead& h) {
 
 }  // namespace
 
-// ---- CancelToken ---------------------------------------------------------------------------------
+// ---- CancelToken
+// ---------------------------------------------------------------------------------
 
 void CancelToken::cancel() {
   cancelled_ = true;
@@ -181,7 +164,8 @@ void CancelToken::attach(Connection* c) {
   if (c && cancelled_) c->abort();
 }
 
-// ---- construction --------------------------------------------------------------------------------
+// ---- construction
+// --------------------------------------------------------------------------------
 
 Result<S3ClientConfig> S3ClientConfig::from_environment() {
   S3ClientConfig c;
@@ -203,13 +187,14 @@ Result<std::shared_ptr<S3Client>> S3Client::create(S3ClientConfig config) {
   OC_ASSIGN_OR_RETURN(tls, TlsContext::create(config.tls));
   std::shared_ptr<S3Client> c(new S3Client(std::move(config)));
   const uint32_t per_endpoint = c->config_.connections_per_endpoint != 0
-                                   ? c->config_.connections_per_endpoint
-                                   : defaults().http_connections_per_endpoint;
+                                    ? c->config_.connections_per_endpoint
+                                    : defaults().http_connections_per_endpoint;
   c->pool_ = std::make_unique<ConnectionPool>(std::move(tls), per_endpoint);
   return c;
 }
 
-// ---- the request engine --------------------------------------------------------------------------
+// ---- the request engine
+// --------------------------------------------------------------------------
 
 Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, bool& reused) {
   // Where the request goes and what its target line is.
@@ -259,8 +244,8 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
       if (!creds.session_token.empty()) {
         headers.emplace_back("x-amz-security-token", creds.session_token);
       }
-      SigningInput in{call.method, t.path, call.query, headers, payload_hash, date,
-                      config_.endpoint.region};
+      SigningInput in{
+          call.method, t.path, call.query, headers, payload_hash, date, config_.endpoint.region};
       in.headers.emplace_back("host", host_header);
       OC_ASSIGN_OR_RETURN(Signature sig, sign_v4(in, creds));
       headers.emplace_back("authorization", std::move(sig.authorization));
@@ -295,19 +280,21 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
       const std::string* cr_text = h.find("content-range");
       OC_EXPECT(cr_text, protocol, "206 response without Content-Range");
       auto cr = parse_content_range(*cr_text);
-      OC_EXPECT(cr, protocol, "malformed Content-Range '{}'", *cr_text);
-      if (cr->first == want_first && cr->last < want_last && cr->last + 1 == cr->total) {
-        return OC_ERROR(Errc::invalid, "range ends past the end of the {}-byte object", cr->total);
+      // A ranged GET names the object's length: the ETag pin and the end check need it.
+      OC_EXPECT(cr && cr->complete, protocol, "malformed Content-Range '{}'", *cr_text);
+      if (cr->first == want_first && cr->last < want_last && cr->last + 1 == *cr->complete) {
+        return OC_ERROR(Errc::invalid, "range ends past the end of the {}-byte object",
+                        *cr->complete);
       }
       OC_EXPECT(cr->first == want_first && cr->last == want_last, protocol,
-                "Content-Range '{}' does not match the requested bytes {}-{}", *cr_text,
-                want_first, want_last);
+                "Content-Range '{}' does not match the requested bytes {}-{}", *cr_text, want_first,
+                want_last);
       OC_EXPECT(h.content_length && *h.content_length == want_last - want_first + 1, protocol,
                 "Content-Length {} does not match the {} bytes requested",
                 h.content_length ? fmt::to_string(*h.content_length) : "(none)",
                 want_last - want_first + 1);
       OC_TRY(pin_etag(call.etag, h));
-      call.object_size = cr->total;
+      call.object_size = *cr->complete;
       return {};
     };
   }
@@ -354,8 +341,8 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
     counters_.bytes_received.fetch_add(progress.body_bytes, std::memory_order_relaxed);
     counters_.copied_bytes.fetch_add(progress.copied_bytes, std::memory_order_relaxed);
     if (progress.first_byte) {
-      const auto ttfb = std::chrono::duration_cast<std::chrono::nanoseconds>(
-          progress.time_to_first_byte);
+      const auto ttfb =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(progress.time_to_first_byte);
       if (call.stats.ttfb.count() == 0) call.stats.ttfb = ttfb;
       counters_.ttfb_ns_total.fetch_add(ttfb.count(), std::memory_order_relaxed);
       store_max(counters_.ttfb_ns_max, ttfb.count());
@@ -372,14 +359,15 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
       counters_.failures.fetch_add(1, std::memory_order_relaxed);
       log::get().debug("{}: HTTP {}: {}", call.describe(), r->head.status,
                        std::string_view(r->text).substr(0, 1024));
-      const Errc code = r->head.status == 404 ? Errc::not_found
+      const Errc code = r->head.status == 404   ? Errc::not_found
                         : r->head.status == 412 ? Errc::corrupt
                                                 : Errc::io;
       std::string hint;
       if (r->head.status == 403) hint = " (check the credentials, region and clock)";
       if (r->head.status == 412) hint = " (the object changed while being read)";
-      return Error(code, fmt::format("{}: HTTP {} {}{}", call.describe(), r->head.status,
-                                     error_code_of(r->text), hint),
+      return Error(code,
+                   fmt::format("{}: HTTP {} {}{}", call.describe(), r->head.status,
+                               error_code_of(r->text), hint),
                    __FILE__, __LINE__);
     }
 
@@ -424,7 +412,8 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
   }
 }
 
-// ---- operations ----------------------------------------------------------------------------------
+// ---- operations
+// ----------------------------------------------------------------------------------
 
 Result<ObjectInfo> S3Client::head_object(std::string_view bucket, std::string_view key) {
   Call call("HEAD", bucket, key);
@@ -494,8 +483,8 @@ Result<ObjectInfo> S3Client::stat_url(std::string_view url, bool public_only) {
 }
 
 Result<ListObjectsPage> S3Client::list_page(std::string_view bucket, std::string_view prefix,
-                                     std::string_view delimiter, std::string_view continuation,
-                                     uint32_t max_keys) {
+                                            std::string_view delimiter,
+                                            std::string_view continuation, uint32_t max_keys) {
   Call call("GET", bucket);
   call.query.emplace_back("list-type", "2");
   if (!continuation.empty()) call.query.emplace_back("continuation-token", continuation);
@@ -507,7 +496,7 @@ Result<ListObjectsPage> S3Client::list_page(std::string_view bucket, std::string
 }
 
 Result<ListObjectsPage> S3Client::list_all(std::string_view bucket, std::string_view prefix,
-                                    std::string_view delimiter, uint64_t max_entries) {
+                                           std::string_view delimiter, uint64_t max_entries) {
   ListObjectsPage all;
   std::string token;
   for (;;) {

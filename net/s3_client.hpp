@@ -9,19 +9,19 @@
 /// 429 (which covers 503 SlowDown); the backoff is a reactor timer, holding no thread and no
 /// connection. CreateMultipartUpload is not resent once it went out (a second upload would be
 /// left behind); a failed CompleteMultipartUpload is retried only after a HEAD shows the object
-/// does not already carry the ETag its parts make. A ranged GET that breaks mid-body resumes from the first missing
-/// byte. Before a body byte is placed, the response is checked: the status, `Content-Range`
-/// against the request and `Content-Length` against the range. Every range of an object is
-/// pinned to one ETag with `If-Match`, so an object replaced mid-read fails with `Errc::corrupt`
-/// and never yields mixed bytes. A request that finally fails names the method, URL, range,
-/// HTTP status and S3 error code.
+/// does not already carry the ETag its parts make. A ranged GET that breaks mid-body resumes from
+/// the first missing byte. Before a body byte is placed, the response is checked: the status,
+/// `Content-Range` against the request and `Content-Length` against the range. Every range of an
+/// object is pinned to one ETag with `If-Match`, so an object replaced mid-read fails with
+/// `Errc::corrupt` and never yields mixed bytes. A request that finally fails names the method,
+/// URL, range, HTTP status and S3 error code.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -57,8 +57,8 @@ struct S3ClientConfig {
 
 /// Totals over the client's lifetime; every field only grows.
 struct S3Counters {
-  std::atomic<uint64_t> requests{0};        ///< logical requests
-  std::atomic<uint64_t> attempts{0};        ///< HTTP exchanges, retries included
+  std::atomic<uint64_t> requests{0};  ///< logical requests
+  std::atomic<uint64_t> attempts{0};  ///< HTTP exchanges, retries included
   std::atomic<uint64_t> retries{0};
   std::atomic<uint64_t> failures{0};        ///< requests that returned an error
   std::atomic<uint64_t> bytes_received{0};  ///< body bytes placed in destinations
@@ -66,8 +66,8 @@ struct S3Counters {
   std::atomic<uint64_t> copied_bytes{0};    ///< body bytes copied in user space after the kernel
   std::atomic<uint64_t> ttfb_ns_total{0};   ///< summed time to first byte
   std::atomic<uint64_t> ttfb_ns_max{0};
-  std::atomic<uint64_t> cpu_ns{0};          ///< CPU time of the threads while in requests
-  std::atomic<uint64_t> hedges{0};          ///< hedged re-issues of straggling ranges
+  std::atomic<uint64_t> cpu_ns{0};  ///< CPU time of the threads while in requests
+  std::atomic<uint64_t> hedges{0};  ///< hedged re-issues of straggling ranges
   std::atomic<uint64_t> hedges_won{0};
   std::atomic<uint64_t> multirange_gets{0};  ///< GETs that carried several ranges and got them
 };
@@ -89,8 +89,8 @@ struct ObjectInfo {
 };
 
 struct RangeRead {
-  std::string etag;           ///< of the object the bytes came from
-  uint64_t object_size = 0;   ///< from Content-Range
+  std::string etag;          ///< of the object the bytes came from
+  uint64_t object_size = 0;  ///< from Content-Range
   RequestStats stats;
 };
 
@@ -162,19 +162,20 @@ class S3Client : public std::enable_shared_from_this<S3Client> {
   /// into scratch memory and the first answer wins (the loser is cancelled). Small ranges of a
   /// URL object go up to `http_multirange_max_parts` (and `s3_get_part_bytes`) to a GET, where
   /// the server answers multi-range requests with multipart/byteranges (probed per endpoint;
-  /// never for S3, which answers them with the whole object). Call it from a plain thread, not from a scheduler job: it waits on
-  /// a condition variable.
+  /// never for S3, which answers them with the whole object). Call it from a plain thread, not from
+  /// a scheduler job: it waits on a condition variable.
   [[nodiscard]] Result<void> fetch_ranges(const ObjectRef& obj, std::string_view etag,
                                           std::span<const RangeFetch> ranges);
 
   /// One ListObjectsV2 page.
   [[nodiscard]] Result<ListObjectsPage> list_page(std::string_view bucket, std::string_view prefix,
-                                           std::string_view delimiter,
-                                           std::string_view continuation, uint32_t max_keys = 1000);
+                                                  std::string_view delimiter,
+                                                  std::string_view continuation,
+                                                  uint32_t max_keys = 1000);
   /// Every page, concatenated; `invalid` once more than @p max_entries keys and prefixes came.
   [[nodiscard]] Result<ListObjectsPage> list_all(std::string_view bucket, std::string_view prefix,
-                                          std::string_view delimiter,
-                                          uint64_t max_entries = UINT64_MAX);
+                                                 std::string_view delimiter,
+                                                 uint64_t max_entries = UINT64_MAX);
 
   /// PutObject with the body's SHA-256 signed; `Expect: 100-continue` for large bodies.
   /// @return the new ETag.

@@ -8,8 +8,8 @@
 #include "config/log.hpp"
 #include "net/buffer_pool.hpp"
 #include "net/s3_client.hpp"
-#include "net/url.hpp"
 #include "net/scheduler.hpp"
+#include "net/url.hpp"
 
 namespace oc::net {
 namespace {
@@ -72,7 +72,8 @@ Result<void> S3Client::fetch_url_multirange(const ObjectRef& obj, std::string_vi
   for (size_t i = 0; i < ranges.size();) {
     size_t n = 1;
     uint64_t bytes = ranges[i].dest.size();
-    while (i + n < ranges.size() && n < max_parts && bytes + ranges[i + n].dest.size() <= max_bytes) {
+    while (i + n < ranges.size() && n < max_parts &&
+           bytes + ranges[i + n].dest.size() <= max_bytes) {
       bytes += ranges[i + n].dest.size();
       ++n;
     }

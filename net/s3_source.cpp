@@ -9,59 +9,37 @@
 namespace oc::net {
 namespace {
 
-class ObjectSource final : public format::SegmentSource {
+// An object's merged reads, each a ranged GET pinned to the ETag seen at open, into a lease of
+// the pinned pool: the segments the decoder reads are slices of those leases.
+class ObjectReader final : public format::RangeReader {
  public:
-  ObjectSource(std::shared_ptr<S3Client> client, ObjectRef obj, ObjectInfo info)
-      : client_(std::move(client)), obj_(std::move(obj)), info_(std::move(info)),
-        name_(obj_.describe()) {}
+  ObjectReader(std::shared_ptr<S3Client> client, ObjectRef obj, ObjectInfo info)
+      : RangeReader({info.size, obj.describe(), "object", format::CoalesceOptions::object_store()}),
+        client_(std::move(client)),
+        obj_(std::move(obj)),
+        info_(std::move(info)) {}
 
-  uint64_t size() const override { return info_.size; }
-  const std::string& name() const override { return name_; }
-  format::SourceStats stats() const override {
-    std::lock_guard lock(mu_);
-    return stats_;
-  }
-
-  Result<std::vector<format::Buffer>> read(std::span<const format::ByteRange> ranges) override {
-    return read_coalesced(ranges, format::CoalesceOptions::object_store());
-  }
-
-  Result<std::vector<format::Buffer>> read_coalesced(std::span<const format::ByteRange> ranges,
-                                                     const format::CoalesceOptions& opts) override {
-    for (const auto& r : ranges) {
-      OC_EXPECT(r.offset <= info_.size && r.length <= info_.size - r.offset, corrupt,
-                "{}: range [{}, +{}) is past the end of the {} byte object", name_, r.offset,
-                r.length, info_.size);
-    }
-    const auto plan = format::coalesce(ranges, opts);
+  Result<std::vector<format::Buffer>> read_merged(
+      std::span<const format::ByteRange> reads) override {
     std::vector<Lease> leases;
     std::vector<RangeFetch> fetches;
-    leases.reserve(plan.size());
-    for (const auto& m : plan) {
-      if (m.range.length == 0) {
+    leases.reserve(reads.size());
+    for (const auto& r : reads) {
+      if (r.length == 0) {
         leases.emplace_back();
         continue;
       }
-      OC_ASSIGN_OR_RETURN(Lease lease, BufferPool::global().acquire(m.range.length));
-      fetches.push_back({m.range.offset, lease.bytes().first(m.range.length)});
+      OC_ASSIGN_OR_RETURN(Lease lease, BufferPool::global().acquire(r.length));
+      fetches.push_back({r.offset, lease.bytes().first(r.length)});
       leases.push_back(std::move(lease));
     }
     OC_TRY(client_->fetch_ranges(obj_, info_.etag, fetches));
-
-    std::vector<format::Buffer> out(ranges.size());
-    std::lock_guard lock(mu_);
-    for (size_t k = 0; k < plan.size(); ++k) {
-      const auto& m = plan[k];
-      auto merged = format::Buffer::wrap(leases[k].owner(),
-                                         reinterpret_cast<const uint8_t*>(leases[k].data()),
-                                         m.range.length);
-      for (size_t i : m.members) {
-        out[i] = merged.slice(ranges[i].offset - m.range.offset, ranges[i].length);
-      }
-      stats_.bytes_read += m.range.length;
+    std::vector<format::Buffer> out;
+    out.reserve(reads.size());
+    for (size_t k = 0; k < reads.size(); ++k) {
+      out.push_back(format::Buffer::wrap(
+          leases[k].owner(), reinterpret_cast<const uint8_t*>(leases[k].data()), reads[k].length));
     }
-    stats_.requests += ranges.size();
-    stats_.reads += plan.size();
     return out;
   }
 
@@ -69,9 +47,6 @@ class ObjectSource final : public format::SegmentSource {
   std::shared_ptr<S3Client> client_;
   ObjectRef obj_;
   ObjectInfo info_;
-  std::string name_;
-  mutable std::mutex mu_;
-  format::SourceStats stats_;
 };
 
 }  // namespace
@@ -79,8 +54,8 @@ class ObjectSource final : public format::SegmentSource {
 Result<std::shared_ptr<format::SegmentSource>> open_object_source(std::shared_ptr<S3Client> client,
                                                                   ObjectRef obj) {
   OC_ASSIGN_OR_RETURN(ObjectInfo info, client->stat(obj));
-  return std::shared_ptr<format::SegmentSource>(
-      std::make_shared<ObjectSource>(std::move(client), std::move(obj), std::move(info)));
+  return format::coalesced_source(
+      std::make_unique<ObjectReader>(std::move(client), std::move(obj), std::move(info)));
 }
 
 namespace {

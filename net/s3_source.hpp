@@ -4,8 +4,9 @@
 ///
 /// Opening costs one HEAD (size and ETag); every later read is pinned to that ETag. A batch of
 /// segment ranges is coalesced with the object-store options (`object_coalesce_distance`,
-/// `object_coalesce_max`; or those a caller passes to `read_coalesced`), each merged read lands in a lease of the pinned pool, and the segments
-/// handed to the decoder are slices of those leases: the bytes are never copied again.
+/// `object_coalesce_max`; or those a caller passes to `read_coalesced`), each merged read lands in
+/// a lease of the pinned pool, and the segments handed to the decoder are slices of those leases:
+/// the bytes are never copied again.
 #pragma once
 
 #include <memory>

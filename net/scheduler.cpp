@@ -28,7 +28,8 @@ Scheduler::~Scheduler() {
 Scheduler& Scheduler::global() {
   // Leaked on purpose: reactors must not be joined during static destruction, after the
   // objects their last jobs touch may already be gone.
-  static auto* s = new Scheduler(defaults().s3_max_requests_in_flight, defaults().net_reactor_threads);
+  static auto* s =
+      new Scheduler(defaults().s3_max_requests_in_flight, defaults().net_reactor_threads);
   return *s;
 }
 
@@ -78,7 +79,8 @@ void Scheduler::dispatch_locked(std::unique_lock<std::mutex>& lock) {
     } else {
       ready_.push_back(lane);
     }
-    const size_t r = static_cast<size_t>(std::min_element(load_.begin(), load_.end()) - load_.begin());
+    const size_t r =
+        static_cast<size_t>(std::min_element(load_.begin(), load_.end()) - load_.begin());
     ++load_[r];
     ++running_;
     peak_ = std::max(peak_, running_);
@@ -140,7 +142,8 @@ void Scheduler::prestart() {
   }
 }
 
-// ---- TaskGroup -----------------------------------------------------------------------------------
+// ---- TaskGroup
+// -----------------------------------------------------------------------------------
 
 TaskGroup::TaskGroup(Scheduler& scheduler) : scheduler_(scheduler), lane_(scheduler.lane()) {}
 

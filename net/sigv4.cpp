@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "net/sigv4.hpp"
 
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include <algorithm>
 #include <cctype>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include "config/strings.hpp"
 
 namespace oc::net {
 namespace {
@@ -28,12 +30,6 @@ std::string hmac(std::string_view key, std::string_view msg) {
   HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
        reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), out, &len);
   return std::string(reinterpret_cast<const char*>(out), len);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // Canonical header values: leading and trailing spaces removed, inner runs collapsed to one.
@@ -64,7 +60,8 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
 std::string uri_encode(std::string_view s, bool keep_slash) {
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' ||
+        (keep_slash && c == '/')) {
       out += static_cast<char>(c);
     } else {
       out += fmt::format("%{:02X}", c);
@@ -93,8 +90,9 @@ Result<Signature> sign_v4(const SigningInput& in, const Credentials& creds) {
   std::vector<std::pair<std::string, std::string>> headers;
   for (const auto& [k, v] : in.headers) headers.emplace_back(lower(k), trim_value(v));
   std::sort(headers.begin(), headers.end());
-  OC_EXPECT(std::any_of(headers.begin(), headers.end(), [](const auto& h) { return h.first == "host"; }),
-            invalid, "a signed request needs a host header");
+  OC_EXPECT(
+      std::any_of(headers.begin(), headers.end(), [](const auto& h) { return h.first == "host"; }),
+      invalid, "a signed request needs a host header");
 
   Signature s;
   std::string canonical_headers;
@@ -103,13 +101,14 @@ Result<Signature> sign_v4(const SigningInput& in, const Credentials& creds) {
     if (!s.signed_headers.empty()) s.signed_headers += ';';
     s.signed_headers += k;
   }
-  s.canonical_request = fmt::format("{}\n{}\n{}\n{}\n{}\n{}", in.method, uri_encode(in.path, true),
-                                    canonical_query(in.query), canonical_headers, s.signed_headers,
-                                    in.payload_hash);
+  s.canonical_request =
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{}", in.method, uri_encode(in.path, true),
+                  canonical_query(in.query), canonical_headers, s.signed_headers, in.payload_hash);
   const std::string scope = fmt::format("{}/{}/{}/aws4_request", date, in.region, in.service);
-  s.string_to_sign = fmt::format(
-      "{}\n{}\n{}\n{}", kAlgorithm, in.amz_date, scope,
-      sha256_hex({reinterpret_cast<const uint8_t*>(s.canonical_request.data()), s.canonical_request.size()}));
+  s.string_to_sign =
+      fmt::format("{}\n{}\n{}\n{}", kAlgorithm, in.amz_date, scope,
+                  sha256_hex({reinterpret_cast<const uint8_t*>(s.canonical_request.data()),
+                              s.canonical_request.size()}));
 
   const std::string k_date = hmac("AWS4" + creds.secret_key, date);
   const std::string k_region = hmac(k_date, in.region);

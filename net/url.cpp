@@ -6,14 +6,10 @@
 #include <cctype>
 #include <charconv>
 
+#include "config/strings.hpp"
+
 namespace oc::net {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -135,9 +131,8 @@ std::string redact_url(std::string_view url) {
   std::string_view rest = url;
   if (sep != std::string_view::npos) {
     const size_t auth_end = url.find_first_of("/?#", sep + 3);
-    const std::string_view authority =
-        url.substr(sep + 3, auth_end == std::string_view::npos ? std::string_view::npos
-                                                               : auth_end - sep - 3);
+    const std::string_view authority = url.substr(
+        sep + 3, auth_end == std::string_view::npos ? std::string_view::npos : auth_end - sep - 3);
     const size_t at = authority.rfind('@');
     out = std::string(url.substr(0, sep + 3));
     if (at != std::string_view::npos) out += "…@";

@@ -13,7 +13,7 @@ VENV=$ROOT/.venv
 export PATH=/usr/local/cuda/bin:$PATH
 
 APT_PACKAGES=(
-  meson ninja-build pkg-config g++ clang libclang-rt-14-dev
+  meson ninja-build pkg-config g++ clang clang-format libclang-rt-14-dev
   liburing-dev libssl-dev openssl libspdlog-dev libfmt-dev
   libflatbuffers-dev flatbuffers-compiler libprotobuf-dev protobuf-compiler
   catch2 node-llhttp libzstd-dev libtomlplusplus-dev libpugixml-dev nlohmann-json3-dev

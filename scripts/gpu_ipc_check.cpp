@@ -17,17 +17,18 @@
 #include <string>
 #include <vector>
 
-#include "client/device_scan.hpp"
-#include "client/device_stream.hpp"
+#include "client/remote/client.hpp"
 #include "config/defaults.hpp"
-#include "daemon/client.hpp"
 #include "format/column.hpp"
 #include "format/decode.hpp"
 #include "format/reader.hpp"
 #include "format/scan_profile.hpp"
+#include "format/scan_request.hpp"
 #include "format/shard.hpp"
 #include "kernels/device.hpp"
 #include "kernels/device_memory.hpp"
+#include "kernels/device_scan.hpp"
+#include "kernels/device_stream.hpp"
 
 using namespace oc;
 
@@ -40,8 +41,9 @@ struct Options {
 
 // The batches a plain scan delivers, strings as offsets, one per batch of the device scans:
 // of the file, or of @p units (format/shard.hpp) when given.
-Result<std::vector<format::ColumnPtr>> cpu_batches(const std::shared_ptr<format::VortexFile>& f, const Options& o,
-                                                   const std::vector<format::Unit>* units = nullptr) {
+Result<std::vector<format::ColumnPtr>> cpu_batches(
+    const std::shared_ptr<format::VortexFile>& f, const Options& o,
+    const std::vector<format::Unit>* units = nullptr) {
   format::ScanOptions opts;
   opts.filter = o.filter;
   opts.batch_rows = o.batch_rows;
@@ -70,15 +72,17 @@ Result<std::vector<uint8_t>> host_bytes(const uint8_t* data, size_t size) {
 // Whether the Arrow array @p a (device buffers; of the format the CPU column @p want has)
 // holds @p want's rows: validity, and each valid row's value (fixed width) or bytes (offsets).
 Result<void> check_array(const ArrowArray& a, const format::Column& want, const std::string& name) {
-  OC_EXPECT(static_cast<uint64_t>(a.length) == want.length, corrupt, "{}: {} rows, expected {}", name, a.length,
-            want.length);
+  OC_EXPECT(static_cast<uint64_t>(a.length) == want.length, corrupt, "{}: {} rows, expected {}",
+            name, a.length, want.length);
   const auto* bufs = reinterpret_cast<const uint8_t* const*>(a.buffers);
   const uint64_t n = want.length, off = static_cast<uint64_t>(a.offset);
   std::vector<uint8_t> validity;
   if (bufs[0] != nullptr) {
     OC_ASSIGN_OR_RETURN(validity, host_bytes(bufs[0], (off + n + 7) / 8));
   }
-  auto valid = [&](uint64_t i) { return validity.empty() || ((validity[(off + i) >> 3] >> ((off + i) & 7)) & 1); };
+  auto valid = [&](uint64_t i) {
+    return validity.empty() || ((validity[(off + i) >> 3] >> ((off + i) & 7)) & 1);
+  };
   for (uint64_t i = 0; i < n; ++i) {
     OC_EXPECT(valid(i) == want.is_valid(i), corrupt, "{}: validity of row {}", name, i);
   }
@@ -104,14 +108,15 @@ Result<void> check_array(const ArrowArray& a, const format::Column& want, const 
   const uint8_t* expected = want.buffers[0].data() + want.offset * width;
   for (uint64_t i = 0; i < n; ++i) {
     if (!valid(i)) continue;
-    OC_EXPECT(std::memcmp(values.data() + (off + i) * width, expected + i * width, width) == 0, corrupt,
-              "{}: value of row {}", name, i);
+    OC_EXPECT(std::memcmp(values.data() + (off + i) * width, expected + i * width, width) == 0,
+              corrupt, "{}: value of row {}", name, i);
   }
   return {};
 }
 
 // Reads @p stream to its end, checking each batch against @p want; @return ns per batch.
-Result<double> drain(ArrowDeviceArrayStream& stream, const std::vector<format::ColumnPtr>& want, const char* how) {
+Result<double> drain(ArrowDeviceArrayStream& stream, const std::vector<format::ColumnPtr>& want,
+                     const char* how) {
   ArrowSchema schema{};
   OC_EXPECT(stream.get_schema(&stream, &schema) == 0, io, "{}: no schema", how);
   std::vector<std::string> names;
@@ -125,11 +130,14 @@ Result<double> drain(ArrowDeviceArrayStream& stream, const std::vector<format::C
     waited += format::monotonic_ns() - asked;
     OC_EXPECT(rc == 0, io, "{}: {}", how, stream.get_last_error(&stream));
     if (a.array.release == nullptr) break;
-    OC_EXPECT(batches < want.size(), corrupt, "{}: more batches than the CPU scan's {}", how, want.size());
-    OC_EXPECT(a.device_type == ARROW_DEVICE_CUDA, corrupt, "{}: a batch on device type {}", how, a.device_type);
+    OC_EXPECT(batches < want.size(), corrupt, "{}: more batches than the CPU scan's {}", how,
+              want.size());
+    OC_EXPECT(a.device_type == ARROW_DEVICE_CUDA, corrupt, "{}: a batch on device type {}", how,
+              a.device_type);
     const format::Column& w = *want[batches];
     for (size_t c = 0; c < names.size(); ++c) {
-      auto checked = check_array(*a.array.children[c], *w.children[c], std::string(how) + " " + names[c]);
+      auto checked =
+          check_array(*a.array.children[c], *w.children[c], std::string(how) + " " + names[c]);
       if (!checked.ok()) {
         a.array.release(&a.array);
         return checked.error();
@@ -139,9 +147,10 @@ Result<double> drain(ArrowDeviceArrayStream& stream, const std::vector<format::C
     ++batches;
     a.array.release(&a.array);
   }
-  OC_EXPECT(batches == want.size(), corrupt, "{}: {} batches, the CPU scan {}", how, batches, want.size());
-  std::printf("%s: %llu batches, %llu rows, every value equal to the CPU scan; %.3f ms a batch\n", how,
-              static_cast<unsigned long long>(batches), static_cast<unsigned long long>(rows),
+  OC_EXPECT(batches == want.size(), corrupt, "{}: {} batches, the CPU scan {}", how, batches,
+            want.size());
+  std::printf("%s: %llu batches, %llu rows, every value equal to the CPU scan; %.3f ms a batch\n",
+              how, static_cast<unsigned long long>(batches), static_cast<unsigned long long>(rows),
               batches ? waited / 1e6 / batches : 0.0);
   return batches ? static_cast<double>(waited) / batches : 0.0;
 }
@@ -150,48 +159,48 @@ Result<void> run(const Options& o) {
   OC_ASSIGN_OR_RETURN(auto file, format::VortexFile::open_path(o.file));
   OC_ASSIGN_OR_RETURN(auto want, cpu_batches(file, o));
   // In process.
-  OC_ASSIGN_OR_RETURN(auto decoder, client::DeviceChunkDecoder::create(0, client::DeviceDecodes::cuda));
-  format::ScanOptions opts;
-  opts.filter = o.filter;
-  opts.batch_rows = o.batch_rows;
-  OC_ASSIGN_OR_RETURN(auto scan, client::scan_on_device(*file, opts, decoder));
+  OC_ASSIGN_OR_RETURN(auto decoder,
+                      kernels::DeviceChunkDecoder::create(0, kernels::DeviceDecodes::cuda));
+  // One request, in process and through onecopyd.
+  format::ScanRequest request;
+  request.filter = o.filter;
+  request.batch_rows = o.batch_rows;
+  request.device = 0;
+  OC_ASSIGN_OR_RETURN(auto planned, format::plan(file, request, {.device_decoder = decoder}));
   ArrowDeviceArrayStream local{};
-  client::export_device_stream(std::move(scan), ARROW_DEVICE_CUDA, 0, &local);
+  kernels::export_device_stream(std::move(planned.scan), ARROW_DEVICE_CUDA, 0, &local);
   auto in_process = drain(local, want, "in process");
   local.release(&local);
   OC_TRY(in_process);
   // Through onecopyd.
-  daemon::RemoteScanOptions remote;
-  remote.filter = o.filter;
-  remote.batch_rows = o.batch_rows;
-  remote.strings = format::StringLayout::offsets;
-  remote.device = 0;
   ArrowArrayStream inner{};
-  OC_TRY(daemon::remote_scan(o.socket, o.file, remote, &inner));
+  OC_TRY(client::remote_scan(o.socket, o.file, request, 0, &inner));
   ArrowDeviceArrayStream through{};
-  client::wrap_device_stream(&inner, ARROW_DEVICE_CUDA, 0, &through);
+  kernels::wrap_device_stream(&inner, ARROW_DEVICE_CUDA, 0, &through);
   auto via_daemon = drain(through, want, "through onecopyd");
   through.release(&through);
   OC_TRY(via_daemon);
   const double added = *in_process > 0 ? (*via_daemon - *in_process) / *in_process * 100 : 0;
-  std::printf("IPC hand-off: %.3f ms a batch through onecopyd vs %.3f ms in process: %+.1f%% a batch "
-              "(target: under 5%%)\n", *via_daemon / 1e6, *in_process / 1e6, added);
+  std::printf(
+      "IPC hand-off: %.3f ms a batch through onecopyd vs %.3f ms in process: %+.1f%% a batch "
+      "(target: under 5%%)\n",
+      *via_daemon / 1e6, *in_process / 1e6, added);
   std::fflush(stdout);  // kept if a timeout ends the shards below
   // Two shards of a shuffled world of 2, through onecopyd (after the figure above, which a
   // timeout here does not lose).
   constexpr uint64_t kUnitRows = 200'000;
   OC_ASSIGN_OR_RETURN(auto units, format::file_units(*file, 0, kUnitRows));
   for (uint32_t rank = 0; rank < 2; ++rank) {
-    const format::ShardSpec spec{.rank = rank, .world_size = 2, .shuffle = true, .seed = 7, .epoch = 1};
+    const format::ShardSpec spec{
+        .rank = rank, .world_size = 2, .shuffle = true, .seed = 7, .epoch = 1};
     const std::vector<format::Unit> mine = format::shard_units(units, spec);
     OC_ASSIGN_OR_RETURN(auto shard_want, cpu_batches(file, o, &mine));
-    daemon::RemoteScanOptions sharded = remote;
-    sharded.shard = spec;
-    sharded.unit_rows = kUnitRows;
+    format::ScanRequest sharded = request;
+    sharded.selection = format::ShardSelection{spec, kUnitRows};
     ArrowArrayStream shard_inner{};
-    OC_TRY(daemon::remote_scan(o.socket, o.file, sharded, &shard_inner));
+    OC_TRY(client::remote_scan(o.socket, o.file, sharded, 0, &shard_inner));
     ArrowDeviceArrayStream shard_stream{};
-    client::wrap_device_stream(&shard_inner, ARROW_DEVICE_CUDA, 0, &shard_stream);
+    kernels::wrap_device_stream(&shard_inner, ARROW_DEVICE_CUDA, 0, &shard_stream);
     const std::string how = "shard " + std::to_string(rank) + " of 2 through onecopyd";
     auto drained = drain(shard_stream, shard_want, how.c_str());
     shard_stream.release(&shard_stream);
@@ -206,14 +215,20 @@ int main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--socket") o.socket = argv[i + 1];
-    else if (a == "--file") o.file = argv[i + 1];
-    else if (a == "--filter") o.filter = argv[i + 1];
-    else if (a == "--batch-rows") o.batch_rows = std::stoull(argv[i + 1]);
-    else o.file.clear();
+    if (a == "--socket")
+      o.socket = argv[i + 1];
+    else if (a == "--file")
+      o.file = argv[i + 1];
+    else if (a == "--filter")
+      o.filter = argv[i + 1];
+    else if (a == "--batch-rows")
+      o.batch_rows = std::stoull(argv[i + 1]);
+    else
+      o.file.clear();
   }
   if (o.socket.empty() || o.file.empty() || argc % 2 == 0) {
-    std::fprintf(stderr, "usage: %s --socket S --file F.vortex [--filter SQL] [--batch-rows N]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s --socket S --file F.vortex [--filter SQL] [--batch-rows N]\n",
+                 argv[0]);
     return 2;
   }
   if (auto r = load_defaults_from_env(); !r.ok()) {

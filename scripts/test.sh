@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs every onecopy test on a fresh Debian 12 machine: installs what is missing, builds, then
+#   0. clang-format --dry-run over the C++ tree;
 #   1. the Catch2 executables through `meson test` (gated ones print SKIP where the machine lacks
 #      the capability: GPU, kTLS);
 #   2. the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (clang), and
@@ -56,6 +57,15 @@ PY
   rm -f "$1"
 }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+# The C++ tree as .clang-format has it (100 columns, includes grouped): a formatting slip fails here.
+step "clang-format --dry-run -Werror over the C++ tree"
+if git ls-files '*.cpp' '*.hpp' '*.h' '*.cu' '*.cuh' | xargs clang-format --dry-run -Werror; then
+  passed=$((passed + 1))
+else
+  echo "FAILED: run clang-format -i on the files above"
+  failed=$((failed + 1))
+fi
 
 step "unit tests (meson test)"
 meson test -C build --print-errorlogs --num-processes 2

@@ -47,8 +47,8 @@ __attribute__((visibility("default"))) void __cls_init();
 
 namespace {
 
-using oc::Error;
 using oc::Errc;
+using oc::Error;
 using oc::Result;
 using oc::format::Buffer;
 
@@ -81,14 +81,13 @@ Result<Buffer> read_object(cls_method_context_t ctx, uint64_t offset, uint64_t l
 }
 
 Result<std::string> scan(cls_method_context_t ctx, std::span<const uint8_t> in) {
-  OC_ASSIGN_OR_RETURN(auto request,
-                      oc::format::decode_pushdown_request(in, oc::defaults().cls_max_request_bytes));
-  OC_ASSIGN_OR_RETURN(auto object,
-                      oc::format::open_object_source(
-                          [ctx](uint64_t offset, uint64_t length) {
-                            return read_object(ctx, offset, length);
-                          },
-                          request.file_size, "object"));
+  OC_ASSIGN_OR_RETURN(
+      auto request, oc::format::decode_pushdown_request(in, oc::defaults().cls_max_request_bytes));
+  OC_ASSIGN_OR_RETURN(auto object, oc::format::open_object_source(
+                                       [ctx](uint64_t offset, uint64_t length) {
+                                         return read_object(ctx, offset, length);
+                                       },
+                                       request.file_size, "object"));
   return oc::format::run_pushdown_scan(*object, request, oc::defaults().cls_max_result_bytes);
 }
 

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "format/decode.hpp"
+#include "format/encodings/accepts.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/patches.hpp"
 #include "format/proto/bitpacked.pb.h"
@@ -27,8 +28,9 @@ namespace {
 // @p packed, or a copy of it aligned to T: segment buffers are normally aligned, rarely not.
 template <class T>
 Buffer aligned_to(const Buffer& packed) {
-  return reinterpret_cast<uintptr_t>(packed.data()) % alignof(T) == 0 ? packed
-                                                                        : Buffer::copy_of(packed.span());
+  return reinterpret_cast<uintptr_t>(packed.data()) % alignof(T) == 0
+             ? packed
+             : Buffer::copy_of(packed.span());
 }
 
 // Unpacks blocks [first, first + count) of @p packed into a fresh buffer.
@@ -83,23 +85,23 @@ Buffer unpack_rows(const Buffer& packed, unsigned width, uint64_t offset,
   return out;
 }
 
-// A fastlanes.bitpacked node's metadata, checked against its dtype, length and buffer.
-Result<pb::BitPackedMetadata> checked_metadata(const ArrayView& node, const DTypePtr& t,
+}  // namespace
+
+Result<pb::BitPackedMetadata> accept_bitpacked(const ArrayView& node, const DTypePtr& t,
                                                uint64_t len, DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 1, 0, 4));
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
             "fastlanes.bitpacked for {}", t->to_string());
-  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::BitPackedMetadata>(node.metadata,
-                                                                         "fastlanes.bitpacked"));
+  OC_ASSIGN_OR_RETURN(auto meta,
+                      parse_metadata<pb::BitPackedMetadata>(node.metadata, "fastlanes.bitpacked"));
   const size_t value_bytes = ptype_width(storage.ptype);
   const unsigned width = meta.bit_width();
   OC_EXPECT(width <= value_bytes * 8, corrupt, "bit width {} for {}-bit values", width,
             value_bytes * 8);
   OC_EXPECT(meta.offset() < kFastLanesBlock, corrupt, "bitpacked offset {} >= 1024", meta.offset());
   // Bounding the row count first keeps every size computed below far from overflow.
-  OC_TRY(ctx.check_alloc(len, value_bytes,
-                         "fastlanes.bitpacked"));
+  OC_TRY(ctx.check_alloc(len, value_bytes, "fastlanes.bitpacked"));
   const uint64_t blocks = (len + meta.offset() + kFastLanesBlock - 1) / kFastLanesBlock;
   OC_EXPECT(node.buffers[0].size() == blocks * packed_block_bytes(width), corrupt,
             "bitpacked buffer is {} bytes, expected {} blocks of {}", node.buffers[0].size(),
@@ -107,9 +109,11 @@ Result<pb::BitPackedMetadata> checked_metadata(const ArrayView& node, const DTyp
   return meta;
 }
 
+namespace {
+
 Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                    DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(auto meta, checked_metadata(node, t, len, ctx));
+  OC_ASSIGN_OR_RETURN(auto meta, accept_bitpacked(node, t, len, ctx));
   const DType& storage = t->storage();
   const size_t value_bytes = ptype_width(storage.ptype);
   const unsigned width = meta.bit_width();
@@ -124,19 +128,26 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
   c->length = rows.size();
   c->offset = meta.offset() + rows.begin - first * kFastLanesBlock;
   switch (value_bytes) {
-    case 1: c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, first, count)); break;
-    case 2: c->buffers.push_back(unpack_blocks<uint16_t>(node.buffers[0], width, first, count)); break;
-    case 4: c->buffers.push_back(unpack_blocks<uint32_t>(node.buffers[0], width, first, count)); break;
-    default: c->buffers.push_back(unpack_blocks<uint64_t>(node.buffers[0], width, first, count)); break;
+    case 1:
+      c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, first, count));
+      break;
+    case 2:
+      c->buffers.push_back(unpack_blocks<uint16_t>(node.buffers[0], width, first, count));
+      break;
+    case 4:
+      c->buffers.push_back(unpack_blocks<uint32_t>(node.buffers[0], width, first, count));
+      break;
+    default:
+      c->buffers.push_back(unpack_blocks<uint64_t>(node.buffers[0], width, first, count));
+      break;
   }
 
   size_t validity_child = 0;
   DecodedPatches patches;
   if (meta.has_patches()) {
     // Patch children live in their own row space: decode them whole, then keep the window's.
-    auto all = ctx.without_window([&] {
-      return decode_patches(node, 0, meta.patches(), t, len, ctx, validity_child);
-    });
+    auto all = ctx.without_window(
+        [&] { return decode_patches(node, 0, meta.patches(), t, len, ctx, validity_child); });
     OC_TRY(all);
     OC_ASSIGN_OR_RETURN(patches, patches_in(*all, rows));
   }
@@ -154,7 +165,7 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
 
 Result<ColumnPtr> take_bitpacked(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                  std::span<const uint64_t> rows, DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(auto meta, checked_metadata(node, t, len, ctx));
+  OC_ASSIGN_OR_RETURN(auto meta, accept_bitpacked(node, t, len, ctx));
   const DType& storage = t->storage();
   const unsigned width = meta.bit_width();
   auto c = std::make_shared<Column>();
@@ -170,10 +181,18 @@ Result<ColumnPtr> take_bitpacked(const ArrayView& node, const DTypePtr& t, uint6
     }
   }
   switch (ptype_width(storage.ptype)) {
-    case 1: c->buffers.push_back(unpack_rows<uint8_t>(packed, width, meta.offset(), rows)); break;
-    case 2: c->buffers.push_back(unpack_rows<uint16_t>(packed, width, meta.offset(), rows)); break;
-    case 4: c->buffers.push_back(unpack_rows<uint32_t>(packed, width, meta.offset(), rows)); break;
-    default: c->buffers.push_back(unpack_rows<uint64_t>(packed, width, meta.offset(), rows)); break;
+    case 1:
+      c->buffers.push_back(unpack_rows<uint8_t>(packed, width, meta.offset(), rows));
+      break;
+    case 2:
+      c->buffers.push_back(unpack_rows<uint16_t>(packed, width, meta.offset(), rows));
+      break;
+    case 4:
+      c->buffers.push_back(unpack_rows<uint32_t>(packed, width, meta.offset(), rows));
+      break;
+    default:
+      c->buffers.push_back(unpack_rows<uint64_t>(packed, width, meta.offset(), rows));
+      break;
   }
 
   size_t validity_child = 0;

@@ -8,7 +8,8 @@
 // - vortex.primitive: buffer 0 = len x width little-endian values; empty metadata;
 //                     child 0 (optional) = validity.
 // - vortex.struct:    no buffers; children = [validity if the struct dtype is nullable and the
-//                     array is not all-valid] then one child per field, each of the struct's length.
+//                     array is not all-valid] then one child per field, each of the struct's
+//                     length.
 //
 // Takes of bool and primitive gather straight from the buffer, reading only the taken rows'
 // bytes; struct takes each field.
@@ -19,15 +20,17 @@
 namespace oc::format::encodings {
 namespace {
 
-Result<ColumnPtr> decode_null(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext&) {
+Result<ColumnPtr> decode_null(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              DecodeContext&) {
   OC_TRY(expect_shape(node, 0, 0, 0));
   OC_EXPECT(t->kind == TypeKind::null, corrupt, "vortex.null for {}", t->to_string());
   return make_all_null(t, len);
 }
 
 // Gathers @p rows of @p values (no validity) and adds the node's validity child for them.
-Result<ColumnPtr> gather_with_validity(const ArrayView& node, const ColumnPtr& values, const DTypePtr& t,
-                                       uint64_t len, std::span<const uint64_t> rows, DecodeContext& ctx) {
+Result<ColumnPtr> gather_with_validity(const ArrayView& node, const ColumnPtr& values,
+                                       const DTypePtr& t, uint64_t len,
+                                       std::span<const uint64_t> rows, DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(ColumnPtr out, take(values, rows));
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity, take_validity(node, 0, t->nullable, len, rows, ctx, nulls));
@@ -52,7 +55,8 @@ Result<ColumnPtr> bool_values(const ArrayView& node, const DTypePtr& t, uint64_t
   return ColumnPtr(std::move(c));
 }
 
-Result<ColumnPtr> decode_bool(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+Result<ColumnPtr> decode_bool(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                              DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(ColumnPtr c, bool_values(node, t, len));
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 0, t->nullable, len, ctx, nulls));
@@ -67,7 +71,8 @@ Result<ColumnPtr> take_bool(const ArrayView& node, const DTypePtr& t, uint64_t l
   return gather_with_validity(node, c, t, len, rows, ctx);
 }
 
-Result<ColumnPtr> decode_primitive(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+Result<ColumnPtr> decode_primitive(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                   DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 1, 0, 1));
   const DType& st = t->storage();
   OC_EXPECT(st.kind == TypeKind::primitive, corrupt, "vortex.primitive for {}", t->to_string());
@@ -107,7 +112,8 @@ Result<ColumnPtr> take_primitive(const ArrayView& node, const DTypePtr& t, uint6
   return gather_with_validity(node, values, t, len, rows, ctx);
 }
 
-Result<ColumnPtr> decode_struct(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+Result<ColumnPtr> decode_struct(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                DecodeContext& ctx) {
   OC_EXPECT(t->kind == TypeKind::struct_, corrupt, "vortex.struct for {}", t->to_string());
   const size_t nfields = t->children.size();
   OC_TRY(expect_shape(node, 0, nfields, nfields + 1));
@@ -137,7 +143,8 @@ Result<ColumnPtr> take_struct(const ArrayView& node, const DTypePtr& t, uint64_t
   c->dtype = t;
   c->length = rows.size();
   for (size_t f = 0; f < nfields; ++f) {
-    OC_ASSIGN_OR_RETURN(auto child, ctx.decode_take(node.children[first + f], t->children[f], len, rows));
+    OC_ASSIGN_OR_RETURN(auto child,
+                        ctx.decode_take(node.children[first + f], t->children[f], len, rows));
     c->children.push_back(std::move(child));
   }
   if (first == 1) {

@@ -15,10 +15,11 @@
 // decode limit before gathering (exactly for strings and fixed-width values).
 //
 // A take takes the codes' rows only, and gathers their values from the whole dictionary.
+#include "format/encodings/dict.hpp"
+
 #include <algorithm>
 
 #include "format/decode.hpp"
-#include "format/encodings/dict.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/dict.pb.h"

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "format/decode.hpp"
+#include "format/encodings/accepts.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/scalar.hpp"
 
@@ -26,8 +27,9 @@ void add_reference(const uint8_t* in, uint8_t* out, uint64_t offset, uint64_t le
   for (uint64_t i = 0; i < length; ++i) dst[i] = static_cast<U>(src[i] + ref);
 }
 
-// @return the reference of a checked fastlanes.for node, as bits of the value's width.
-Result<uint64_t> parse_reference(const ArrayView& node, const DTypePtr& t) {
+}  // namespace
+
+Result<uint64_t> accept_for(const ArrayView& node, const DTypePtr& t) {
   OC_TRY(expect_shape(node, 0, 1, 1));
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
@@ -36,6 +38,8 @@ Result<uint64_t> parse_reference(const ArrayView& node, const DTypePtr& t) {
   OC_EXPECT(!reference_scalar.is_null(), corrupt, "fastlanes.for reference is null");
   return scalar_to_bits(reference_scalar, storage.ptype);
 }
+
+namespace {
 
 // The decoded child @p encoded plus @p reference. The result keeps the child's offset and
 // validity; only the values change.
@@ -51,10 +55,18 @@ Result<ColumnPtr> with_reference(const ColumnPtr& encoded, const DTypePtr& t, ui
   std::memset(values.mutable_data(), 0, encoded->offset * width);
   const uint8_t* in = encoded->buffers[0].data();
   switch (width) {
-    case 1: add_reference<uint8_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
-    case 2: add_reference<uint16_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
-    case 4: add_reference<uint32_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
-    default: add_reference<uint64_t>(in, values.mutable_data(), encoded->offset, len, reference); break;
+    case 1:
+      add_reference<uint8_t>(in, values.mutable_data(), encoded->offset, len, reference);
+      break;
+    case 2:
+      add_reference<uint16_t>(in, values.mutable_data(), encoded->offset, len, reference);
+      break;
+    case 4:
+      add_reference<uint32_t>(in, values.mutable_data(), encoded->offset, len, reference);
+      break;
+    default:
+      add_reference<uint64_t>(in, values.mutable_data(), encoded->offset, len, reference);
+      break;
   }
   auto out = std::make_shared<Column>(*encoded);
   out->dtype = t;
@@ -64,7 +76,7 @@ Result<ColumnPtr> with_reference(const ColumnPtr& encoded, const DTypePtr& t, ui
 
 Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
                              DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(uint64_t reference, parse_reference(node, t));
+  OC_ASSIGN_OR_RETURN(uint64_t reference, accept_for(node, t));
   // Under a slice decode the child returns just the window's rows.
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], t, len));
   return with_reference(encoded, t, reference, ctx);
@@ -72,7 +84,7 @@ Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t 
 
 Result<ColumnPtr> take_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
                            std::span<const uint64_t> rows, DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(uint64_t reference, parse_reference(node, t));
+  OC_ASSIGN_OR_RETURN(uint64_t reference, accept_for(node, t));
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode_take(node.children[0], t, len, rows));
   return with_reference(encoded, t, reference, ctx);
 }

@@ -25,16 +25,16 @@
 // A take decompresses only its rows: it takes their lengths, validity and codes offsets (row
 // and row + 1 of each) from the children, or their codes from the legacy codes child.
 #include "format/encodings/fsst.hpp"
-#include "format/encodings/fsst_table.hpp"
 
 #include <algorithm>
 #include <array>
 #include <optional>
 
 #include "format/decode.hpp"
-#include "format/parallel.hpp"
+#include "format/encodings/fsst_table.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
+#include "format/parallel.hpp"
 #include "format/proto/fsst.pb.h"
 #include "format/string_views.hpp"
 
@@ -128,11 +128,13 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   out_offsets[n] = static_cast<int32_t>(pos);
   // Every row's place is known from the lengths, so slices of rows decompress side by side.
   // A slice may write its symbol words past its own end only when it is the last one.
-  const size_t slices = std::max<size_t>(1, std::min<size_t>(decode_threads(), n / kParallelFromRows));
+  const size_t slices =
+      std::max<size_t>(1, std::min<size_t>(decode_threads(), n / kParallelFromRows));
   std::vector<uint8_t> any_long(slices, 0);
   OC_TRY(parallel_for(slices, n, [&](size_t s) -> Result<void> {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
-    const uint64_t limit = s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
+    const uint64_t limit =
+        s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
     // Locals, not the lambda's captures: those are reached through references, which the
     // compiler reloads after every byte the loop stores.
     const uint64_t* symbols = table.symbols.data();
@@ -149,8 +151,9 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
     bool long_values = false;
     for (uint64_t i = first; i < last; ++i) {
       const auto at = static_cast<uint64_t>(row_at[i]);
-      const auto r = fsst::decompress(symbols, symbol_lengths, num_symbols, codes + row_begin[i],
-                                      row_end[i] - row_begin[i], out + at, row_length[i], limit - at);
+      const auto r =
+          fsst::decompress(symbols, symbol_lengths, num_symbols, codes + row_begin[i],
+                           row_end[i] - row_begin[i], out + at, row_length[i], limit - at);
       if (r.status != fsst::DecodeStatus::ok) {
         return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
                         r.written, lengths[i], fsst::describe(r.status));
@@ -181,7 +184,8 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   c->null_count = null_count;
   if (views) {
     std::vector<Buffer> data;
-    if (std::find(any_long.begin(), any_long.end(), 1) != any_long.end()) data.push_back(std::move(bytes));
+    if (std::find(any_long.begin(), any_long.end(), 1) != any_long.end())
+      data.push_back(std::move(bytes));
     c->buffers = view_buffers(std::move(view_buffer), std::move(data));
     c->string_views = true;
   } else {
@@ -252,7 +256,8 @@ Result<std::vector<uint64_t>> take_unsigned_child(const ArrayView& node, size_t 
 
 Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t len,
                             std::span<const uint64_t> rows, DecodeContext& ctx) {
-  for (size_t b = 0; b < std::min<size_t>(node.buffers.size(), 2); ++b) ctx.need(node.buffers[b]);  // the symbol table
+  for (size_t b = 0; b < std::min<size_t>(node.buffers.size(), 2); ++b)
+    ctx.need(node.buffers[b]);  // the symbol table
   OC_ASSIGN_OR_RETURN(FsstNode f, parse_fsst(node, t));
   const bool nullable = t->storage().nullable;
   const uint64_t n = rows.size();
@@ -284,8 +289,8 @@ Result<ColumnPtr> take_fsst(const ArrayView& node, const DTypePtr& t, uint64_t l
       if (bounds.empty() || bounds.back() != r) bounds.push_back(r);
       bounds.push_back(r + 1);
     }
-    OC_ASSIGN_OR_RETURN(auto at, take_unsigned_child(node, 1, ptype, len + 1, bounds, ctx,
-                                                     "fsst codes offsets"));
+    OC_ASSIGN_OR_RETURN(
+        auto at, take_unsigned_child(node, 1, ptype, len + 1, bounds, ctx, "fsst codes offsets"));
     for (uint64_t i = 0, k = 0; i < n; ++i) {
       while (bounds[k] != rows[i]) ++k;
       begins[i] = at[k];
@@ -321,8 +326,8 @@ Result<SymbolTable> parse_symbol_table(const Buffer& symbols, const Buffer& leng
             "fsst symbols buffer of {} bytes is not a whole number of u64", symbols.size());
   SymbolTable table;
   table.size = symbols.size() / sizeof(uint64_t);
-  OC_EXPECT(table.size <= kMaxSymbols, corrupt, "fsst table has {} symbols, at most {}",
-            table.size, kMaxSymbols);
+  OC_EXPECT(table.size <= kMaxSymbols, corrupt, "fsst table has {} symbols, at most {}", table.size,
+            kMaxSymbols);
   OC_EXPECT(lengths.size() == table.size, corrupt, "fsst has {} symbols but {} symbol lengths",
             table.size, lengths.size());
   for (size_t k = 0; k < table.size; ++k) {

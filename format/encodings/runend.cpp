@@ -14,12 +14,13 @@
 //   `offset`, and ends past offset + len are clipped to it. The runs must cover every row.
 //
 // A take finds each row's run by binary search over the ends and takes only those runs' values.
+#include "format/encodings/runend.hpp"
+
 #include <algorithm>
 
 #include "format/decode.hpp"
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
-#include "format/encodings/runend.hpp"
 #include "format/proto/runend.pb.h"
 
 namespace oc::format::encodings {
@@ -86,8 +87,7 @@ Result<ColumnPtr> take_runend(const ArrayView& node, const DTypePtr& t, uint64_t
     if (runs.empty() || runs.back() != run) runs.push_back(run);
     which[i] = runs.size() - 1;
   }
-  OC_ASSIGN_OR_RETURN(ColumnPtr values,
-                      ctx.decode_take(node.children[1], t, re.ends.size(), runs));
+  OC_ASSIGN_OR_RETURN(ColumnPtr values, ctx.decode_take(node.children[1], t, re.ends.size(), runs));
   return take(values, which);
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "format/decode.hpp"
+#include "format/encodings/accepts.hpp"
 #include "format/encodings/registry.hpp"
 
 namespace oc::format::encodings {
@@ -23,8 +24,9 @@ void unzigzag(const uint8_t* in, uint8_t* out, uint64_t offset, uint64_t length)
   }
 }
 
-// @return the dtype of the encoded child of a checked vortex.zigzag node.
-Result<DTypePtr> encoded_dtype(const ArrayView& node, const DTypePtr& t) {
+}  // namespace
+
+Result<DTypePtr> accept_zigzag(const ArrayView& node, const DTypePtr& t) {
   OC_TRY(expect_shape(node, 0, 1, 1));
   OC_EXPECT(node.metadata.empty(), corrupt, "vortex.zigzag metadata is {} bytes, expected none",
             node.metadata.size());
@@ -35,6 +37,8 @@ Result<DTypePtr> encoded_dtype(const ArrayView& node, const DTypePtr& t) {
   const PType unsigned_ptype = static_cast<PType>(static_cast<uint8_t>(storage.ptype) - 4);
   return DType::make_primitive(unsigned_ptype, storage.nullable);
 }
+
+namespace {
 
 // Decodes the child @p encoded. The result keeps the child's offset and validity; only the
 // values change.
@@ -49,10 +53,18 @@ Result<ColumnPtr> unzigzag_column(const ColumnPtr& encoded, const DTypePtr& t, D
   std::memset(values.mutable_data(), 0, encoded->offset * width);
   const uint8_t* in = encoded->buffers[0].data();
   switch (width) {
-    case 1: unzigzag<uint8_t>(in, values.mutable_data(), encoded->offset, len); break;
-    case 2: unzigzag<uint16_t>(in, values.mutable_data(), encoded->offset, len); break;
-    case 4: unzigzag<uint32_t>(in, values.mutable_data(), encoded->offset, len); break;
-    default: unzigzag<uint64_t>(in, values.mutable_data(), encoded->offset, len); break;
+    case 1:
+      unzigzag<uint8_t>(in, values.mutable_data(), encoded->offset, len);
+      break;
+    case 2:
+      unzigzag<uint16_t>(in, values.mutable_data(), encoded->offset, len);
+      break;
+    case 4:
+      unzigzag<uint32_t>(in, values.mutable_data(), encoded->offset, len);
+      break;
+    default:
+      unzigzag<uint64_t>(in, values.mutable_data(), encoded->offset, len);
+      break;
   }
   auto out = std::make_shared<Column>(*encoded);
   out->dtype = t;
@@ -62,7 +74,7 @@ Result<ColumnPtr> unzigzag_column(const ColumnPtr& encoded, const DTypePtr& t, D
 
 Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                 DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(DTypePtr child_t, encoded_dtype(node, t));
+  OC_ASSIGN_OR_RETURN(DTypePtr child_t, accept_zigzag(node, t));
   // Under a slice decode the child returns just the window's rows.
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], child_t, len));
   return unzigzag_column(encoded, t, ctx);
@@ -70,7 +82,7 @@ Result<ColumnPtr> decode_zigzag(const ArrayView& node, const DTypePtr& t, uint64
 
 Result<ColumnPtr> take_zigzag(const ArrayView& node, const DTypePtr& t, uint64_t len,
                               std::span<const uint64_t> rows, DecodeContext& ctx) {
-  OC_ASSIGN_OR_RETURN(DTypePtr child_t, encoded_dtype(node, t));
+  OC_ASSIGN_OR_RETURN(DTypePtr child_t, accept_zigzag(node, t));
   OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode_take(node.children[0], child_t, len, rows));
   return unzigzag_column(encoded, t, ctx);
 }

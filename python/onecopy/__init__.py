@@ -19,8 +19,8 @@ error, never a silent read in this process (onecopy._daemon).
 """
 
 from onecopy._daemon import daemon_socket, open
-from onecopy._native import (Batches, Client, OnecopyError, ScanCursor, VortexFile, expand, reload_settings,
-                             shard_units, version)
+from onecopy._lib import OnecopyError, reload_settings, version
+from onecopy._native import Batches, Client, ScanCursor, VortexFile, expand, shard_units
 from onecopy._remote_file import RemoteFile
 from onecopy.expr import Expr, col, lit
 

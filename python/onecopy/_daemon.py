@@ -17,7 +17,8 @@ import ctypes
 import os
 from typing import Optional, Union
 
-from onecopy._native import _ERRLEN, OnecopyError, VortexFile, _check, _lib
+from onecopy._lib import _ERRLEN, OnecopyError, _check, _lib
+from onecopy._native import VortexFile
 from onecopy._remote_file import RemoteFile
 
 _lib.onecopy_daemon_socket.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,

@@ -2,7 +2,7 @@
 """Scans into GPU memory, as Python sees them: `VortexFile.scan(device="cuda:N")` returns a
 DeviceScan, whose batches are DeviceBatch objects of DeviceColumn objects in the GPU's memory.
 
-The library hands an Arrow C Device stream (client/c_api.h, onecopy_scan_device). Each batch is
+The library hands an Arrow C Device stream (client/c_api.h, onecopy_scan). Each batch is
 complete when it arrives (its decodes finished and their error words checked), so no stream
 synchronisation is needed to read it. A DeviceColumn exposes its values through the CUDA Array
 Interface (version 3), which torch.as_tensor, CuPy and Numba import without a copy; the tensor
@@ -20,10 +20,11 @@ from __future__ import annotations
 import ctypes
 from typing import Optional
 
-from onecopy._native import _ERROR_CLASSES, _ERRLEN, ArrowArray, ArrowSchema, OnecopyError, _check, _lib
+from onecopy._lib import _ERROR_CLASSES, _ERRLEN, ArrowArray, ArrowSchema, OnecopyError, _check
+from onecopy._scan import _Cursor
 
 ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA = 1, 2
-HOST_REFERENCE = -1  # ONECOPY_DEVICE_HOST_REFERENCE (client/c_api.h)
+HOST_REFERENCE = -2  # ONECOPY_DEVICE_HOST_REFERENCE (client/c_api.h)
 
 
 class ArrowDeviceArray(ctypes.Structure):
@@ -44,17 +45,6 @@ ArrowDeviceArrayStream._fields_ = [
     ("release", ctypes.CFUNCTYPE(None, ctypes.POINTER(ArrowDeviceArrayStream))),
     ("private_data", ctypes.c_void_p),
 ]
-
-_lib.onecopy_scan_device.argtypes = [
-    ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t,
-    ctypes.c_size_t, ctypes.POINTER(ArrowDeviceArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
-    ctypes.c_size_t]
-_lib.onecopy_daemon_scan_device.argtypes = [
-    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
-    ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int, ctypes.c_size_t,
-    ctypes.POINTER(ArrowDeviceArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 
 # Arrow C format strings of fixed-width types -> the CUDA Array Interface's typestr.
 _TYPESTR = {"c": "|i1", "C": "|u1", "s": "<i2", "S": "<u2", "i": "<i4", "I": "<u4", "l": "<i8", "L": "<u8",
@@ -220,8 +210,6 @@ class DeviceScan:
     or a shard (Client.scan's `start` resumes there); `stats()` as Scan.stats."""
 
     def __init__(self, device: int, start):
-        from onecopy._native import _Cursor
-
         self._stream = ArrowDeviceArrayStream()
         err = ctypes.create_string_buffer(_ERRLEN)
         cursor = ctypes.c_void_p()
@@ -267,33 +255,3 @@ class DeviceScan:
 
     def __del__(self):
         self.close()
-
-
-def scan_in_process(handle, device: str, cols, ncols: int, sql: Optional[bytes], batch_rows: int,
-                    row_range: tuple[int, int], ranges=None) -> DeviceScan:
-    """onecopy_scan_device on the open file `handle`: a row range, or `ranges` (a ctypes array
-    of begin, end pairs and their count, onecopy._native._range_array's) when given."""
-    index = parse_device(device)
-    waits_for = consumer_stream(index)
-    arr, n = ranges if ranges is not None else (None, 0)
-    begin, end = row_range
-    return DeviceScan(index, lambda out, cursor, err: _lib.onecopy_scan_device(
-        handle, index, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end), arr, n, waits_for, out, cursor,
-        err, _ERRLEN))
-
-
-def scan_through_daemon(sock: Optional[bytes], path: str, device: str, cols, ncols: int, sql: Optional[bytes],
-                        batch_rows: int, row_range: tuple[int, int], shard=None, ranges=None,
-                        start: tuple[int, int] = (0, 0)) -> DeviceScan:
-    """onecopy_daemon_scan_device: a row range, a `shard` (an onecopy._native._Shard, carrying
-    its start) or `ranges` (as scan_in_process's) resumed at `start`."""
-    index = parse_device(device)
-    if index == HOST_REFERENCE:
-        raise ValueError('device="host-reference" runs in this process only; onecopyd decodes on its GPUs')
-    waits_for = consumer_stream(index)
-    arr, n = ranges if ranges is not None else (None, 0)
-    begin, end = row_range
-    return DeviceScan(index, lambda out, cursor, err: _lib.onecopy_daemon_scan_device(
-        sock, str(path).encode(), cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
-        ctypes.byref(shard) if shard is not None else None, arr, n, int(start[0]), int(start[1]), index, waits_for,
-        out, cursor, err, _ERRLEN))

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 
 from onecopy._device import DeviceBatch, DeviceColumn, _Buffer, typestr_of
-from onecopy._native import OnecopyError
+from onecopy._lib import OnecopyError
 
 
 def _tensor(buffer: _Buffer, device: torch.device) -> torch.Tensor:

@@ -14,7 +14,7 @@ import collections
 import multiprocessing
 import time
 
-from onecopy._native import STAGES, bottleneck
+from onecopy._scan import STAGES, bottleneck
 
 # The loader's own stages, in seconds, and its item count.
 LOADER = ("waiting_for_data_s", "assemble_s", "training_s", "items")

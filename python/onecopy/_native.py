@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
-"""ctypes binding to libonecopy's C API (client/c_api.h)."""
+"""The files and the daemon as Python sees them (client/c_api.h through ctypes): VortexFile, read
+in this process; Client, a connection to onecopyd, and its resumable ScanCursor; Batches, the
+gather across record batches; expand and shard_units. Every scan either starts is one
+ScanRequest (onecopy._request)."""
 
 from __future__ import annotations
 
@@ -7,79 +10,20 @@ import ctypes
 import json
 import os
 import time
-from pathlib import Path
 from typing import Iterable, Optional, Sequence, Union
 
+from onecopy._lib import (_ERRLEN, _PyCapsule_New, _SCHEMA_DESTRUCTOR, ArrowArray, ArrowArrayStream, ArrowSchema,
+                          OnecopyError, _check, _lib)
+from onecopy._request import ScanRequest, Shard, Source, column_array, start, string_flags
+from onecopy._scan import Scan, merge_stats
 from onecopy.expr import Expr
 
-_ERRLEN = 4096
-_ERROR_CLASSES = {
-    1: "io", 2: "timeout", 3: "protocol", 4: "corrupt", 5: "invalid", 6: "unsupported",
-    7: "cuda", 8: "not_found", 9: "out_of_memory", 10: "cancelled", 11: "denied",
-}
-
-
-class OnecopyError(Exception):
-    """An error from the onecopy library. `code` is the error class ("corrupt", "io", ...)."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-# The Arrow C structs live on the C heap (onecopy_stream_new / onecopy_schema_new) and are
-# passed through; Python only calls a stream's get_schema (the Arrow C stream ABI's first field).
-class ArrowSchema(ctypes.Structure):
-    pass
-
-
-class ArrowArray(ctypes.Structure):
-    """Storage for one exported array (pyarrow fills it; the library moves it in or out)."""
-    _fields_ = [(name, ctypes.c_int64) for name in ("length", "null_count", "offset", "n_buffers", "n_children")] + \
-        [(name, ctypes.c_void_p) for name in ("buffers", "children", "dictionary", "release", "private_data")]
-
-
-class ArrowArrayStream(ctypes.Structure):
-    pass
-
-
-ArrowSchema._fields_ = [("format", ctypes.c_char_p), ("name", ctypes.c_char_p), ("metadata", ctypes.c_char_p),
-                        ("flags", ctypes.c_int64), ("n_children", ctypes.c_int64)] + \
-    [(name, ctypes.c_void_p) for name in ("children", "dictionary", "release", "private_data")]
-
-ArrowArrayStream._fields_ = [
-    ("get_schema", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ArrowSchema))),
-    ("get_next", ctypes.c_void_p),
-    ("get_last_error", ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.POINTER(ArrowArrayStream))),
-    ("release", ctypes.c_void_p),
-    ("private_data", ctypes.c_void_p),
-]
-
-
-def _find_library() -> str:
-    env = os.environ.get("ONECOPY_LIBRARY")
-    if env:
-        return env
-    here = Path(__file__).resolve().parent
-    for candidate in (here / "libonecopy.so", here.parent.parent / "build" / "client" / "libonecopy.so"):
-        if candidate.exists():
-            return str(candidate)
-    return "libonecopy.so"
-
-
-_lib = ctypes.CDLL(_find_library())
-_lib.onecopy_init.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_open.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_close.argtypes = [ctypes.c_void_p]
 _lib.onecopy_row_count.argtypes = [ctypes.c_void_p]
 _lib.onecopy_row_count.restype = ctypes.c_uint64
 _lib.onecopy_schema.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(ArrowSchema), ctypes.c_char_p,
                                 ctypes.c_size_t]
-_lib.onecopy_scan.argtypes = [
-    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
-    ctypes.c_int64, ctypes.c_int64, ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream),
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
-]
 _lib.onecopy_take.argtypes = [
     ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.POINTER(ctypes.c_uint64),
     ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream), ctypes.c_char_p, ctypes.c_size_t,
@@ -102,191 +46,9 @@ _lib.onecopy_expand.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)
 _lib.onecopy_daemon_list.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
-_lib.onecopy_daemon_scan_ranges.argtypes = [
-    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint64,
-    ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
-    ctypes.c_size_t,
-]
-_lib.onecopy_scan_ranges.argtypes = [
-    ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p, ctypes.c_uint64,
-    ctypes.POINTER(ctypes.c_uint64), ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(ArrowArrayStream),
-    ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
-]
-_lib.onecopy_free_units.argtypes = [ctypes.POINTER(ctypes.c_uint64)]
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
-_lib.onecopy_free_string.argtypes = [ctypes.c_void_p]
-_lib.onecopy_version.restype = ctypes.c_char_p
-_lib.onecopy_daemon_status_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
-
-
-class _Shard(ctypes.Structure):
-    """onecopy_shard (client/c_api.h)."""
-
-    _fields_ = [("rank", ctypes.c_uint32), ("world_size", ctypes.c_uint32), ("worker", ctypes.c_uint32),
-                ("num_workers", ctypes.c_uint32), ("shuffle", ctypes.c_int), ("seed", ctypes.c_uint64),
-                ("epoch", ctypes.c_uint64), ("start_unit", ctypes.c_uint64), ("start_rows", ctypes.c_uint64),
-                ("unit_rows", ctypes.c_uint64)]
-
-
-_lib.onecopy_daemon_scan2.argtypes = [
-    ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t, ctypes.c_char_p,
-    ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64, ctypes.POINTER(_Shard), ctypes.c_uint32,
-    ctypes.POINTER(ArrowArrayStream), ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
-]
-_lib.onecopy_cursor_position.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_uint64),
-                                         ctypes.POINTER(ctypes.c_uint64)]
-_lib.onecopy_cursor_units.argtypes = [ctypes.c_void_p]
-_lib.onecopy_cursor_units.restype = ctypes.c_uint64
-_lib.onecopy_cursor_error.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-_lib.onecopy_cursor_free.argtypes = [ctypes.c_void_p]
-
-
-class _ScanStats(ctypes.Structure):
-    """onecopy_scan_stats (client/c_api.h): a scan's stages, in nanoseconds."""
-
-    _fields_ = [(name, ctypes.c_uint64) for name in
-                ("rows", "batches", "bytes_read", "storage_ns", "decode_ns", "copy_ns", "consumer_wait_ns",
-                 "pool_wait_ns", "wait_ns", "wall_ns")] + [("complete", ctypes.c_int)]
-
-
-_lib.onecopy_cursor_stats.argtypes = [ctypes.c_void_p, ctypes.POINTER(_ScanStats)]
-_lib.onecopy_bottleneck.argtypes = [ctypes.POINTER(_ScanStats)]
-_lib.onecopy_bottleneck.restype = ctypes.c_char_p
-
-# The stages of a scan's stats(), as seconds (format/scan_profile.hpp says what each means).
-STAGES = ("storage", "decode", "copy", "consumer_wait", "pool_wait", "wait", "wall")
-
-
-def stats_dict(stats: _ScanStats) -> dict:
-    """A scan's stats as Python sees them: rows, batches, bytes_read, "<stage>_s" for each of
-    STAGES, complete, and the bottleneck (the stage that held it up longest)."""
-    out = {"rows": stats.rows, "batches": stats.batches, "bytes_read": stats.bytes_read}
-    for stage in STAGES:
-        out[f"{stage}_s"] = getattr(stats, f"{stage}_ns") / 1e9
-    out["complete"] = bool(stats.complete)
-    out["bottleneck"] = _lib.onecopy_bottleneck(ctypes.byref(stats)).decode()
-    return out
-
-
-def merge_stats(parts: Sequence[dict]) -> dict:
-    """The stats of several scans (stats_dict) as one: every count and stage summed, complete
-    when all are, and the bottleneck of the sums."""
-    out = {"rows": 0, "batches": 0, "bytes_read": 0, **{f"{s}_s": 0.0 for s in STAGES}}
-    for part in parts:
-        for key in out:
-            out[key] += part[key]
-    out["complete"] = all(p["complete"] for p in parts)
-    out["bottleneck"] = bottleneck(out)
-    return out
-
-
-def bottleneck(stats: dict) -> str:
-    """The stage of @stats (a stats_dict, or a sum of them) that held it up longest."""
-    c = _ScanStats(**{f"{s}_ns": int(stats.get(f"{s}_s", 0) * 1e9) for s in STAGES})
-    return _lib.onecopy_bottleneck(ctypes.byref(c)).decode()
-
-
-def _check(rc: int, err: ctypes.Array) -> None:
-    if rc != 0:
-        raise OnecopyError(_ERROR_CLASSES.get(rc, "unknown"), err.value.decode("utf-8", "replace"))
-
-
-def reload_settings() -> None:
-    """Re-reads the ONECOPY_* environment variables (`onecopy defaults` lists them) into the
-    library's knobs; call after changing os.environ, before starting scans. Raises OnecopyError
-    naming the variable when a value is invalid."""
-    err = ctypes.create_string_buffer(_ERRLEN)
-    _check(_lib.onecopy_init(err, _ERRLEN), err)
-
-
-reload_settings()
-
-# PyCapsules carry C-heap structs; libonecopy's own destructors release and free them, so no
-# Python code runs when a capsule dies (which may happen while an exception unwinds).
-_lib.onecopy_stream_new.restype = ctypes.POINTER(ArrowArrayStream)
-_lib.onecopy_stream_free.argtypes = [ctypes.POINTER(ArrowArrayStream)]
-_lib.onecopy_schema_new.restype = ctypes.POINTER(ArrowSchema)
-_PyCapsule_New = ctypes.pythonapi.PyCapsule_New
-_PyCapsule_New.restype = ctypes.py_object
-_PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
-_STREAM_DESTRUCTOR = ctypes.cast(_lib.onecopy_stream_capsule_destructor, ctypes.c_void_p)
-_SCHEMA_DESTRUCTOR = ctypes.cast(_lib.onecopy_schema_capsule_destructor, ctypes.c_void_p)
-
-
-class Scan:
-    """One pass over a file: an Arrow stream source (the PyCapsule interface) that any Arrow
-    consumer reads once (pa.table(scan), duckdb.sql("select ... from scan"), pl.DataFrame(scan));
-    its schema can be asked for first without consuming it."""
-
-    def __init__(self, stream):
-        self._stream = stream  # POINTER(ArrowArrayStream) on the C heap
-        self._cursor: Optional["_Cursor"] = None  # set where the scan reports its stages
-
-    def stats(self) -> dict:
-        """Where this scan's time went so far (stats_dict): in onecopyd's scans the daemon's
-        stages (storage, decode, copy, consumer_wait, pool_wait) arrive when it ends."""
-        if self._cursor is None:
-            raise OnecopyError("invalid", "this scan reports no stages (take() does not)")
-        return self._cursor.stats()
-
-    def _live(self):
-        if self._stream is None:
-            raise OnecopyError("invalid", "this scan was already consumed; call scan() again")
-        return self._stream
-
-    def __arrow_c_schema__(self) -> object:
-        stream = self._live()
-        schema = _lib.onecopy_schema_new()
-        capsule = _PyCapsule_New(ctypes.cast(schema, ctypes.c_void_p), b"arrow_schema", _SCHEMA_DESTRUCTOR)
-        if stream.contents.get_schema(stream, schema) != 0:
-            message = stream.contents.get_last_error(stream)
-            raise OnecopyError("io", (message or b"the scan's schema is unavailable").decode("utf-8", "replace"))
-        return capsule
-
-    def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
-        stream, self._stream = self._live(), None
-        return _PyCapsule_New(ctypes.cast(stream, ctypes.c_void_p), b"arrow_array_stream", _STREAM_DESTRUCTOR)
-
-    @property
-    def schema(self):
-        """The scan's schema as a pyarrow.Schema, without consuming the scan."""
-        import pyarrow as pa
-
-        return pa.schema(self)
-
-    def read_all(self):
-        """Every batch, as one pyarrow.Table (consumes the scan)."""
-        import pyarrow as pa
-
-        return pa.table(self)
-
-    def __del__(self):
-        if getattr(self, "_stream", None) is not None:
-            _lib.onecopy_stream_free(self._stream)
-            self._stream = None
-
-
-def _range_array(ranges: Sequence[tuple[int, int]]):
-    flat = [int(v) for r in ranges for v in r]
-    if len(flat) != 2 * len(ranges) or any(v < 0 for v in flat):
-        raise ValueError("ranges are (begin, end) pairs of row numbers")
-    return (ctypes.c_uint64 * max(len(flat), 1))(*flat), len(ranges)
-
-
-def _filter_bytes(filter) -> Optional[bytes]:
-    """A scan's `filter` (SQL text or an onecopy.Expr) as the C API takes it; TypeError for
-    anything else."""
-    if filter is None:
-        return None
-    if not isinstance(filter, (str, Expr)):
-        raise TypeError(f"filter must be a str or an onecopy.Expr, not {type(filter).__name__}")
-    return str(filter).encode()
-
-
-def _column_array(columns: Optional[Sequence[str]]):
-    names = [c.encode() for c in columns] if columns is not None else []
-    return (ctypes.c_char_p * max(len(names), 1))(*names), len(names)
+_lib.onecopy_daemon_status_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+                                            ctypes.c_size_t]
 
 
 class VortexFile:
@@ -324,7 +86,7 @@ class VortexFile:
         schema = _lib.onecopy_schema_new()
         capsule = _PyCapsule_New(ctypes.cast(schema, ctypes.c_void_p), b"arrow_schema", _SCHEMA_DESTRUCTOR)
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(_lib.onecopy_schema(self._handle, _string_flags(strings), schema, err, _ERRLEN), err)
+        _check(_lib.onecopy_schema(self._handle, string_flags(strings), schema, err, _ERRLEN), err)
         return capsule
 
     @property
@@ -357,41 +119,16 @@ class VortexFile:
         fused kernels cover an array and on the CPU otherwise, strings as offsets. It raises
         OnecopyError("cuda") saying why when there is no such device. device="host-reference"
         runs the same steps on the host (onecopy._device), its batches in host memory."""
-        cols, ncols = _column_array(columns)
-        begin, end = (row_range if row_range is not None else (0, -1))
-        if device != "cpu":
-            from onecopy._device import scan_in_process
-
-            return scan_in_process(self._handle, device, cols, ncols, _filter_bytes(filter), batch_rows, (begin, end))
-        scan = Scan(_lib.onecopy_stream_new())  # owns the struct from here on
-        err = ctypes.create_string_buffer(_ERRLEN)
-        sql = _filter_bytes(filter)
-        cursor = ctypes.c_void_p()
-        _check(_lib.onecopy_scan(self._handle, cols, ncols, sql, int(batch_rows or 0), int(begin), int(end),
-                                 _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
-        scan._cursor = _Cursor(cursor)
-        return scan
+        return start(Source.of_file(self._handle), ScanRequest(columns, filter, batch_rows, row_range=row_range,
+                                                               strings=strings, device=device))
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
                     device: str = "cpu"):
         """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
         no batch spans two ranges. `device` as scan()'s."""
-        cols, ncols = _column_array(columns)
-        sql = _filter_bytes(filter)
-        arr, n = _range_array(ranges)
-        if device != "cpu":
-            from onecopy._device import scan_in_process
-
-            return scan_in_process(self._handle, device, cols, ncols, sql, batch_rows, (0, -1), (arr, n))
-        scan = Scan(_lib.onecopy_stream_new())
-        err = ctypes.create_string_buffer(_ERRLEN)
-        cursor = ctypes.c_void_p()
-        _check(_lib.onecopy_scan_ranges(self._handle, cols, ncols, sql, int(batch_rows or 0), arr, n,
-                                        _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN),
-               err)
-        scan._cursor = _Cursor(cursor)
-        return scan
+        return start(Source.of_file(self._handle), ScanRequest(columns, filter, batch_rows, ranges=ranges,
+                                                               strings=strings, device=device))
 
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views") -> Scan:
         """Rows `indices` (any order, repeats allowed; a numpy array works) of `columns` (all when
@@ -401,10 +138,10 @@ class VortexFile:
         if any(i < 0 for i in rows):
             raise ValueError("take() indices must be non-negative")
         arr = (ctypes.c_uint64 * max(len(rows), 1))(*rows)
-        cols, ncols = _column_array(columns)
+        cols, ncols = column_array(columns)
         scan = Scan(_lib.onecopy_stream_new())
         err = ctypes.create_string_buffer(_ERRLEN)
-        _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), _string_flags(strings), scan._stream, err,
+        _check(_lib.onecopy_take(self._handle, cols, ncols, arr, len(rows), string_flags(strings), scan._stream, err,
                                  _ERRLEN), err)
         return scan
 
@@ -468,19 +205,6 @@ def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size
         _lib.onecopy_free_units(out)
 
 
-def version() -> str:
-    return _lib.onecopy_version().decode()
-
-
-def _string_flags(strings: str) -> int:
-    """The C API flags of a `strings` argument: "views" (Arrow string views) or "offsets"."""
-    if strings == "views":
-        return 0
-    if strings == "offsets":
-        return 1  # ONECOPY_STRING_OFFSETS
-    raise ValueError(f'strings is "views" or "offsets", not {strings!r}')
-
-
 class Client:
     """A connection to onecopyd (daemon/PROTOCOL.md), reached through libonecopy's C API.
 
@@ -531,20 +255,10 @@ class Client:
         finally:
             _lib.onecopy_free_units(out)
 
-    def _start(self, path: str, columns, filter, batch_rows: int, row_range, strings: str, shard: Optional[_Shard]):
-        """Starts a daemon scan: (Scan, the onecopy_cursor handle)."""
-        cols, ncols = _column_array(columns)
-        begin, end = (row_range if row_range is not None else (0, -1))
-        scan = Scan(_lib.onecopy_stream_new())
-        cursor = ctypes.c_void_p()
-        err = ctypes.create_string_buffer(_ERRLEN)
-        sql = _filter_bytes(filter)
-        _check(_lib.onecopy_daemon_scan2(self._sock(), str(path).encode(), cols, ncols, sql,
-                                         int(batch_rows or 0), int(begin), int(end),
-                                         ctypes.byref(shard) if shard is not None else None,
-                                         _string_flags(strings), scan._stream, ctypes.byref(cursor), err, _ERRLEN),
-               err)
-        return scan, _Cursor(cursor)
+    def _start(self, path: str, request: ScanRequest):
+        """Starts `request` in the daemon: (Scan, its cursor), or a DeviceScan for a device."""
+        scan = start(Source.of_daemon(self._sock(), str(path)), request)
+        return scan, getattr(scan, "_cursor", None)
 
     def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0,
@@ -553,7 +267,7 @@ class Client:
         A local path is opened here, with this process's permissions, and its descriptor passed
         to the daemon; an s3:// or http(s) URL is read by the daemon with its credentials, where
         its operator grants it (onecopy.OnecopyError "denied" otherwise)."""
-        return self._start(path, columns, filter, batch_rows, row_range, strings, None)[0]
+        return self._start(path, ScanRequest(columns, filter, batch_rows, row_range=row_range, strings=strings))[0]
 
     def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
@@ -561,26 +275,10 @@ class Client:
         """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
         decodes ahead across them. With device="cuda:N", a DeviceScan as scan()'s. No ranges
         read no rows (the schema and nothing else)."""
-        if not ranges:  # the protocol's empty range list means "no ranges given": the whole file
-            if device != "cpu":
-                return self.scan(path, columns, filter, batch_rows, (0, 0), device=device)
-            return self.scan_stream(path, columns, filter, batch_rows, (0, 0), strings)
-        cols, ncols = _column_array(columns)
-        arr, n = _range_array(ranges)
-        if device != "cpu":
-            from onecopy._device import scan_through_daemon
-
-            return scan_through_daemon(self._sock(), path, device, cols, ncols, _filter_bytes(filter), batch_rows,
-                                       (0, -1), ranges=(arr, n))
-        scan = Scan(_lib.onecopy_stream_new())
-        cursor = ctypes.c_void_p()
-        err = ctypes.create_string_buffer(_ERRLEN)
-        sql = _filter_bytes(filter)
-        _check(_lib.onecopy_daemon_scan_ranges(self._sock(), str(path).encode(), cols, ncols, sql,
-                                               int(batch_rows or 0), arr, n, 0, 0, _string_flags(strings),
-                                               scan._stream, ctypes.byref(cursor), err, _ERRLEN), err)
-        scan._cursor = _Cursor(cursor)
-        return scan
+        if device == "host-reference":
+            raise ValueError('device="host-reference" runs in this process only; onecopyd decodes on its GPUs')
+        request = ScanRequest(columns, filter, batch_rows, ranges=ranges, strings=strings, device=device)
+        return self._start(path, request)[0]
 
     def scan(self, path: str, columns: Optional[Sequence[str]] = None,
              filter: Union[str, Expr, None] = None, batch_rows: int = 0,
@@ -615,25 +313,23 @@ class Client:
         OnecopyError("cuda") when the daemon has no such device."""
         sharded = (rank is not None or world_size is not None or worker != 0 or num_workers != 1
                    or shuffle or start is not None or unit_rows != 0)
+        if device == "host-reference":
+            raise ValueError('device="host-reference" runs in this process only; onecopyd decodes on its GPUs')
+        # resume makes an unsharded scan a shard of world 1 (below), which the caller did not ask
+        # for: said in this call's own terms rather than as the request's "one selection" rule.
         if (sharded or resume) and row_range is not None:
             raise ValueError("a sharded or resumable scan reads whole units; it takes no row_range")
-        shard = None
+        if device != "cpu" and resume:
+            raise ValueError("a device scan does not reconnect: start a new one at its position (start=)")
+        request = ScanRequest(columns, filter, batch_rows, row_range=row_range, strings=strings, device=device)
         if sharded or resume:
-            unit, rows = start if start is not None else (0, 0)
-            shard = _Shard(rank=int(rank or 0), world_size=int(1 if world_size is None else world_size),
-                           worker=int(worker), num_workers=int(num_workers), shuffle=1 if shuffle else 0,
-                           seed=int(seed) & (2**64 - 1), epoch=int(epoch), start_unit=int(unit),
-                           start_rows=int(rows), unit_rows=int(unit_rows))
+            request.shard = Shard(rank=int(rank or 0), world_size=int(1 if world_size is None else world_size),
+                                  worker=int(worker), num_workers=int(num_workers), shuffle=1 if shuffle else 0,
+                                  seed=int(seed) & (2**64 - 1), epoch=int(epoch), unit_rows=int(unit_rows))
+            request.start = tuple(start) if start is not None else (0, 0)
         if device != "cpu":
-            from onecopy._device import scan_through_daemon
-
-            if resume:
-                raise ValueError("a device scan does not reconnect: start a new one at its position (start=)")
-            cols, ncols = _column_array(columns)
-            return scan_through_daemon(self._sock(), path, device, cols, ncols, _filter_bytes(filter), batch_rows,
-                                       row_range if row_range is not None else (0, -1), shard=shard)
-        return ScanCursor(self, path, (columns, filter, batch_rows, row_range, strings), shard, resume,
-                          reconnect_timeout)
+            return self._start(path, request)[0]
+        return ScanCursor(self, path, request, resume, reconnect_timeout)
 
 
 _lib.onecopy_batches_new.argtypes = [ctypes.POINTER(ArrowSchema), ctypes.POINTER(ArrowArray), ctypes.c_size_t,
@@ -690,36 +386,6 @@ class Batches:
             self._handle = None
 
 
-class _Cursor:
-    """Owns an onecopy_cursor handle."""
-
-    def __init__(self, handle: ctypes.c_void_p):
-        self._handle = handle
-
-    def position(self) -> tuple[int, int]:
-        unit, rows = ctypes.c_uint64(), ctypes.c_uint64()
-        _lib.onecopy_cursor_position(self._handle, ctypes.byref(unit), ctypes.byref(rows))
-        return unit.value, rows.value
-
-    def units(self) -> int:
-        return int(_lib.onecopy_cursor_units(self._handle))
-
-    def stats(self) -> dict:
-        out = _ScanStats()
-        _lib.onecopy_cursor_stats(self._handle, ctypes.byref(out))
-        return stats_dict(out)
-
-    def error(self) -> Optional[OnecopyError]:
-        err = ctypes.create_string_buffer(_ERRLEN)
-        rc = _lib.onecopy_cursor_error(self._handle, err, _ERRLEN)
-        return OnecopyError(_ERROR_CLASSES.get(rc, "unknown"), err.value.decode("utf-8", "replace")) if rc else None
-
-    def __del__(self):
-        if getattr(self, "_handle", None):
-            _lib.onecopy_cursor_free(self._handle)
-            self._handle = None
-
-
 # Reconnecting after a lost daemon: the first retry after this many seconds, doubling up to the
 # second value.
 _RECONNECT_BACKOFF = (0.05, 1.0)
@@ -733,13 +399,12 @@ class ScanCursor:
     the shard (0 unsharded), `reconnects` how often a lost daemon was reconnected to. close() (or
     dropping the cursor) cancels the daemon's scan; batches already yielded stay valid."""
 
-    def __init__(self, client: Client, path: str, request: tuple, shard: Optional[_Shard], resume: bool,
-                 reconnect_timeout: float):
-        self._client, self._path, self._request, self._shard = client, path, request, shard
+    def __init__(self, client: Client, path: str, request: ScanRequest, resume: bool, reconnect_timeout: float):
+        self._client, self._path, self._request = client, path, request
         self._resume, self._timeout = resume, float(reconnect_timeout)
         self._reader = self._cursor = None
         self._schema = None
-        self.position = (shard.start_unit, shard.start_rows) if shard is not None else None
+        self.position = request.start if request.reads_units() else None
         self.units = 0
         self.reconnects = 0
         self._earlier: list[dict] = []  # stats of the connections lost before this one
@@ -753,11 +418,11 @@ class ScanCursor:
     def _connect(self) -> None:
         import pyarrow as pa
 
-        if self._shard is not None:
-            self._shard.start_unit, self._shard.start_rows = self.position
+        if self._request.reads_units():
+            self._request.start = self.position
         if self._cursor is not None:
             self._earlier.append(self._cursor.stats())
-        scan, self._cursor = self._client._start(self._path, *self._request, self._shard)
+        scan, self._cursor = self._client._start(self._path, self._request)
         self.units = self._cursor.units()
         self._reader = pa.RecordBatchReader.from_stream(scan)
         self._schema = self._reader.schema
@@ -826,7 +491,7 @@ class ScanCursor:
                     raise failure from None
                 self._reconnect(failure)
                 continue
-            if self._shard is not None:
+            if self._request.reads_units():
                 self.position = self._cursor.position()
             return batch
 

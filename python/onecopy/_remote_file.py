@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 from typing import Iterable, Optional, Sequence, Union
 
-from onecopy._native import Batches, Client, OnecopyError
+from onecopy._lib import OnecopyError
+from onecopy._native import Batches, Client
 from onecopy.expr import Expr
 
 # take() reads the rows it needs as row ranges of the file: runs of requested rows closer than
@@ -69,9 +70,7 @@ class RemoteFile:
         """VortexFile.scan, decoded by the daemon (on its GPU with device="cuda:N")."""
         if device != "cpu":
             return self._client.scan(self.path, columns, filter, batch_rows, row_range, device=device)
-        scan, cursor = self._client._start(self.path, columns, filter, batch_rows, row_range, strings, None)
-        scan._cursor = cursor
-        return scan
+        return self._client.scan_stream(self.path, columns, filter, batch_rows, row_range, strings)
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",

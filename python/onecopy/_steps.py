@@ -204,3 +204,16 @@ class EqualSteps:
             self.steps += 1
             self.ds.steps_given(self.epoch, self.steps)
             yield out
+
+
+def equal_steps(owner, epoch: int, items) -> Iterator[dict]:
+    """@owner's (a Mix or PackedTokens) items(), as equal steps when it gives them in this
+    process; in workers, onecopy.torch.DataLoader cuts the steps (torch's cannot)."""
+    if torch.utils.data.get_worker_info() is None:
+        if owner._equalizes():
+            yield from EqualSteps(owner, epoch, owner.steps).run(items())
+            return
+    elif owner._equalizes() and not owner._tracked:
+        raise ValueError(f"equal steps on {owner.world_size} ranks are given by onecopy.torch.DataLoader, not "
+                         "torch's DataLoader with workers; use it, or pass uneven=None")
+    yield from items()

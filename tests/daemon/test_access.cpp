@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
-
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <catch2/catch.hpp>
 
 #include "daemon/access.hpp"
 
@@ -45,8 +45,9 @@ TEST_CASE("the default policy grants no S3 prefix and no http host", "[daemon][a
 
 TEST_CASE("S3 grants match by uid, primary gid or supplementary group, and by prefix",
           "[daemon][access]") {
-  auto p = policy("uid=1000,1001: s3://team-a/ s3://shared/eval/; gid=2000: s3://team-b; "
-                  "*: s3://public/open");
+  auto p = policy(
+      "uid=1000,1001: s3://team-a/ s3://shared/eval/; gid=2000: s3://team-b; "
+      "*: s3://public/open");
   CHECK(p.check_object(peer(1000, 1), "s3://team-a/x.vortex").ok());
   CHECK(p.check_object(peer(1001, 1), "s3://shared/eval/deep/x.vortex").ok());
   CHECK_FALSE(p.check_object(peer(1000, 1), "s3://shared/train/x.vortex").ok());
@@ -161,8 +162,7 @@ TEST_CASE("grant and host syntax errors name the rule", "[daemon][access]") {
   CHECK(parse_http_hosts("").value().empty());
 }
 
-TEST_CASE("allowed uid and gid lists admit a peer by either, groups included",
-          "[daemon][access]") {
+TEST_CASE("allowed uid and gid lists admit a peer by either, groups included", "[daemon][access]") {
   auto p = policy("", "", "0,1000", "2000");
   CHECK(p.may_connect(peer(0, 0)));
   CHECK(p.may_connect(peer(1000, 5)));

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/client.hpp"
+#include "client/remote/client.hpp"
 
 namespace {
 
@@ -42,22 +42,22 @@ int main(int argc, char** argv) {
   const bool slow = argc > 4 && std::string(argv[4]) == "--slow";
   const bool keep = argc > 4 && std::string(argv[4]) == "--keep";
   if (verb == "status") {
-    auto status = oc::daemon::query_status(socket);
+    auto status = oc::client::query_status(socket);
     if (!status.ok()) return fail(status.error());
     std::printf("%s\n", oc::daemon::status_json(*status).c_str());
     return 0;
   }
   if (verb == "list") {
-    auto names = oc::daemon::remote_list(socket, what);
+    auto names = oc::client::remote_list(socket, what);
     if (!names.ok()) return fail(names.error());
     for (const auto& n : *names) std::printf("%s\n", n.c_str());
     return 0;
   }
   ArrowArrayStream stream{};
-  oc::daemon::RemoteScanOptions options;
-  if (slow || keep) options.batch_rows = 1000;
+  oc::format::ScanRequest request;
+  if (slow || keep) request.batch_rows = 1000;
   std::vector<ArrowArray> kept;  // --keep: every batch, released at the end
-  auto cursor = oc::daemon::remote_scan(socket, what, options, &stream);
+  auto cursor = oc::client::remote_scan(socket, what, request, 0, &stream);
   if (!cursor.ok()) return fail(cursor.error());
   uint64_t rows = 0;
   int rc = 0;

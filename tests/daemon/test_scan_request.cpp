@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Scan requests become scans: unsharded ones as before, sharded ones as the shard's units from
-// a start position, so that a request rebuilt from a Batch's position resumes without a gap.
-#include <catch2/catch.hpp>
-
+// Scan messages become scans (daemon/scan_wire.hpp from_fbs, then format::plan): unsharded ones
+// as before, sharded ones as the shard's units from a start position, so that a request rebuilt
+// from a Batch's position resumes without a gap. The messages are built as clients before the
+// `selection` field build them; a request that goes through to_fbs comes back unchanged.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "daemon/scan_request.hpp"
+#include "daemon/scan_wire.hpp"
 #include "tests/format/seed_files.hpp"
 
 namespace oc::daemon {
@@ -42,9 +43,11 @@ const fbs::Scan& build(flatbuffers::FlatBufferBuilder& fbb, const Request& r) {
   return *fbs::GetMessage(fbb.GetBufferPointer())->body_as_Scan();
 }
 
-Result<PlannedScan> plan(const Request& r, uint64_t default_unit_rows = 4096) {
+Result<format::PlannedScan> plan(const Request& r, uint64_t default_unit_rows = 4096) {
   flatbuffers::FlatBufferBuilder fbb;
-  auto p = plan_scan(build(fbb, r), zoned(), default_unit_rows);
+  auto request = from_fbs(build(fbb, r));
+  if (!request.ok()) return std::move(request.error());
+  auto p = format::plan(zoned(), *request, {.default_unit_rows = default_unit_rows});
   if (!p.ok()) UNSCOPED_INFO(p.error().to_string());
   return p;
 }
@@ -61,7 +64,7 @@ std::vector<int64_t> ids(format::Scan& scan, size_t max_batches = SIZE_MAX,
     const auto* v = reinterpret_cast<const int64_t*>(id.buffers[0].data()) + id.offset;
     out.insert(out.end(), v, v + id.length);
   }
-  if (after) *after = position_after(scan);
+  if (after) *after = format::position_after(scan);
   return out;
 }
 
@@ -146,7 +149,9 @@ TEST_CASE("bad sharded requests are invalid", "[daemon][scan]") {
   auto p = plan(ranged);
   REQUIRE(!p.ok());
   CHECK(p.error().code() == Errc::invalid);
-  CHECK(p.error().to_string().find("row range") != std::string::npos);
+  CHECK(p.error().describe() ==
+        "invalid: a scan reads every row, a row range, a shard or explicit ranges: one of them, "
+        "not a row range and a shard");
   CHECK(plan(sharded({2, 2, 0, 1})).error().code() == Errc::invalid);
   CHECK(plan(sharded({0, 1, 3, 2})).error().code() == Errc::invalid);
   Request past = sharded({0, 2, 0, 1});
@@ -157,6 +162,72 @@ TEST_CASE("bad sharded requests are invalid", "[daemon][scan]") {
   auto empty = plan(at_end);
   REQUIRE(empty.ok());
   CHECK(ids(*empty->scan).empty());
+}
+
+namespace {
+
+format::ScanRequest round_trip(const format::ScanRequest& r) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, to_fbs(fbb, 3, 4, r).Union()));
+  flatbuffers::Verifier v(fbb.GetBufferPointer(), fbb.GetSize());
+  REQUIRE(fbs::VerifyMessageBuffer(v));
+  const auto* scan = fbs::GetMessage(fbb.GetBufferPointer())->body_as_Scan();
+  REQUIRE(scan != nullptr);
+  CHECK(scan->request() == 3);
+  CHECK(scan->file() == 4);
+  auto back = from_fbs(*scan);
+  REQUIRE(back.ok());
+  return *back;
+}
+
+}  // namespace
+
+TEST_CASE("a scan request crosses the wire unchanged", "[daemon][scan][wire]") {
+  std::vector<format::ScanRequest> requests(6);
+  requests[1].columns = {"b", "a"};
+  requests[1].filter = "a > 3";
+  requests[1].batch_rows = 77;
+  requests[1].selection = format::RowRange{5, 9};
+  requests[1].strings = format::StringLayout::offsets;
+  requests[2].selection = format::RowRange{};  // to the end
+  requests[3].selection = format::ShardSelection{{.rank = 1,
+                                                  .world_size = 3,
+                                                  .worker = 2,
+                                                  .num_workers = 4,
+                                                  .shuffle = true,
+                                                  .seed = 99,
+                                                  .epoch = 7},
+                                                 123};
+  requests[3].start = {4, 5};
+  requests[3].device = 0;
+  requests[4].selection = format::RangeSelection{{{10, 20}, {0, 5}, {10, 20}}};
+  requests[4].start = {1, 2};
+  requests[5].selection = format::RangeSelection{};  // no ranges: no rows, not every row
+  for (const auto& r : requests) {
+    INFO("request " << (&r - requests.data()));
+    CHECK(round_trip(r) == r);
+  }
+}
+
+TEST_CASE("an empty range list reads no row, and a start needs units", "[daemon][scan]") {
+  format::ScanRequest none;
+  none.selection = format::RangeSelection{};
+  auto p = format::plan(zoned(), round_trip(none));
+  REQUIRE(p.ok());
+  CHECK(p->units == 0);
+  CHECK(ids(*p->scan).empty());
+  format::ScanRequest loose;
+  loose.selection = format::RowRange{0, 10};
+  loose.start = {1, 0};
+  auto bad = format::plan(zoned(), loose);
+  REQUIRE(!bad.ok());
+  CHECK(bad.error().describe() ==
+        "invalid: a start position counts the units of a shard or of explicit ranges; this scan "
+        "reads a row range");
+  format::ScanRequest reversed;
+  reversed.selection = format::RowRange{10, 5};
+  CHECK(format::plan(zoned(), reversed).error().describe() ==
+        "invalid: row range 10:5 ends before it begins");
 }
 
 }  // namespace oc::daemon

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // onecopyd's dispatch, driven without the event loop: packets into Server::on_packet, replies
 // read back from the other end of a socketpair, jobs run by inline pools.
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -137,8 +136,8 @@ std::string error_of(const Reply& r, uint64_t* request = nullptr) {
 TEST_CASE("a message before Hello ends the session, with an Error saying so", "[daemon][server]") {
   Harness h;
   flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusRequest,
-                                fbs::CreateStatusRequest(fbb).Union()));
+  fbb.Finish(
+      fbs::CreateMessage(fbb, fbs::Body::StatusRequest, fbs::CreateStatusRequest(fbb).Union()));
   h.send(fbb);
   CHECK(error_of(h.next()).find("StatusRequest before Hello") != std::string::npos);
   CHECK(h.hung_up());
@@ -159,8 +158,7 @@ TEST_CASE("an Open naming a local path is denied, and the session goes on", "[da
   CHECK(h.server().status().requests_refused == 1);
 }
 
-TEST_CASE("a FIFO, a directory or a write-only descriptor is refused at once",
-          "[daemon][server]") {
+TEST_CASE("a FIFO, a directory or a write-only descriptor is refused at once", "[daemon][server]") {
   Harness h;
   h.hello();
   char dir[] = "/tmp/oc-server-XXXXXX";
@@ -197,8 +195,8 @@ TEST_CASE("a file passed by descriptor opens, scans and ends", "[daemon][server]
   REQUIRE(o);
   CHECK(o->rows() > 0);
   flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(fbs::CreateMessage(
-      fbb, fbs::Body::Scan, fbs::CreateScanDirect(fbb, 2, o->file(), nullptr, "").Union()));
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan,
+                                fbs::CreateScanDirect(fbb, 2, o->file(), nullptr, "").Union()));
   h.send(fbb);
   CHECK(h.next().message()->body_type() == fbs::Body::ScanBegin);
   uint64_t rows = 0;
@@ -213,8 +211,8 @@ TEST_CASE("a file passed by descriptor opens, scans and ends", "[daemon][server]
     if (const auto* b = r.message()->body_as_Batch()) {
       rows += b->rows();
       flatbuffers::FlatBufferBuilder rel;
-      rel.Finish(fbs::CreateMessage(rel, fbs::Body::Release,
-                                    fbs::CreateRelease(rel, b->lease()).Union()));
+      rel.Finish(
+          fbs::CreateMessage(rel, fbs::Body::Release, fbs::CreateRelease(rel, b->lease()).Union()));
       h.send(rel);
       continue;
     }

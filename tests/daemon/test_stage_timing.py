@@ -16,7 +16,7 @@ import vortex as vx
 
 from test_daemon import CLI, Daemon
 
-ENDED_KEPT = 64  # daemon/server.hpp kEndedScansKept
+ENDED_KEPT = 64  # daemon/counters.hpp Counters::kEndedScansKept
 
 
 @pytest.fixture(scope="module")

@@ -6,15 +6,14 @@
 // rebased offsets, cut children), views written as views or as offsets, zstd bodies (each buffer
 // unpacked equal to the plain writer's, raw behind -1 where zstd cannot shrink it), and bad input.
 // pyarrow's reading of whole corpus files is tests/interop/test_arrow_ipc.py.
-#include <catch2/catch.hpp>
+#include <zstd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <zstd.h>
 
 #include "format/arrow_ipc.hpp"
 #include "format/fbs/arrow_ipc_generated.h"
@@ -35,7 +34,8 @@ namespace afb = oc::arrow_fb;
 
 namespace {
 
-// ---- reading the stream back ---------------------------------------------------------------------
+// ---- reading the stream back
+// ---------------------------------------------------------------------
 
 struct Parsed {
   std::vector<uint64_t> words;  // the flatbuffer, 8-aligned for the verifier
@@ -161,8 +161,8 @@ TEST_CASE("the stream format's constants never change", "[format][arrow_ipc]") {
 }
 
 TEST_CASE("the schema message maps every scan type", "[format][arrow_ipc]") {
-  using nested_golden::make_temporal;
   using format::TimeUnit;
+  using nested_golden::make_temporal;
   auto dec = [](uint8_t p, int8_t s) {
     auto t = std::make_shared<DType>();
     t->kind = TypeKind::decimal;
@@ -197,8 +197,8 @@ TEST_CASE("the schema message maps every scan type", "[format][arrow_ipc]") {
       DType::make_binary(false),
       list,
       fsl,
-      DType::make_struct({"x", "y"}, {DType::make_primitive(PType::i32, true), DType::make_utf8(false)},
-                         true),
+      DType::make_struct({"x", "y"},
+                         {DType::make_primitive(PType::i32, true), DType::make_utf8(false)}, true),
   };
   std::vector<std::string> names;
   for (size_t i = 0; i < types.size(); ++i) names.push_back("c" + std::to_string(i));
@@ -314,7 +314,8 @@ TEST_CASE("slices off a byte boundary are written from row 0", "[format][arrow_i
   std::vector<std::optional<std::string>> words;
   for (int k = 0; k < 40; ++k) {
     vals.push_back(k % 3 == 0 ? std::nullopt : std::optional<int16_t>(static_cast<int16_t>(k)));
-    words.push_back(k % 4 == 1 ? std::nullopt : std::optional<std::string>(std::string(k % 5, 'a' + k % 26)));
+    words.push_back(k % 4 == 1 ? std::nullopt
+                               : std::optional<std::string>(std::string(k % 5, 'a' + k % 26)));
   }
   std::vector<bool> flags;
   for (int k = 0; k < 40; ++k) flags.push_back(k % 7 < 3);
@@ -384,7 +385,8 @@ TEST_CASE("slices off a byte boundary are written from row 0", "[format][arrow_i
 }
 
 TEST_CASE("a batch of no rows has empty buffers and one zero offset", "[format][arrow_ipc]") {
-  auto b = batch_of({prim<int64_t>(PType::i64, {}), strs({}), list_of(prim<int32_t>(PType::i32, {}), {0})}, 0);
+  auto b = batch_of(
+      {prim<int64_t>(PType::i64, {}), strs({}), list_of(prim<int32_t>(PType::i32, {}), {0})}, 0);
   const Parsed p = parse(message_of(writer_for(b), b));
   const auto& rb = batch(p);
   CHECK(rb.length() == 0);
@@ -431,7 +433,8 @@ TEST_CASE("all-null and null-typed columns", "[format][arrow_ipc]") {
   CHECK(as_vec<uint32_t>(buf(p, 4)).size() == static_cast<size_t>(n));
 }
 
-TEST_CASE("structs and fixed-size lists cut their children to the parent's rows", "[format][arrow_ipc]") {
+TEST_CASE("structs and fixed-size lists cut their children to the parent's rows",
+          "[format][arrow_ipc]") {
   auto x = prim<int32_t>(PType::i32, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
   auto y = strs({"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"});
   auto inner = std::make_shared<Column>();
@@ -459,8 +462,10 @@ TEST_CASE("structs and fixed-size lists cut their children to the parent's rows"
   CHECK(items.back() == 23.0f);
 }
 
-TEST_CASE("views are written as views with their variadic counts, or as offsets", "[format][arrow_ipc]") {
-  auto s = strs({"short", std::nullopt, "a value longer than twelve bytes", "x", "another long one here"});
+TEST_CASE("views are written as views with their variadic counts, or as offsets",
+          "[format][arrow_ipc]") {
+  auto s = strs(
+      {"short", std::nullopt, "a value longer than twelve bytes", "x", "another long one here"});
   auto views = format::with_string_layout(s, StringLayout::views);
   REQUIRE(views.ok());
   REQUIRE((*views)->string_views);
@@ -510,8 +515,9 @@ TEST_CASE("f16, decimal256 and temporal columns keep their widths", "[format][ar
   dbytes[0] = 7;
   dbytes[32] = 9;
   d->buffers = {buffer_of(dbytes)};
-  auto ts = with_dtype(prim<int64_t>(PType::i64, {1, 2}),
-                       make_temporal("vortex.timestamp", format::TimeUnit::ns, PType::i64, false, "UTC"));
+  auto ts =
+      with_dtype(prim<int64_t>(PType::i64, {1, 2}),
+                 make_temporal("vortex.timestamp", format::TimeUnit::ns, PType::i64, false, "UTC"));
   auto b = batch_of({half, d, ts}, 2);
   const Parsed p = parse(message_of(writer_for(b), format::slice(b, 1, 1)));
   CHECK(as_vec<uint16_t>(buf(p, 1)) == std::vector<uint16_t>{0xc000});
@@ -554,7 +560,8 @@ TEST_CASE("nothing under a null row is written as the batch holds it", "[format]
   auto ints = prim<int64_t>(PType::i64, {1, std::nullopt, 3, std::nullopt});
   auto ints_garbage = std::make_shared<Column>(*ints);
   ints_garbage->buffers = {buffer_of(std::vector<int64_t>{1, -1, 3, 0x0123456789abcdef})};
-  auto flags = std::make_shared<Column>(*prim<int64_t>(PType::i64, {1, std::nullopt, 3, std::nullopt}));
+  auto flags =
+      std::make_shared<Column>(*prim<int64_t>(PType::i64, {1, std::nullopt, 3, std::nullopt}));
   flags->dtype = DType::make_bool(true);
   flags->buffers = {buffer_of(std::vector<uint8_t>{0xFF})};
   auto words = std::make_shared<Column>(*strs({"ab", std::nullopt, "c", std::nullopt}));
@@ -617,7 +624,8 @@ TEST_CASE("a null row's view is written all zeros", "[format][arrow_ipc]") {
   REQUIRE(views.ok());
   // Garbage in the null row's view (a writer outside onecopy's invariant).
   auto dirty = std::make_shared<Column>(**views);
-  std::string vbytes(reinterpret_cast<const char*>(dirty->buffers[0].data()), 3 * format::kViewBytes);
+  std::string vbytes(reinterpret_cast<const char*>(dirty->buffers[0].data()),
+                     3 * format::kViewBytes);
   std::memcpy(vbytes.data() + format::kViewBytes, "\x05\0\0\0LEAKY\0\0\0\0\0\0\0", 16);
   dirty->buffers[0] = bytes_of(vbytes);
   ArrowIpcOptions o;
@@ -692,8 +700,10 @@ std::pair<int, int> compare_compressed(const ColumnPtr& b, StringLayout strings)
     const auto [prefix, got] = unpacked(zstd, i);
     CHECK(prefix.has_value() == !want.empty());
     CHECK(got == want);
-    if (prefix && *prefix == -1) ++raw;
-    else if (prefix) ++compressed;
+    if (prefix && *prefix == -1)
+      ++raw;
+    else if (prefix)
+      ++compressed;
   }
   return {compressed, raw};
 }
@@ -709,7 +719,8 @@ TEST_CASE("zstd bodies: every buffer a length and a frame, or -1 and its bytes",
     std::vector<std::optional<std::string>> s;
     for (int i = 0; i < 1000; ++i) {
       v.push_back(i % 7 == 0 ? std::nullopt : std::optional<int64_t>(i % 10));
-      s.push_back(i % 11 == 0 ? std::nullopt : std::optional<std::string>("a value of some length"));
+      s.push_back(i % 11 == 0 ? std::nullopt
+                              : std::optional<std::string>("a value of some length"));
     }
     auto b = batch_of({prim<int64_t>(PType::i64, v), strs(s)}, 1000);
     const auto [compressed, raw] = compare_compressed(b, strings);
@@ -733,7 +744,8 @@ TEST_CASE("zstd bodies: every buffer a length and a frame, or -1 and its bytes",
     std::vector<int32_t> offs;
     for (int i = 0; i <= 200; ++i) offs.push_back(i * 3);
     auto l = list_of(prim<int32_t>(PType::i32, e), offs);
-    auto f = fixed_list_of(prim<float>(PType::f32, std::vector<std::optional<float>>(400, 1.5f)), 2);
+    auto f =
+        fixed_list_of(prim<float>(PType::f32, std::vector<std::optional<float>>(400, 1.5f)), 2);
     auto n = prim<int64_t>(PType::i64, std::vector<std::optional<int64_t>>(200, std::nullopt));
     auto b = batch_of({l, f, n}, 200);
     const auto [compressed, raw] = compare_compressed(b, strings);

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
 #include <type_traits>
@@ -29,8 +28,8 @@ std::vector<T> random_values(unsigned width, std::mt19937_64& rng, size_t n = 10
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("unpack_block inverts the reference packer at every width", "[format][bitpacked]",
-                   uint8_t, uint16_t, uint32_t, uint64_t) {
+TEMPLATE_TEST_CASE("unpack_block inverts the reference packer at every width",
+                   "[format][bitpacked]", uint8_t, uint16_t, uint32_t, uint64_t) {
   std::mt19937_64 rng(sizeof(TestType));
   for (unsigned width = 0; width <= sizeof(TestType) * 8; ++width) {
     INFO("width " << width);
@@ -58,7 +57,8 @@ TEMPLATE_TEST_CASE("fastlanes.bitpacked decodes signed and unsigned types with a
                    int64_t, uint64_t) {
   using U = std::make_unsigned_t<TestType>;
   std::mt19937_64 rng(42);
-  const unsigned width = GENERATE(0u, 1u, unsigned(sizeof(TestType) * 4 + 1), unsigned(sizeof(TestType) * 8));
+  const unsigned width =
+      GENERATE(0u, 1u, unsigned(sizeof(TestType) * 4 + 1), unsigned(sizeof(TestType) * 8));
   const unsigned offset = GENERATE(0u, 5u, 1023u);
   const size_t rows = GENERATE(1u, 1000u, 2100u);
   INFO("width " << width << " offset " << offset << " rows " << rows);
@@ -123,7 +123,8 @@ TEST_CASE("fastlanes.bitpacked rejects hostile input", "[format][bitpacked]") {
   CHECK(decode(far, u8, 100).error().code() == Errc::corrupt);
 
   auto extra = n;
-  extra.children = {bool_node(std::vector<bool>(100, true)), bool_node(std::vector<bool>(100, true))};
+  extra.children = {bool_node(std::vector<bool>(100, true)),
+                    bool_node(std::vector<bool>(100, true))};
   CHECK(decode(extra, DType::make_primitive(PType::u8, true), 100).error().code() == Errc::corrupt);
 
   auto validity_without_nulls = n;
@@ -167,7 +168,8 @@ TEST_CASE("fastlanes.bitpacked patches follow vortex-data's shape", "[format][bi
   CHECK(ctx.decode_take(n, u8, 100, std::vector<uint64_t>{7}).error().code() == Errc::corrupt);
 }
 
-TEST_CASE("the checked-in bitpacked golden metadata predates the protobuf form", "[format][bitpacked]") {
+TEST_CASE("the checked-in bitpacked golden metadata predates the protobuf form",
+          "[format][bitpacked]") {
   // vortex encodings/fastlanes/goldenfiles/bitpacked.metadata: no current test writes it, and
   // its first byte is a protobuf tag for field 0, which no message may carry.
   const std::string golden("\x01\xff\xff\xff\x01\xff\xff\xff\xff\xff\xff\xff\xff\x03", 14);
@@ -175,7 +177,8 @@ TEST_CASE("the checked-in bitpacked golden metadata predates the protobuf form",
   CHECK(decode(n, DType::make_primitive(PType::u32, false), 0).error().code() == Errc::corrupt);
 }
 
-TEST_CASE("fastlanes.bitpacked golden segments decode like the reference writer", "[format][bitpacked][golden]") {
+TEST_CASE("fastlanes.bitpacked golden segments decode like the reference writer",
+          "[format][bitpacked][golden]") {
   for (const char* name : {"bitpacked_u8_w3", "bitpacked_u16_w7", "bitpacked_u32_w13",
                            "bitpacked_u64_w21", "bitpacked_u32_patches", "bitpacked_i32_nulls"}) {
     alp_golden::check(name);

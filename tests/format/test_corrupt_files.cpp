@@ -2,7 +2,6 @@
 // Hostile files: every failure is a clear error (never a crash, hang or runaway allocation).
 // Runs under ASan and UBSan in scripts/test.sh.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -11,10 +10,10 @@
 #include "config/defaults.hpp"
 #include "format/decode.hpp"
 #include "format/fbs/vortex_file_generated.h"
-#include "format/proto/dict.pb.h"
-#include "format/proto/varbin.pb.h"
 #include "format/file_format.hpp"
 #include "format/fuzz.hpp"
+#include "format/proto/dict.pb.h"
+#include "format/proto/varbin.pb.h"
 #include "format/reader.hpp"
 #include "tests/format/fixtures.hpp"
 #include "tests/format/seed_files.hpp"
@@ -49,7 +48,8 @@ TEST_CASE("a file truncated at every byte fails cleanly", "[format][corrupt]") {
 
 TEST_CASE("bit flips anywhere give data or a clear error", "[format][corrupt]") {
   // compact_numbers.vortex: the flips land in pco chunk metas and pages too.
-  for (const auto& [name, step] : {std::pair{"mixed.vortex", 7}, std::pair{"compact_numbers.vortex", 61}}) {
+  for (const auto& [name, step] :
+       {std::pair{"mixed.vortex", 7}, std::pair{"compact_numbers.vortex", 61}}) {
     const auto bytes = read_seed(name);
     std::mt19937 rng(1234);
     int errors = 0;
@@ -87,7 +87,8 @@ TEST_CASE("trailer fields are validated", "[format][corrupt]") {
 
 TEST_CASE("deep encoding recursion is refused", "[format][corrupt]") {
   ArrayView v = primitive_node<int32_t>({1});
-  for (int i = 0; i < 200; ++i) v = node("vortex.chunked", {}, {}, {primitive_node<uint64_t>({0, 1}), v});
+  for (int i = 0; i < 200; ++i)
+    v = node("vortex.chunked", {}, {}, {primitive_node<uint64_t>({0, 1}), v});
   auto r = decode(v, DType::make_primitive(PType::i32, true), 1);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::corrupt);
@@ -101,7 +102,8 @@ TEST_CASE("absurd lengths are refused before allocating", "[format][corrupt]") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::corrupt);
   // A primitive whose buffer does not cover its length.
-  r = decode(primitive_node<int64_t>({1, 2}), DType::make_primitive(PType::i64, false), 1'000'000'000);
+  r = decode(primitive_node<int64_t>({1, 2}), DType::make_primitive(PType::i64, false),
+             1'000'000'000);
   CHECK(r.error().code() == Errc::corrupt);
 }
 
@@ -136,7 +138,8 @@ TEST_CASE("row counts whose byte sizes wrap 64 bits are refused", "[format][corr
   }
 }
 
-TEST_CASE("offsets and codes past what their buffers hold are refused", "[format][corrupt][hostile]") {
+TEST_CASE("offsets and codes past what their buffers hold are refused",
+          "[format][corrupt][hostile]") {
   SECTION("varbin offsets past the bytes") {
     pb::VarBinMetadata meta;
     meta.set_offsets_ptype(static_cast<int32_t>(PType::u32));
@@ -160,7 +163,8 @@ TEST_CASE("offsets and codes past what their buffers hold are refused", "[format
 
 namespace {
 
-Result<ColumnPtr> throws_bad_alloc(const ArrayView&, const DTypePtr&, uint64_t, format::DecodeContext&) {
+Result<ColumnPtr> throws_bad_alloc(const ArrayView&, const DTypePtr&, uint64_t,
+                                   format::DecodeContext&) {
   throw std::bad_alloc();
 }
 
@@ -177,8 +181,8 @@ class SparseObject : public format::SegmentSource {
     b.Finish(fb::CreatePostscript(b, 0, layout, 0, footer));
     tail_.assign(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
     const uint16_t ps_len = static_cast<uint16_t>(tail_.size());
-    const uint8_t eof[8] = {1, 0, static_cast<uint8_t>(ps_len), static_cast<uint8_t>(ps_len >> 8),
-                            'V', 'T', 'X', 'F'};
+    const uint8_t eof[8] = {
+        1, 0, static_cast<uint8_t>(ps_len), static_cast<uint8_t>(ps_len >> 8), 'V', 'T', 'X', 'F'};
     tail_.insert(tail_.end(), eof, eof + 8);
   }
   uint64_t size() const override { return size_; }
@@ -209,7 +213,8 @@ class SparseObject : public format::SegmentSource {
 
 }  // namespace
 
-TEST_CASE("a footer far from the end of a huge object is corrupt after one read", "[format][corrupt][hostile]") {
+TEST_CASE("a footer far from the end of a huge object is corrupt after one read",
+          "[format][corrupt][hostile]") {
   auto object = std::make_shared<SparseObject>(uint64_t{100} << 30);
   auto f = format::VortexFile::open(object);
   REQUIRE_FALSE(f.ok());
@@ -219,7 +224,8 @@ TEST_CASE("a footer far from the end of a huge object is corrupt after one read"
   CHECK(object->stats().bytes_read <= format::forever::kInitialReadSize);
 }
 
-TEST_CASE("an allocation that fails inside a decoder fails that decode only", "[format][corrupt][hostile]") {
+TEST_CASE("an allocation that fails inside a decoder fails that decode only",
+          "[format][corrupt][hostile]") {
   format::register_encoding("test.bad_alloc", throws_bad_alloc);
   auto r = decode(node("test.bad_alloc"), DType::make_primitive(PType::i32, false), 4);
   REQUIRE_FALSE(r.ok());
@@ -235,7 +241,8 @@ TEST_CASE("an allocation that fails inside a decoder fails that decode only", "[
   CHECK_THROWS_AS(Buffer::allocate_array(uint64_t{1} << 61, 8), std::bad_alloc);
 }
 
-TEST_CASE("nesting deeper than max_array_depth is refused, and the knob admits it", "[format][corrupt][hostile]") {
+TEST_CASE("nesting deeper than max_array_depth is refused, and the knob admits it",
+          "[format][corrupt][hostile]") {
   // vortex-data's own file: three i32 rows under 100 one-field structs.
   std::ifstream in(OC_SOURCE_DIR "/tests/data/bad/issue-15-deep-nesting.vortex", std::ios::binary);
   const std::vector<uint8_t> bytes(std::istreambuf_iterator<char>(in), {});
@@ -253,7 +260,8 @@ TEST_CASE("nesting deeper than max_array_depth is refused, and the knob admits i
   CHECK(r.ok());
 }
 
-TEST_CASE("the hostile files and the fuzzers' findings replay to clear errors", "[format][corrupt][hostile]") {
+TEST_CASE("the hostile files and the fuzzers' findings replay to clear errors",
+          "[format][corrupt][hostile]") {
   // tests/data/bad: tests/format/hostile_files.py's hand-crafted files and every file input a
   // fuzz campaign crashed on, kept once fixed.
   int replayed = 0;

@@ -3,9 +3,8 @@
 // cannot write the encoding: its editions stop at core2026.08.3, and fastlanes.delta is only in
 // preview2025.05.0). Full decodes, slices, takes and validity for every integer width, offsets,
 // lengths that are not whole chunks, filters through the generic path, and hostile nodes.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <type_traits>
 
@@ -60,7 +59,8 @@ Encoded<T> encode(const std::vector<T>& physical, const std::vector<bool>& valid
   if (!valid.empty()) e.stored_validity.resize(physical.size());
   for (size_t c = 0; c < physical.size() / 1024; ++c) {
     std::vector<U> transposed(1024);
-    for (unsigned i = 0; i < 1024; ++i) transposed[i] = static_cast<U>(physical[c * 1024 + transpose(i)]);
+    for (unsigned i = 0; i < 1024; ++i)
+      transposed[i] = static_cast<U>(physical[c * 1024 + transpose(i)]);
     for (unsigned lane = 0; lane < kLanes; ++lane) {
       U previous = transposed[lane];
       e.bases.push_back(static_cast<T>(previous));
@@ -81,8 +81,8 @@ Encoded<T> encode(const std::vector<T>& physical, const std::vector<bool>& valid
 /// a few shapes, the padding random too (a decoder must never show it).
 template <class T>
 struct Case {
-  std::vector<T> values;        // logical rows
-  std::vector<bool> valid;      // logical rows; empty when not nullable
+  std::vector<T> values;    // logical rows
+  std::vector<bool> valid;  // logical rows; empty when not nullable
   ArrayView node;
   DTypePtr type;
 };
@@ -98,9 +98,17 @@ Case<T> make_case(uint64_t len, unsigned offset, bool nullable, Shape shape, std
   T v = static_cast<T>(rng());
   for (auto& x : physical) {
     switch (shape) {
-      case Shape::increasing: v = static_cast<T>(v + static_cast<T>(rng() % 7)); x = v; break;
-      case Shape::decreasing: v = static_cast<T>(v - static_cast<T>(rng() % 1000)); x = v; break;
-      case Shape::random: x = static_cast<T>(rng()); break;
+      case Shape::increasing:
+        v = static_cast<T>(v + static_cast<T>(rng() % 7));
+        x = v;
+        break;
+      case Shape::decreasing:
+        v = static_cast<T>(v - static_cast<T>(rng() % 1000));
+        x = v;
+        break;
+      case Shape::random:
+        x = static_cast<T>(rng());
+        break;
     }
   }
   for (size_t i = 0; i < valid.size(); ++i) valid[i] = rng() % 5 != 0;
@@ -109,7 +117,8 @@ Case<T> make_case(uint64_t len, unsigned offset, bool nullable, Shape shape, std
   out.values.assign(physical.begin() + offset, physical.begin() + offset + len);
   if (nullable) out.valid.assign(valid.begin() + offset, valid.begin() + offset + len);
   constexpr unsigned kBits = sizeof(T) * 8;
-  ArrayView bases = bitpacked_children ? bitpacked_node(e.bases, kBits, 0) : primitive_node(e.bases);
+  ArrayView bases =
+      bitpacked_children ? bitpacked_node(e.bases, kBits, 0) : primitive_node(e.bases);
   ArrayView deltas =
       bitpacked_children ? bitpacked_node(e.deltas, kBits, 0) : primitive_node(e.deltas);
   if (nullable) deltas.children.push_back(bool_node(e.stored_validity));
@@ -168,11 +177,11 @@ TEMPLATE_TEST_CASE("fastlanes.delta slices decode only their chunks and match a 
   std::mt19937_64 rng(7);
   for (const bool bitpacked : {false, true}) {
     const uint64_t len = 5000;
-    const auto k = make_case<TestType>(len, 300, /*nullable=*/!bitpacked, Shape::increasing, rng,
-                                       bitpacked);
-    for (const RowWindow w : {RowWindow{0, 0}, RowWindow{0, 1}, RowWindow{723, 724},
-                              RowWindow{700, 1800}, RowWindow{1, 4999}, RowWindow{4000, 5000},
-                              RowWindow{2048, 2048}, RowWindow{0, 5000}}) {
+    const auto k =
+        make_case<TestType>(len, 300, /*nullable=*/!bitpacked, Shape::increasing, rng, bitpacked);
+    for (const RowWindow w :
+         {RowWindow{0, 0}, RowWindow{0, 1}, RowWindow{723, 724}, RowWindow{700, 1800},
+          RowWindow{1, 4999}, RowWindow{4000, 5000}, RowWindow{2048, 2048}, RowWindow{0, 5000}}) {
       INFO("bitpacked " << bitpacked << " window " << w.begin << ".." << w.end);
       DecodeContext ctx;
       auto c = ctx.decode_slice(k.node, k.type, len, w);
@@ -182,8 +191,8 @@ TEMPLATE_TEST_CASE("fastlanes.delta slices decode only their chunks and match a 
   }
 }
 
-TEMPLATE_TEST_CASE("fastlanes.delta takes rows through the lanes they need",
-                   "[format][delta]", uint8_t, int16_t, uint32_t, int64_t, uint64_t) {
+TEMPLATE_TEST_CASE("fastlanes.delta takes rows through the lanes they need", "[format][delta]",
+                   uint8_t, int16_t, uint32_t, int64_t, uint64_t) {
   std::mt19937_64 rng(11);
   for (const bool bitpacked : {false, true}) {
     for (const bool nullable : {false, true}) {
@@ -193,7 +202,8 @@ TEMPLATE_TEST_CASE("fastlanes.delta takes rows through the lanes they need",
           {}, {0}, {len - 1}, {0, 1, 2, 1006, 1007, 1008, 2047, 4099}, iota_rows(0, len)};
       for (int s = 0; s < 4; ++s) {
         std::vector<uint64_t> rows;
-        for (uint64_t i = 0; i < len; ++i) if (rng() % 40 == 0) rows.push_back(i);
+        for (uint64_t i = 0; i < len; ++i)
+          if (rng() % 40 == 0) rows.push_back(i);
         sets.push_back(rows);
       }
       for (const auto& rows : sets) {
@@ -251,12 +261,12 @@ TEST_CASE("fastlanes.delta rejects hostile input", "[format][delta]") {
     return n;
   };
   REQUIRE(decode(k.node, u32, 2000).ok());
-  CHECK(decode(k.node, u32, 2038).ok());                // up to the padding's end
-  CHECK(corrupt(decode(k.node, u32, 2039)));            // past the deltas
-  CHECK(corrupt(decode(with_meta(2048, 1024), u32, 1)));   // offset past a chunk
-  CHECK(corrupt(decode(with_meta(2000, 10), u32, 100)));   // not whole chunks (pre-0.65 layout)
-  CHECK(corrupt(decode(with_meta(4096, 10), u32, 100)));   // children shorter than the metadata
-  CHECK(corrupt(decode(with_meta(1024, 10), u32, 100)));   // children longer than the metadata
+  CHECK(decode(k.node, u32, 2038).ok());                  // up to the padding's end
+  CHECK(corrupt(decode(k.node, u32, 2039)));              // past the deltas
+  CHECK(corrupt(decode(with_meta(2048, 1024), u32, 1)));  // offset past a chunk
+  CHECK(corrupt(decode(with_meta(2000, 10), u32, 100)));  // not whole chunks (pre-0.65 layout)
+  CHECK(corrupt(decode(with_meta(4096, 10), u32, 100)));  // children shorter than the metadata
+  CHECK(corrupt(decode(with_meta(1024, 10), u32, 100)));  // children longer than the metadata
   CHECK(corrupt(decode(with_meta(UINT64_MAX - 1023, 0), u32, 1)));  // beyond any allocation
   ArrayView garbage = k.node;
   garbage.metadata = {0xff, 0xff};
@@ -312,7 +322,7 @@ TEST_CASE("a delta column filters through the generic path", "[format][delta]") 
   REQUIRE(truth->size() == w.size());
   for (uint64_t i = 0; i < w.size(); ++i) {
     const uint64_t row = w.begin + i;
-    const auto want = !k.valid[row] ? format::Truth::null
+    const auto want = !k.valid[row]           ? format::Truth::null
                       : k.values[row] > pivot ? format::Truth::true_
                                               : format::Truth::false_;
     CHECK((*truth)[i] == want);

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <new>
 #include <set>
 #include <thread>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "format/parallel.hpp"
 

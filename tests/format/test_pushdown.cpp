@@ -5,9 +5,10 @@
 // the stream's own metadata read back for what the request asked (fields, rows), and zstd
 // answers read back equal to uncompressed ones. The OSD side
 // (libcls_onecopy.so in a real ceph-osd) is tests/interop/test_cls_scan.py.
-#include <catch2/catch.hpp>
+#include <flatbuffers/flatbuffers.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -16,8 +17,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <flatbuffers/flatbuffers.h>
 
 #include "config/defaults.hpp"
 #include "format/arrow_ipc.hpp"
@@ -53,7 +52,8 @@ int decode_errno(std::span<const uint8_t> bytes, uint64_t cap = kMiB) {
   return r.ok() ? 0 : format::pushdown_errno(r.error());
 }
 
-int scan_errno(const std::vector<uint8_t>& file, const PushdownRequest& req, uint64_t cap = 64 * kMiB) {
+int scan_errno(const std::vector<uint8_t>& file, const PushdownRequest& req,
+               uint64_t cap = 64 * kMiB) {
   auto src = source_of(file);
   auto r = format::run_pushdown_scan(*src, req, cap);
   if (r.ok()) return 0;
@@ -113,7 +113,8 @@ StreamFacts read_facts(const std::string& s) {
     }
     REQUIRE(len > 0);
     REQUIRE(pos + static_cast<size_t>(len) <= s.size());
-    flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(s.data() + pos), static_cast<size_t>(len));
+    flatbuffers::Verifier v(reinterpret_cast<const uint8_t*>(s.data() + pos),
+                            static_cast<size_t>(len));
     REQUIRE(v.VerifyBuffer<afb::Message>(nullptr));
     const auto* m = flatbuffers::GetRoot<afb::Message>(s.data() + pos);
     if (const auto* schema = m->header_as_Schema()) {
@@ -388,8 +389,8 @@ TEST_CASE("a pushed-down scan is the in-process scan's Arrow IPC stream", "[push
     CHECK(read_facts(check_scan(zoned, r)).batch_rows.empty());
   }
   SECTION("other seed files: nested, timestamps, compact encodings") {
-    for (const char* name : {"mixed.vortex", "tiny.vortex", "compact_numbers.vortex",
-                             "compact_strings.vortex"}) {
+    for (const char* name :
+         {"mixed.vortex", "tiny.vortex", "compact_numbers.vortex", "compact_strings.vortex"}) {
       INFO(name);
       const auto file = read_seed(name);
       REQUIRE(!file.empty());
@@ -500,7 +501,8 @@ TEST_CASE("pushed-down scans fail with the errno of what went wrong", "[pushdown
 // until it exists, and failing when asked for without it.
 TEST_CASE("every interop corpus file pushes down as the in-process scan", "[.corpus][pushdown]") {
   const char* env = std::getenv("ONECOPY_CORPUS_DIR");
-  const auto dir = env ? std::filesystem::path(env) : std::filesystem::path(OC_SOURCE_DIR) / "tests/data/corpus";
+  const auto dir =
+      env ? std::filesystem::path(env) : std::filesystem::path(OC_SOURCE_DIR) / "tests/data/corpus";
   REQUIRE(std::filesystem::exists(dir / "corpus.json"));
   std::vector<std::filesystem::path> files;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
@@ -525,7 +527,8 @@ TEST_CASE("every interop corpus file pushes down as the in-process scan", "[.cor
     r.columns = {(*f)->dtype()->names.back()};
     r.row_begin = n / 3;
     r.row_end = n - n / 3;
-    CHECK(rows_of(read_facts(check_scan(file, r))) == static_cast<int64_t>(r.row_end - r.row_begin));
+    CHECK(rows_of(read_facts(check_scan(file, r))) ==
+          static_cast<int64_t>(r.row_end - r.row_begin));
   }
 }
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
-
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 
@@ -40,7 +39,8 @@ TEST_CASE("local files serve batched ranges through one coalesced read", "[forma
   REQUIRE(got.ok());
   for (size_t i = 0; i < ranges.size(); ++i) {
     REQUIRE((*got)[i].size() == ranges[i].length);
-    CHECK(std::equal((*got)[i].data(), (*got)[i].data() + ranges[i].length, bytes.begin() + ranges[i].offset));
+    CHECK(std::equal((*got)[i].data(), (*got)[i].data() + ranges[i].length,
+                     bytes.begin() + ranges[i].offset));
   }
   CHECK((*src)->stats().reads == 1);  // all three within the 1 MiB coalescing distance
   std::vector<ByteRange> past{{bytes.size() - 4, 8}};
@@ -97,11 +97,13 @@ TEST_CASE("threads read one file side by side, each through a ring of its own th
       const std::vector<ByteRange> ranges{{at, std::min<uint64_t>(512, bytes.size() - at)}};
       for (int round = 0; round < kRounds; ++round) {
         auto got = (*src)->read(ranges);
-        if (!got.ok() || !std::equal((*got)[0].data(), (*got)[0].data() + ranges[0].length, bytes.begin() + at)) {
+        if (!got.ok() || !std::equal((*got)[0].data(), (*got)[0].data() + ranges[0].length,
+                                     bytes.begin() + at)) {
           ++wrong;
         }
         const uint64_t rings = format::open_read_rings();
-        for (uint64_t seen = most_rings.load(); rings > seen && !most_rings.compare_exchange_weak(seen, rings);) {
+        for (uint64_t seen = most_rings.load();
+             rings > seen && !most_rings.compare_exchange_weak(seen, rings);) {
         }
       }
     });

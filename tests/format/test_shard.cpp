@@ -2,9 +2,8 @@
 // Sharded scans: the plan partitions the units for every (world_size, num_workers), the shuffle
 // is a pure function of (seed, epoch), and a scan resumed at any reported position delivers
 // exactly the rows the interrupted one had not.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <set>
 
 #include "format/shard.hpp"

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Random access: DecodeContext::decode_take and VortexFile::take return exactly the rows that a
 // full decode (or scan) followed by `take` returns, for take-aware encodings and the rest.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -11,12 +10,12 @@
 #include <thread>
 #include <type_traits>
 
+#include "config/defaults.hpp"
 #include "format/encodings/bitpacked.hpp"
 #include "format/proto/bitpacked.pb.h"
 #include "format/proto/dict.pb.h"
 #include "format/proto/runend.pb.h"
 #include "format/proto/scalar.pb.h"
-#include "config/defaults.hpp"
 #include "format/reader.hpp"
 #include "format/take_cache.hpp"
 #include "tests/format/alp_golden.hpp"
@@ -94,7 +93,8 @@ ArrayView bitpacked_node(const std::vector<T>& values, unsigned width, unsigned 
         for (unsigned bit = 0; bit < width; ++bit) {
           if (((v >> bit) & 1) == 0) continue;
           const unsigned k = row * width + bit;
-          packed[b * kLanes * width + (k / kBits) * kLanes + lane] |= static_cast<T>(T{1} << (k % kBits));
+          packed[b * kLanes * width + (k / kBits) * kLanes + lane] |=
+              static_cast<T>(T{1} << (k % kBits));
         }
       }
     }
@@ -113,8 +113,8 @@ std::vector<bool> random_validity(size_t n, std::mt19937_64& rng) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("unpack_one reads every value of a block like unpack_block", "[format][take][bitpacked]",
-                   uint8_t, uint16_t, uint32_t, uint64_t) {
+TEMPLATE_TEST_CASE("unpack_one reads every value of a block like unpack_block",
+                   "[format][take][bitpacked]", uint8_t, uint16_t, uint32_t, uint64_t) {
   std::mt19937_64 rng(sizeof(TestType) * 3);
   for (unsigned width = 0; width <= sizeof(TestType) * 8; ++width) {
     std::vector<TestType> values(1024);
@@ -181,7 +181,8 @@ TEST_CASE("primitive, bool, constant and sequence takes equal full decodes", "[f
 
   pb::ScalarValue text;
   text.set_string_value("abc");
-  check_takes(node("vortex.constant", {}, {bytes_of(text.SerializeAsString())}), DType::make_utf8(false), len, rng);
+  check_takes(node("vortex.constant", {}, {bytes_of(text.SerializeAsString())}),
+              DType::make_utf8(false), len, rng);
   // A constant false validity child: every row null.
   pb::ScalarValue no;
   no.set_bool_value(false);
@@ -197,10 +198,11 @@ TEST_CASE("primitive, bool, constant and sequence takes equal full decodes", "[f
 
 TEST_CASE("for, zigzag, runend and bitpacked golden takes equal full decodes", "[format][take]") {
   std::mt19937_64 rng(2);
-  for (const char* name : {"bitpacked_u8_w3", "bitpacked_u16_w7", "bitpacked_u32_w13", "bitpacked_u64_w21",
-                           "bitpacked_u32_patches", "bitpacked_i32_nulls", "for_i32", "for_i64_negative",
-                           "for_i8", "for_bitpacked_sliced", "zigzag_i16", "zigzag_i64_extremes",
-                           "runend_i64", "runend_codes_nulls", "alp_f64_patches_nulls", "sparse_i64"}) {
+  for (const char* name :
+       {"bitpacked_u8_w3", "bitpacked_u16_w7", "bitpacked_u32_w13", "bitpacked_u64_w21",
+        "bitpacked_u32_patches", "bitpacked_i32_nulls", "for_i32", "for_i64_negative", "for_i8",
+        "for_bitpacked_sliced", "zigzag_i16", "zigzag_i64_extremes", "runend_i64",
+        "runend_codes_nulls", "alp_f64_patches_nulls", "sparse_i64"}) {
     INFO("golden case " << name);
     auto g = alp_golden::load(name);
     check_takes(g.root, alp_golden::dtype_of(g.expected), g.expected.rows, rng);
@@ -214,11 +216,13 @@ TEST_CASE("runend takes respect the offset and share runs between rows", "[forma
   m.set_ends_ptype(static_cast<uint32_t>(PType::u32));
   m.set_num_runs(4);
   m.set_offset(10);
-  auto n = node("vortex.runend", m.SerializeAsString(), {},
-                {primitive_node<uint32_t>({15, 20, 1040, 3000}), primitive_node<int64_t>({-1, 7, 8, 9})});
+  auto n = node(
+      "vortex.runend", m.SerializeAsString(), {},
+      {primitive_node<uint32_t>({15, 20, 1040, 3000}), primitive_node<int64_t>({-1, 7, 8, 9})});
   check_takes(n, DType::make_primitive(PType::i64, false), 2990, rng, {4, 5, 9, 10, 1029, 1030});
   format::DecodeContext ctx;
-  auto got = ctx.decode_take(n, DType::make_primitive(PType::i64, false), 2990, std::vector<uint64_t>{0, 4, 5, 2989});
+  auto got = ctx.decode_take(n, DType::make_primitive(PType::i64, false), 2990,
+                             std::vector<uint64_t>{0, 4, 5, 2989});
   REQUIRE(got.ok());
   CHECK(values_of<int64_t>(**got) == std::vector<int64_t>{-1, -1, 7, 9});
 }
@@ -276,7 +280,8 @@ TEST_CASE("dict, varbinview and fsst takes equal full decodes", "[format][take]"
   check_takes(dict, DType::make_utf8(true), codes.size(), rng);
 }
 
-TEST_CASE("decode_take refuses rows that are unsorted, repeated or out of range", "[format][take]") {
+TEST_CASE("decode_take refuses rows that are unsorted, repeated or out of range",
+          "[format][take]") {
   const auto n = primitive_node<int32_t>({1, 2, 3});
   const auto t = DType::make_primitive(PType::i32, false);
   for (const auto& rows : std::vector<std::vector<uint64_t>>{{3}, {1, 0}, {1, 1}, {0, 99}}) {
@@ -297,7 +302,8 @@ namespace {
 // exists: `onecopy-tests "[corpus]"`. Asked for and absent, they fail rather than pass on less.
 std::filesystem::path corpus_dir() {
   const char* env = std::getenv("ONECOPY_CORPUS_DIR");
-  return env ? std::filesystem::path(env) : std::filesystem::path(OC_SOURCE_DIR) / "tests/data/corpus";
+  return env ? std::filesystem::path(env)
+             : std::filesystem::path(OC_SOURCE_DIR) / "tests/data/corpus";
 }
 
 // Fails the test unless the corpus at corpus_dir() is complete: write_corpus stamps
@@ -305,9 +311,11 @@ std::filesystem::path corpus_dir() {
 void require_corpus() {
   const auto dir = corpus_dir();
   if (!std::filesystem::exists(dir / "corpus.json")) {
-    FAIL("no interop corpus at " << dir.string() << " (no corpus.json): write one with `python "
-         "tests/interop/corpus.py DIR` and set ONECOPY_CORPUS_DIR=DIR, or run pytest tests/interop, "
-         "which writes tests/data/corpus");
+    FAIL("no interop corpus at " << dir.string()
+                                 << " (no corpus.json): write one with `python "
+                                    "tests/interop/corpus.py DIR` and set ONECOPY_CORPUS_DIR=DIR, "
+                                    "or run pytest tests/interop, "
+                                    "which writes tests/data/corpus");
   }
 }
 
@@ -319,7 +327,8 @@ std::vector<std::string> corpus_files() {
     if (e.path().extension() == ".vortex") out.push_back(e.path().string());
   }
   std::sort(out.begin(), out.end());
-  if (out.empty()) FAIL("the interop corpus at " << corpus_dir().string() << " holds no .vortex files");
+  if (out.empty())
+    FAIL("the interop corpus at " << corpus_dir().string() << " holds no .vortex files");
   return out;
 }
 
@@ -359,7 +368,7 @@ bool check_file_takes(const std::string& path) {
   const ColumnPtr full = *scanned;
   std::mt19937_64 rng(n);
   std::vector<std::vector<uint64_t>> sets = row_sets(std::min<uint64_t>(n, 3000), rng);
-  sets.erase(sets.begin() + 3);  // every row of big files is the scan's job, not take's
+  sets.erase(sets.begin() + 3);    // every row of big files is the scan's job, not take's
   std::vector<uint64_t> shuffled;  // unsorted, with repeats, across the whole file
   for (int k = 0; k < 40; ++k) shuffled.push_back(rng() % n);
   shuffled.push_back(shuffled.front());
@@ -412,7 +421,8 @@ TakeRead take_counting(const format::VortexFile& f, std::span<const uint64_t> ro
 
 // @p rows of @p f with segments of at least @p min_bytes read in part (0: every one whole),
 // starting from nothing earlier takes read.
-TakeRead take_reading(const format::VortexFile& f, std::span<const uint64_t> rows, uint64_t min_bytes) {
+TakeRead take_reading(const format::VortexFile& f, std::span<const uint64_t> rows,
+                      uint64_t min_bytes) {
   const TakeKnobs knobs(min_bytes);
   return take_counting(f, rows);
 }
@@ -454,7 +464,8 @@ uint64_t bytes_read_by_a_small_take(const format::VortexFile& f) {
 }  // namespace
 
 TEST_CASE("file takes equal a full scan then take, in the order given", "[format][take][reader]") {
-  for (const char* seed : {"tiny.vortex", "mixed.vortex", "compact_strings.vortex", "compact_numbers.vortex"}) {
+  for (const char* seed :
+       {"tiny.vortex", "mixed.vortex", "compact_strings.vortex", "compact_numbers.vortex"}) {
     CHECK(check_file_takes(seed_path(seed)));  // the seed files use only encodings onecopy has
   }
 }
@@ -471,7 +482,8 @@ TEST_CASE("interop corpus: file takes equal a full scan then take", "[.corpus]")
   CHECK(compact > 0);
 }
 
-TEST_CASE("takes reading segments in part equal takes reading them whole", "[format][take][reader]") {
+TEST_CASE("takes reading segments in part equal takes reading them whole",
+          "[format][take][reader]") {
   // Only zoned.vortex is larger than the tail read at open time, which holds every segment of
   // the others: their takes read nothing more, in part or whole.
   const auto [part, whole] = check_partial_takes(seed_path("zoned.vortex"));
@@ -480,7 +492,8 @@ TEST_CASE("takes reading segments in part equal takes reading them whole", "[for
   CHECK(part < whole);
 }
 
-TEST_CASE("interop corpus: takes reading segments in part equal takes reading them whole", "[.corpus]") {
+TEST_CASE("interop corpus: takes reading segments in part equal takes reading them whole",
+          "[.corpus]") {
   uint64_t part = 0, whole = 0, files = 0;
   for (const auto& path : corpus_files()) {
     const auto [p, w] = check_partial_takes(path);
@@ -493,7 +506,8 @@ TEST_CASE("interop corpus: takes reading segments in part equal takes reading th
   CHECK(part * 2 < whole);
 }
 
-TEST_CASE("a take of a few rows reads a fraction of the segments it reads in part", "[format][take][reader]") {
+TEST_CASE("a take of a few rows reads a fraction of the segments it reads in part",
+          "[format][take][reader]") {
   auto f = *format::VortexFile::open_path(seed_path("zoned.vortex"));
   const std::vector<uint64_t> rows{7, 25000, 49999};
   const TakeRead whole = take_reading(*f, rows, 0);
@@ -504,7 +518,8 @@ TEST_CASE("a take of a few rows reads a fraction of the segments it reads in par
   CHECK(part.bytes * 2 < whole.bytes);
 }
 
-TEST_CASE("takes of an open file start from what its earlier takes read", "[format][take][reader]") {
+TEST_CASE("takes of an open file start from what its earlier takes read",
+          "[format][take][reader]") {
   // Every segment read in part (those below the knob are read whole by every take: small).
   const TakeKnobs knobs(1, 64 << 20);
   const uint64_t before = format::TakeCache::process().bytes();
@@ -532,7 +547,8 @@ TEST_CASE("takes of an open file start from what its earlier takes read", "[form
     threads.emplace_back([&, t] { got[t] = *f->take(t % 2 ? rows : near); });
   }
   for (auto& t : threads) t.join();
-  for (size_t t = 0; t < got.size(); ++t) CHECK(rows_of(*got[t]) == rows_of(*(t % 2 ? first : warm).rows));
+  for (size_t t = 0; t < got.size(); ++t)
+    CHECK(rows_of(*got[t]) == rows_of(*(t % 2 ? first : warm).rows));
   // Closing the files lets go of their segments.
   f.reset();
   g.reset();
@@ -566,8 +582,9 @@ TEST_CASE("interop corpus: a take of a few rows reads only the chunks that hold 
   require_corpus();
   const auto path = corpus_dir() / "multi_million.default.vortex";
   if (!std::filesystem::exists(path)) {
-    FAIL("no " << path.string() << ": the corpus was written small (corpus.py --small); rewrite it "
-         "in full, or leave this case out with onecopy-tests \"[corpus]~[full-corpus]\"");
+    FAIL("no " << path.string()
+               << ": the corpus was written small (corpus.py --small); rewrite it "
+                  "in full, or leave this case out with onecopy-tests \"[corpus]~[full-corpus]\"");
   }
   auto f = *format::VortexFile::open_path(path.string());
   const uint64_t read = bytes_read_by_a_small_take(*f);
@@ -576,8 +593,10 @@ TEST_CASE("interop corpus: a take of a few rows reads only the chunks that hold 
   CHECK(read < f->source().size() / 2);
 }
 
-TEST_CASE("interop corpus: a nullable struct layout without its validity child is refused, not read "
-          "as all-valid", "[.corpus]") {
+TEST_CASE(
+    "interop corpus: a nullable struct layout without its validity child is refused, not read "
+    "as all-valid",
+    "[.corpus]") {
   uint64_t checked = 0;
   for (const auto& path : corpus_files()) {
     if (path.find("nested_some_nulls") == std::string::npos) continue;
@@ -610,8 +629,10 @@ TEST_CASE("interop corpus: a nullable struct layout without its validity child i
   CHECK(checked > 0);
 }
 
-TEST_CASE("interop corpus: independent starts begin a chunk of every column, and scans do not depend "
-          "on the decode threads", "[.corpus]") {
+TEST_CASE(
+    "interop corpus: independent starts begin a chunk of every column, and scans do not depend "
+    "on the decode threads",
+    "[.corpus]") {
   uint64_t files = 0, groups = 0;
   for (const auto& path : corpus_files()) {
     INFO(path);
@@ -627,7 +648,8 @@ TEST_CASE("interop corpus: independent starts begin a chunk of every column, and
     CHECK(common.front() == 0);
     const size_t first = layout->children.size() - t->children.size();
     for (size_t i = 0; i < t->children.size(); ++i) {
-      auto field = format::make_layout_reader(layout->children[first + i], t->children[i], cache, 1);
+      auto field =
+          format::make_layout_reader(layout->children[first + i], t->children[i], cache, 1);
       REQUIRE(field.ok());
       std::vector<uint64_t> starts;
       (*field)->collect_splits(0, starts);

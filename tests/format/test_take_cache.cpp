@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // TakeCache: partial segments kept between takes of one open file, within a byte budget.
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "config/defaults.hpp"
@@ -69,7 +68,8 @@ TEST_CASE("the take cache hands a file's segments to one take at a time", "[form
   CHECK(cache.bytes() == before);
 }
 
-TEST_CASE("the take cache keeps take_cache_bytes, the least recently used out first", "[format][take]") {
+TEST_CASE("the take cache keeps take_cache_bytes, the least recently used out first",
+          "[format][take]") {
   TakeCache& cache = TakeCache::process();
   const uint64_t before = cache.bytes();
   const CacheBudget budget(before + 10 * kPage);
@@ -93,9 +93,9 @@ TEST_CASE("the take cache keeps take_cache_bytes, the least recently used out fi
 TEST_CASE("a partial segment's memory is the pages its bytes touch", "[format][take]") {
   auto seg = *PartialSegment::reserve({kPage / 2, 16 * kPage});
   CHECK(seg->memory_resident() == 0);
-  seg->fill(kPage / 2 + 10, std::vector<uint8_t>(64, 1));                // page 0
-  seg->fill(kPage / 2 + 100, std::vector<uint8_t>(64, 1));               // page 0 again
-  seg->fill(kPage / 2 + 5 * kPage - 10, std::vector<uint8_t>(20, 1));    // pages 4 and 5
+  seg->fill(kPage / 2 + 10, std::vector<uint8_t>(64, 1));              // page 0
+  seg->fill(kPage / 2 + 100, std::vector<uint8_t>(64, 1));             // page 0 again
+  seg->fill(kPage / 2 + 5 * kPage - 10, std::vector<uint8_t>(20, 1));  // pages 4 and 5
   CHECK(seg->bytes_resident() == 148);
   CHECK(seg->memory_resident() == 3 * kPage);
 }

@@ -12,13 +12,13 @@
 /// One mutation in five is libFuzzer's own over the whole file.
 #pragma once
 
+#include <flatbuffers/flatbuffers.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
-
-#include <flatbuffers/flatbuffers.h>
 
 #include "format/fbs/vortex_file_generated.h"
 
@@ -51,7 +51,8 @@ inline std::vector<Part> parts_of(const uint8_t* file, size_t size) {
   if (ps == nullptr) return parts;
   parts.push_back({ps_start, ps_len});  // verified, so not empty
   auto add = [&](uint64_t offset, uint64_t length) {
-    if (length > 0 && offset <= ps_start && length <= ps_start - offset) parts.push_back({offset, length});
+    if (length > 0 && offset <= ps_start && length <= ps_start - offset)
+      parts.push_back({offset, length});
   };
   for (const auto* s : {ps->dtype(), ps->layout(), ps->statistics(), ps->footer()}) {
     if (s != nullptr) add(s->offset(), s->length());
@@ -60,7 +61,9 @@ inline std::vector<Part> parts_of(const uint8_t* file, size_t size) {
   const auto* footer = verified<oc::fb::Footer>(file, parts.back(), footer_copy);
   if (footer == nullptr || footer->segment_specs() == nullptr) return parts;
   // The verifier checks the vector's length, not that its 8-byte structs are aligned.
-  if (reinterpret_cast<uintptr_t>(footer->segment_specs()->Data()) % alignof(oc::fb::SegmentSpec) != 0) return parts;
+  if (reinterpret_cast<uintptr_t>(footer->segment_specs()->Data()) % alignof(oc::fb::SegmentSpec) !=
+      0)
+    return parts;
   for (const auto* s : *footer->segment_specs()) add(s->offset(), s->length());
   return parts;
 }
@@ -71,9 +74,14 @@ inline size_t mutate_vortex(uint8_t* data, size_t size, size_t max_size, unsigne
   if (parts.empty() || rng() % 5 == 0) return LLVMFuzzerMutate(data, size, max_size);
   const Part p = parts[rng() % parts.size()];
   if (rng() % 2 == 0 && p.length >= 8) {
-    static constexpr uint64_t kInteresting[] = {0, 1, 2, 7, 8, 255, 256, 65535, 65536,
-                                                (1ull << 31) - 1, 1ull << 31, (1ull << 32) - 1,
-                                                1ull << 32, 1ull << 40, 1ull << 61, 1ull << 62,
+    static constexpr uint64_t kInteresting[] = {0,          1,
+                                                2,          7,
+                                                8,          255,
+                                                256,        65535,
+                                                65536,      (1ull << 31) - 1,
+                                                1ull << 31, (1ull << 32) - 1,
+                                                1ull << 32, 1ull << 40,
+                                                1ull << 61, 1ull << 62,
                                                 ~0ull >> 1, ~0ull};
     const uint64_t v = kInteresting[rng() % std::size(kInteresting)];
     const size_t width = rng() % 2 ? 8 : 4;
@@ -89,6 +97,7 @@ inline size_t mutate_vortex(uint8_t* data, size_t size, size_t max_size, unsigne
 
 }  // namespace oc::fuzz
 
-extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned seed) {
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size,
+                                          unsigned seed) {
   return oc::fuzz::mutate_vortex(data, size, max_size, seed);
 }

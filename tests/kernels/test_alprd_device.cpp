@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU ALP-RD decode against the CPU decoder, bit for bit (onecopy-tests-gpu).
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/alprd.hpp"
 #include "tests/kernels/alprd_cases.hpp"
@@ -30,7 +30,8 @@ TEST_CASE("the GPU ALP-RD decode equals the CPU decoder", "[kernels][gpu][alprd]
         REQUIRE(col->finish(*stream).ok());
         std::vector<uint8_t> got(col->left.values.size());
         if (!got.empty()) {
-          REQUIRE(cudaMemcpy(got.data(), col->left.values.data(), got.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+          REQUIRE(cudaMemcpy(got.data(), col->left.values.data(), got.size(),
+                             cudaMemcpyDeviceToHost) == cudaSuccess);
         }
         REQUIRE(compare_rows(got, plan->left.validity, **expected) == "");
       }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Arrow C Device and DLPack exports of a column decoded on the GPU (onecopy-tests-gpu).
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/device_export.hpp"
 #include "tests/kernels/fused_cases.hpp"
@@ -15,7 +15,8 @@ namespace {
 // A FoR > bitpacked i32 column of @p len rows, decoded on @p stream; its CPU decode in @p want.
 kernels::DeviceColumn decoded(uint64_t len, bool nulls, kernels::Stream& stream, ColumnPtr& want) {
   std::mt19937_64 rng(len);
-  ArrayView packed = bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 10, rng), 10, 0, true, rng);
+  ArrayView packed =
+      bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 10, rng), 10, 0, true, rng);
   if (nulls) packed.children.push_back(bool_node(random_validity(len, 4, rng)));
   auto n = node("fastlanes.for", for_meta_signed(-5), {}, {packed});
   const auto t = DType::make_primitive(PType::i32, nulls);
@@ -48,8 +49,10 @@ TEST_CASE("a decoded column exports as an Arrow C Device array", "[kernels][gpu]
   REQUIRE(out.sync_event != nullptr);
   REQUIRE(cudaEventSynchronize(*static_cast<cudaEvent_t*>(out.sync_event)) == cudaSuccess);
   std::vector<uint8_t> values(5000 * 4), validity((5000 + 7) / 8);
-  REQUIRE(cudaMemcpy(values.data(), out.array.buffers[1], values.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
-  REQUIRE(cudaMemcpy(validity.data(), out.array.buffers[0], validity.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+  REQUIRE(cudaMemcpy(values.data(), out.array.buffers[1], values.size(), cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
+  REQUIRE(cudaMemcpy(validity.data(), out.array.buffers[0], validity.size(),
+                     cudaMemcpyDeviceToHost) == cudaSuccess);
   CHECK(compare_rows(values, format::Buffer::copy_of(validity), *want) == "");
   out.array.release(&out.array);
   CHECK(out.array.release == nullptr);
@@ -69,7 +72,8 @@ TEST_CASE("a decoded column exports as a DLPack tensor", "[kernels][gpu][export]
   CHECK(m->dl_tensor.dtype.code == kDLInt);
   CHECK(m->dl_tensor.dtype.bits == 32);
   std::vector<uint8_t> values(3000 * 4);
-  REQUIRE(cudaMemcpy(values.data(), m->dl_tensor.data, values.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+  REQUIRE(cudaMemcpy(values.data(), m->dl_tensor.data, values.size(), cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
   CHECK(compare_rows(values, format::Buffer(), *want) == "");
   m->deleter(m);
 }
@@ -90,7 +94,8 @@ kernels::DeviceColumn corrupt_dict(kernels::Stream& stream, kernels::FusedPlan& 
 
 }  // namespace
 
-TEST_CASE("the exports refuse a column whose dict code was out of range", "[kernels][gpu][export]") {
+TEST_CASE("the exports refuse a column whose dict code was out of range",
+          "[kernels][gpu][export]") {
   auto stream = kernels::Stream::create();
   REQUIRE(stream.ok());
   const auto i64 = DType::make_primitive(PType::i64, false);
@@ -131,8 +136,8 @@ TEST_CASE("a DLPack tensor outlives its decode session and is freed after its co
     m = *t;
   }  // the session and its streams are gone; the tensor's buffers keep their stream
   std::vector<uint8_t> got(plan->output_bytes());
-  REQUIRE(cudaMemcpyAsync(got.data(), m->dl_tensor.data, got.size(), cudaMemcpyDeviceToHost, consumer->handle()) ==
-          cudaSuccess);
+  REQUIRE(cudaMemcpyAsync(got.data(), m->dl_tensor.data, got.size(), cudaMemcpyDeviceToHost,
+                          consumer->handle()) == cudaSuccess);
   m->deleter(m);  // queued behind the consumer's copy, which still reads the memory
   REQUIRE(consumer->synchronize().ok());
   auto expected = decode(c->node, c->dtype, c->len);

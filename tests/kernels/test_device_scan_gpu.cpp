@@ -1,16 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Scans into GPU memory (onecopy-tests-gpu): every batch column lands on device 0, and copied
 // back it equals the plain scan's, row for row; the gather kernel equals its host executor.
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
 
+#include <catch2/catch.hpp>
 #include <random>
 #include <sstream>
 
-#include "client/device_scan.hpp"
 #include "client/row_format.hpp"
 #include "format/reader.hpp"
+#include "format/scan_request.hpp"
+#include "kernels/device_scan.hpp"
 #include "kernels/gather.hpp"
 #include "tests/format/seed_files.hpp"
 
@@ -24,7 +24,9 @@ format::ColumnPtr to_host(const format::ColumnPtr& c) {
   out->device = -1;
   auto copy = [](const format::Buffer& b) {
     format::Buffer h = format::Buffer::allocate(b.size());
-    if (b.size() > 0) REQUIRE(cudaMemcpy(h.mutable_data(), b.data(), b.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    if (b.size() > 0)
+      REQUIRE(cudaMemcpy(h.mutable_data(), b.data(), b.size(), cudaMemcpyDeviceToHost) ==
+              cudaSuccess);
     return h;
   };
   if (c->device >= 0) {
@@ -49,7 +51,8 @@ std::string rows_of(format::Scan& scan, bool on_device) {
 
 }  // namespace
 
-TEST_CASE("a scan into GPU memory equals the plain scan on every seed file and filter", "[kernels][gpu][device-scan]") {
+TEST_CASE("a scan into GPU memory equals the plain scan on every seed file and filter",
+          "[kernels][gpu][device-scan]") {
   for (const char* name : {"tiny.vortex", "mixed.vortex", "zoned.vortex", "compact_numbers.vortex",
                            "compact_strings.vortex"}) {
     auto file = format::VortexFile::open_path(test::seed_path(name));
@@ -62,15 +65,19 @@ TEST_CASE("a scan into GPU memory equals the plain scan on every seed file and f
       opts.strings = format::StringLayout::offsets;
       auto plain = (*file)->scan(opts);
       if (!plain.ok()) {
-        CHECK(plain.error().code() == Errc::invalid);  // a filter the file's first column cannot take
+        CHECK(plain.error().code() ==
+              Errc::invalid);  // a filter the file's first column cannot take
         continue;
       }
       const std::string want = rows_of(**plain, false);
-      auto decoder = client::DeviceChunkDecoder::create(0, client::DeviceDecodes::cuda);
+      auto decoder = kernels::DeviceChunkDecoder::create(0, kernels::DeviceDecodes::cuda);
       REQUIRE(decoder.ok());
-      auto scan = client::scan_on_device(**file, opts, *decoder);
+      format::ScanRequest request;
+      request.filter = filter;
+      request.device = 0;
+      auto scan = format::plan(*file, request, {.device_decoder = *decoder});
       REQUIRE(scan.ok());
-      CHECK(rows_of(**scan, true) == want);
+      CHECK(rows_of(*scan->scan, true) == want);
     }
   }
 }
@@ -111,7 +118,8 @@ TEST_CASE("the gather kernel equals its host executor", "[kernels][gpu][device-s
     const unsigned long long zero = 0;
     REQUIRE(kernels::copy_to_device(src->data(), values.data(), values.size(), *stream).ok());
     REQUIRE(kernels::copy_to_device(bits->data(), validity.data(), validity.size(), *stream).ok());
-    REQUIRE(kernels::copy_to_device(sel->data(), selection.data(), selection.size() * 4, *stream).ok());
+    REQUIRE(
+        kernels::copy_to_device(sel->data(), selection.data(), selection.size() * 4, *stream).ok());
     REQUIRE(kernels::copy_to_device(nulls->data(), &zero, sizeof(zero), *stream).ok());
     p.source = src->as<uint8_t>();
     p.validity = bits->as<uint8_t>();
@@ -123,7 +131,8 @@ TEST_CASE("the gather kernel equals its host executor", "[kernels][gpu][device-s
     std::vector<uint8_t> got_values(host_values.size()), got_bits(host_bits.size());
     unsigned long long got_nulls = 0;
     REQUIRE(kernels::copy_to_host(got_values.data(), out->data(), got_values.size(), *stream).ok());
-    REQUIRE(kernels::copy_to_host(got_bits.data(), out_bits->data(), got_bits.size(), *stream).ok());
+    REQUIRE(
+        kernels::copy_to_host(got_bits.data(), out_bits->data(), got_bits.size(), *stream).ok());
     REQUIRE(kernels::copy_to_host(&got_nulls, nulls->data(), sizeof(got_nulls), *stream).ok());
     REQUIRE(stream->synchronize().ok());
     CHECK(got_values == host_values);

@@ -2,9 +2,9 @@
 // The GPU filter (selection kernel + CUB compaction) against select_on_host, fed by the fused
 // decode so that values never visit the host between decode and filter; with nulls, the decode's
 // validity bitmap goes to both, and neither may select a null row.
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/filter.hpp"
 #include "kernels/fused_decode.hpp"
@@ -20,7 +20,8 @@ namespace {
 // compacted values against the host reference's, and that no null row was selected.
 // @return how many null rows hold a value for which @p p holds (a filter that ignored validity
 // would select them).
-uint64_t check_filter_i32(const ArrayView& n, const DTypePtr& dtype, uint64_t len, const kernels::Predicate& p) {
+uint64_t check_filter_i32(const ArrayView& n, const DTypePtr& dtype, uint64_t len,
+                          const kernels::Predicate& p) {
   format::DecodeContext ctx;
   auto plan = kernels::build_fused_plan(n, dtype, len, ctx);
   REQUIRE(plan.ok());
@@ -43,7 +44,8 @@ uint64_t check_filter_i32(const ArrayView& n, const DTypePtr& dtype, uint64_t le
   auto col = kernels::decode_on_device(*plan, *stream);
   REQUIRE(col.ok());
   REQUIRE((col->validity.data() == nullptr) == (validity == nullptr));
-  auto filtered = kernels::filter_on_device(p, col->values.data(), col->validity.as<uint8_t>(), len, *stream);
+  auto filtered =
+      kernels::filter_on_device(p, col->values.data(), col->validity.as<uint8_t>(), len, *stream);
   REQUIRE(filtered.ok());
   auto count = filtered->count(*stream);
   REQUIRE(count.ok());
@@ -51,15 +53,18 @@ uint64_t check_filter_i32(const ArrayView& n, const DTypePtr& dtype, uint64_t le
   std::vector<uint8_t> got_mask(len);
   std::vector<int32_t> got(expected.size());
   if (len > 0) {
-    REQUIRE(cudaMemcpy(got_mask.data(), filtered->mask.data(), len, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(got_mask.data(), filtered->mask.data(), len, cudaMemcpyDeviceToHost) ==
+            cudaSuccess);
   }
   if (!got.empty()) {
-    REQUIRE(cudaMemcpy(got.data(), filtered->values.data(), got.size() * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(got.data(), filtered->values.data(), got.size() * 4,
+                       cudaMemcpyDeviceToHost) == cudaSuccess);
   }
   CHECK(got_mask == *mask);
   CHECK(got == expected);
   uint64_t nulls_selected = 0;
-  for (uint64_t i = 0; i < len; ++i) nulls_selected += !kernels::filter_valid(validity, i) && got_mask[i];
+  for (uint64_t i = 0; i < len; ++i)
+    nulls_selected += !kernels::filter_valid(validity, i) && got_mask[i];
   CHECK(nulls_selected == 0);
   REQUIRE(col->finish(*stream).ok());
   return null_rows_holding;
@@ -72,8 +77,10 @@ TEST_CASE("the GPU filter selects and compacts like the host reference", "[kerne
     INFO("len " << len);
     std::mt19937_64 rng(len);
     auto values = fitting_values<int32_t>(len, 12, rng);
-    auto n = node("fastlanes.for", for_meta_signed(-2000), {}, {bitpacked_with_patches<int32_t>(values, 12, 0, true, rng)});
-    const kernels::Predicate p{kernels::CompareOp::lt, kernels::ValueKind::signed_int, 4, static_cast<uint64_t>(int64_t{100})};
+    auto n = node("fastlanes.for", for_meta_signed(-2000), {},
+                  {bitpacked_with_patches<int32_t>(values, 12, 0, true, rng)});
+    const kernels::Predicate p{kernels::CompareOp::lt, kernels::ValueKind::signed_int, 4,
+                               static_cast<uint64_t>(int64_t{100})};
     check_filter_i32(n, DType::make_primitive(PType::i32, false), len, p);
   }
 }
@@ -82,16 +89,19 @@ TEST_CASE("the GPU filter never selects a null row, for every op, like the host 
           "[kernels][gpu][filter]") {
   // FoR -70 over 9-bit values: rows in [-70, 441], one in three null, so every op against 100
   // holds on many valid rows and on many null ones.
-  const kernels::CompareOp ops[] = {kernels::CompareOp::eq, kernels::CompareOp::ne, kernels::CompareOp::lt,
-                                    kernels::CompareOp::le, kernels::CompareOp::gt, kernels::CompareOp::ge};
+  const kernels::CompareOp ops[] = {kernels::CompareOp::eq, kernels::CompareOp::ne,
+                                    kernels::CompareOp::lt, kernels::CompareOp::le,
+                                    kernels::CompareOp::gt, kernels::CompareOp::ge};
   for (kernels::CompareOp op : ops) {
     INFO("op " << static_cast<int>(op));
-    const kernels::Predicate p{op, kernels::ValueKind::signed_int, 4, static_cast<uint64_t>(int64_t{100})};
+    const kernels::Predicate p{op, kernels::ValueKind::signed_int, 4,
+                               static_cast<uint64_t>(int64_t{100})};
     uint64_t null_rows_holding = 0;
     for (uint64_t len : {uint64_t{1}, uint64_t{1025}, uint64_t{3'000'001}}) {
       INFO("len " << len);
       std::mt19937_64 rng(len);
-      ArrayView packed = bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 9, rng), 9, 0, false, rng);
+      ArrayView packed =
+          bitpacked_with_patches<int32_t>(fitting_values<int32_t>(len, 9, rng), 9, 0, false, rng);
       packed.children.push_back(bool_node(random_validity(len, 3, rng)));
       auto n = node("fastlanes.for", for_meta_signed(-70), {}, {packed});
       null_rows_holding += check_filter_i32(n, DType::make_primitive(PType::i32, true), len, p);

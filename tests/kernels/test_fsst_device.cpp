@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The GPU FSST decode against the CPU decoder (onecopy-tests-gpu).
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/fsst.hpp"
 #include "tests/kernels/fsst_cases.hpp"
@@ -28,11 +28,12 @@ TEST_CASE("the GPU FSST decode equals the CPU decoder", "[kernels][gpu][fsst]") 
       REQUIRE(col.ok());
       REQUIRE(col->finish(*stream).ok());
       std::vector<int32_t> offsets(len + 1);
-      REQUIRE(cudaMemcpy(offsets.data(), col->offsets.data(), offsets.size() * 4, cudaMemcpyDeviceToHost) ==
-              cudaSuccess);
+      REQUIRE(cudaMemcpy(offsets.data(), col->offsets.data(), offsets.size() * 4,
+                         cudaMemcpyDeviceToHost) == cudaSuccess);
       std::vector<uint8_t> data(col->data.size());
       if (!data.empty()) {
-        REQUIRE(cudaMemcpy(data.data(), col->data.data(), data.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+        REQUIRE(cudaMemcpy(data.data(), col->data.data(), data.size(), cudaMemcpyDeviceToHost) ==
+                cudaSuccess);
       }
       REQUIRE(compare_strings(offsets, data, plan->validity, **expected) == "");
     }

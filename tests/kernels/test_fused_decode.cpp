@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fused decode kernel against the CPU decoders, bit for bit (onecopy-tests-gpu: SKIPs with
 // exit 77 without a CUDA device).
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/fused_decode.hpp"
 #include "tests/kernels/fused_cases.hpp"
@@ -41,9 +41,10 @@ TEST_CASE("the fused kernel equals the CPU decoder on millions of rows", "[kerne
   std::vector<uint8_t> bytes(len);
   std::mt19937_64 rng(len);
   for (auto& b : bytes) b = static_cast<uint8_t>(rng());
-  check_on_device({{"for u8 > primitive, 70M rows",
-                    node("fastlanes.for", for_meta_unsigned(77), {}, {primitive_node<uint8_t>(bytes)}),
-                    DType::make_primitive(PType::u8, false), len}});
+  check_on_device(
+      {{"for u8 > primitive, 70M rows",
+        node("fastlanes.for", for_meta_unsigned(77), {}, {primitive_node<uint8_t>(bytes)}),
+        DType::make_primitive(PType::u8, false), len}});
 }
 
 TEST_CASE("the fused kernel reports a dict code out of range as corrupt", "[kernels][gpu][fused]") {
@@ -83,15 +84,16 @@ TEST_CASE("a decode session keeps many decodes in flight over its streams and st
     REQUIRE(session->finish(columns[i]).ok());
     std::vector<uint8_t> got(plans[i].output_bytes());
     if (!got.empty()) {
-      REQUIRE(cudaMemcpy(got.data(), columns[i].values.data(), got.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+      REQUIRE(cudaMemcpy(got.data(), columns[i].values.data(), got.size(),
+                         cudaMemcpyDeviceToHost) == cudaSuccess);
     }
     auto expected = decode(cases[i].node, cases[i].dtype, cases[i].len);
     REQUIRE(expected.ok());
     REQUIRE(compare_rows(got, plans[i].validity, **expected) == "");
     std::vector<uint8_t> validity(columns[i].validity.size());
     if (!validity.empty()) {
-      REQUIRE(cudaMemcpy(validity.data(), columns[i].validity.data(), validity.size(), cudaMemcpyDeviceToHost) ==
-              cudaSuccess);
+      REQUIRE(cudaMemcpy(validity.data(), columns[i].validity.data(), validity.size(),
+                         cudaMemcpyDeviceToHost) == cudaSuccess);
     }
     CHECK(validity == buffer_bytes(plans[i].validity));
   }
@@ -120,8 +122,8 @@ TEST_CASE("a batch decodes every plan with one upload and one launch, as the hos
     INFO(cases[i].name);
     std::vector<uint8_t> got(plans[i].output_bytes());
     if (!got.empty()) {
-      REQUIRE(cudaMemcpy(got.data(), batch->columns[i].values.data(), got.size(), cudaMemcpyDeviceToHost) ==
-              cudaSuccess);
+      REQUIRE(cudaMemcpy(got.data(), batch->columns[i].values.data(), got.size(),
+                         cudaMemcpyDeviceToHost) == cudaSuccess);
     }
     CHECK(got == buffer_bytes((*host)[i]));
     std::vector<uint8_t> validity(batch->columns[i].validity.size());

@@ -2,11 +2,10 @@
 // Device memory shared across processes (onecopy-tests-gpu): a VMM export maps again through its
 // descriptor and shows the exporter's bytes; an IPC export gives a handle. The cross-process
 // hand-off itself is the device check's (scripts/gpu_check.sh).
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "kernels/shared_memory.hpp"
@@ -17,7 +16,8 @@ TEST_CASE("VMM device memory maps again through its exported descriptor", "[kern
   auto kind = kernels::share_kind(0);
   REQUIRE(kind.ok());
   if (*kind != kernels::ShareKind::vmm) {
-    WARN("device 0 has no VMM with POSIX descriptors: the IPC fallback is what onecopyd uses there");
+    WARN(
+        "device 0 has no VMM with POSIX descriptors: the IPC fallback is what onecopyd uses there");
     CHECK(*kind == kernels::ShareKind::ipc);
     return;
   }
@@ -35,7 +35,8 @@ TEST_CASE("VMM device memory maps again through its exported descriptor", "[kern
   CHECK(imported->imported());
   CHECK(imported->data() != m->data());  // a second mapping of the same memory
   std::vector<uint8_t> back(bytes.size());
-  REQUIRE(cudaMemcpy(back.data(), imported->data(), back.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+  REQUIRE(cudaMemcpy(back.data(), imported->data(), back.size(), cudaMemcpyDeviceToHost) ==
+          cudaSuccess);
   CHECK(back == bytes);
   CHECK_FALSE(m->ipc_handle().ok());  // VMM memory has no IPC handle
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The string dictionary decode on the GPU against the CPU decoder (onecopy-tests-gpu).
-#include <catch2/catch.hpp>
-
 #include <cuda_runtime.h>
+
+#include <catch2/catch.hpp>
 
 #include "kernels/string_dict.hpp"
 #include "tests/kernels/string_dict_cases.hpp"
@@ -10,7 +10,8 @@
 using namespace oc;
 using namespace oc::test;
 
-TEST_CASE("the GPU string dictionary decode equals the CPU decoder", "[kernels][gpu][string_dict]") {
+TEST_CASE("the GPU string dictionary decode equals the CPU decoder",
+          "[kernels][gpu][string_dict]") {
   for (uint64_t len : {0, 1, 1025, 3'000'001}) {
     for (const auto& c : string_dict_cases(len)) {
       INFO(c.name);
@@ -25,11 +26,12 @@ TEST_CASE("the GPU string dictionary decode equals the CPU decoder", "[kernels][
       REQUIRE(col.ok());
       REQUIRE(col->finish(*stream).ok());
       std::vector<int32_t> offsets(len + 1);
-      REQUIRE(cudaMemcpy(offsets.data(), col->offsets.data(), offsets.size() * 4, cudaMemcpyDeviceToHost) ==
-              cudaSuccess);
+      REQUIRE(cudaMemcpy(offsets.data(), col->offsets.data(), offsets.size() * 4,
+                         cudaMemcpyDeviceToHost) == cudaSuccess);
       std::vector<uint8_t> data(static_cast<size_t>(offsets[len]));
       if (!data.empty()) {
-        REQUIRE(cudaMemcpy(data.data(), col->data.data(), data.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+        REQUIRE(cudaMemcpy(data.data(), col->data.data(), data.size(), cudaMemcpyDeviceToHost) ==
+                cudaSuccess);
       }
       REQUIRE(compare_strings(offsets, data, plan->codes.validity, **expected) == "");
     }

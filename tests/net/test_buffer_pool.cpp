@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
-
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 
@@ -23,15 +22,19 @@ Lease take(BufferPool& pool, size_t n) {
   return std::move(r).value();
 }
 
-bool page_aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % sysconf(_SC_PAGESIZE) == 0; }
+bool page_aligned(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % sysconf(_SC_PAGESIZE) == 0;
+}
 
 }  // namespace
 
 TEST_CASE("pool leases are page-aligned, disjoint and pinned", "[net]") {
   BufferPool pool(8 * kMiB);
   std::vector<Lease> leases;
-  for (size_t n : {size_t{1}, size_t{4096}, size_t{100000}, kMiB, 3 * kMiB}) leases.push_back(take(pool, n));
-  std::sort(leases.begin(), leases.end(), [](const Lease& a, const Lease& b) { return a.data() < b.data(); });
+  for (size_t n : {size_t{1}, size_t{4096}, size_t{100000}, kMiB, 3 * kMiB})
+    leases.push_back(take(pool, n));
+  std::sort(leases.begin(), leases.end(),
+            [](const Lease& a, const Lease& b) { return a.data() < b.data(); });
   for (size_t i = 0; i < leases.size(); ++i) {
     CHECK(leases[i].pinned());
     CHECK(page_aligned(leases[i].data()));

@@ -2,11 +2,10 @@
 // Multi-range GETs: the multipart/byteranges deframer on its own (split at every byte), and
 // through the client against servers that answer with parts, with the whole object, or with a
 // part that was not asked for.
-#include <catch2/catch.hpp>
-
 #include <strings.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,9 +32,10 @@ std::string multipart_body(const std::vector<std::pair<uint64_t, uint64_t>>& par
                            std::string_view boundary = "00000000001") {
   std::string body;
   for (auto [first, last] : parts) {
-    body += fmt::format("\r\n--{}\r\nContent-Type: application/octet-stream\r\n"
-                        "Content-Range: bytes {}-{}/{}\r\n\r\n",
-                        boundary, first, last, kObjectBytes);
+    body += fmt::format(
+        "\r\n--{}\r\nContent-Type: application/octet-stream\r\n"
+        "Content-Range: bytes {}-{}/{}\r\n\r\n",
+        boundary, first, last, kObjectBytes);
     for (uint64_t i = first; i <= last; ++i) body += byte_at(i);
   }
   body += fmt::format("\r\n--{}--\r\n", boundary);
@@ -78,8 +78,8 @@ Result<void> deframe(const std::string& body, size_t split, size_t step, Slots& 
     at += n;
     return n;
   };
-  return net::deframe_byteranges("00000000001", slots.ranges, std::string_view(body).substr(0, split),
-                                 body.size(), wire, c);
+  return net::deframe_byteranges("00000000001", slots.ranges,
+                                 std::string_view(body).substr(0, split), body.size(), wire, c);
 }
 
 }  // namespace
@@ -99,7 +99,8 @@ TEST_CASE("byteranges: parts land in their slots, whatever the split of the stre
           "[net][byteranges]") {
   const std::vector<std::pair<uint64_t, uint64_t>> want{{5, 4100}, {9000, 9000}, {20000, 30000}};
   const std::string body = multipart_body(want);
-  for (size_t split : {size_t{0}, size_t{1}, size_t{60}, size_t{100}, body.size() / 2, body.size()}) {
+  for (size_t split :
+       {size_t{0}, size_t{1}, size_t{60}, size_t{100}, body.size() / 2, body.size()}) {
     for (size_t step : {size_t{1}, size_t{7}, size_t{4096}, size_t{1} << 20}) {
       if (step == 1 && split > 100) continue;  // byte by byte once is enough
       Slots s(want);
@@ -182,8 +183,9 @@ struct RangeServer {
       if (head.empty()) return;
       ++requests;
       std::vector<std::pair<uint64_t, uint64_t>> ranges;
-      const size_t at = head.find("range: bytes=") != std::string::npos ? head.find("range: bytes=")
-                                                                         : head.find("Range: bytes=");
+      const size_t at = head.find("range: bytes=") != std::string::npos
+                            ? head.find("range: bytes=")
+                            : head.find("Range: bytes=");
       for (size_t p = at + 13; p < head.size() && head[p] != '\r';) {
         uint64_t a = 0, b = 0;
         int used = 0;
@@ -195,7 +197,9 @@ struct RangeServer {
       std::string body, type = "multipart/byteranges; boundary=00000000001";
       int status = 206;
       if (mode == "refuse" && ranges.size() > 1) {
-        if (!LoopbackServer::write_all(fd, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n")) return;
+        if (!LoopbackServer::write_all(
+                fd, "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\n\r\n"))
+          return;
         continue;
       }
       if ((mode == "whole" && ranges.size() > 1) || ranges.empty()) {

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The HTTP/1.1 exchange against a scripted loopback server: where body bytes land, how many are
 // copied, de-framing in place, 100-continue, keep-alive and the connection pool.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -126,8 +125,9 @@ TEST_CASE("error statuses go to text and leave the destination alone", "[net][ht
 TEST_CASE("a vetoed head places no body byte", "[net][http]") {
   LoopbackServer server([&](int fd) {
     LoopbackServer::read_head(fd);
-    LoopbackServer::write_all(fd, "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\n"
-                                  "Content-Length: 5\r\n\r\nWRONG");
+    LoopbackServer::write_all(fd,
+                              "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 5-9/10\r\n"
+                              "Content-Length: 5\r\n\r\nWRONG");
   });
   auto conn = connect_to(server.port());
   std::vector<std::byte> dest(5, std::byte{0});
@@ -161,8 +161,8 @@ TEST_CASE("bodies that break their framing are errors, with progress kept", "[ne
   SECTION("truncated by the server") {
     LoopbackServer server([&](int fd) {
       LoopbackServer::read_head(fd);
-      LoopbackServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" +
-                                        std::string(40, 'x'));
+      LoopbackServer::write_all(
+          fd, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + std::string(40, 'x'));
     });
     auto conn = connect_to(server.port());
     std::vector<std::byte> dest(100);
@@ -193,7 +193,8 @@ TEST_CASE("bodies that break their framing are errors, with progress kept", "[ne
 TEST_CASE("HEAD responses announce a length but carry no body", "[net][http]") {
   LoopbackServer server([&](int fd) {
     LoopbackServer::read_head(fd);
-    LoopbackServer::write_all(fd, "HTTP/1.1 200 OK\r\nContent-Length: 12345\r\nETag: \"e\"\r\n\r\n");
+    LoopbackServer::write_all(fd,
+                              "HTTP/1.1 200 OK\r\nContent-Length: 12345\r\nETag: \"e\"\r\n\r\n");
     LoopbackServer::read_head(fd);
   });
   auto conn = connect_to(server.port());
@@ -213,24 +214,25 @@ TEST_CASE("Expect: 100-continue sends the body only after the go-ahead", "[net][
   SECTION("100 Continue, then the body, then 200") {
     std::string received;
     {
-    LoopbackServer server([&](int fd) {
-      const std::string head = LoopbackServer::read_head(fd);
-      if (head.find("Expect: 100-continue") == std::string::npos) return;
-      LoopbackServer::write_all(fd, "HTTP/1.1 100 Continue\r\n\r\n");
-      received = LoopbackServer::read_exact(fd, body.size());
-      LoopbackServer::write_all(fd, "HTTP/1.1 200 OK\r\nETag: \"p1\"\r\nContent-Length: 0\r\n\r\n");
-    });
-    auto conn = connect_to(server.port());
-    net::HttpRequest req = get("/put");
-    req.method = "PUT";
-    req.body = std::as_bytes(std::span(body.data(), body.size()));
-    req.expect_continue = true;
-    net::ExchangeProgress progress;
-    auto r = net::exchange(*conn, req, {}, short_timeouts(), progress);
-    REQUIRE(r.ok());
-    CHECK(r->head.status == 200);
-    CHECK(*r->head.find("etag") == "\"p1\"");
-    conn.reset();
+      LoopbackServer server([&](int fd) {
+        const std::string head = LoopbackServer::read_head(fd);
+        if (head.find("Expect: 100-continue") == std::string::npos) return;
+        LoopbackServer::write_all(fd, "HTTP/1.1 100 Continue\r\n\r\n");
+        received = LoopbackServer::read_exact(fd, body.size());
+        LoopbackServer::write_all(fd,
+                                  "HTTP/1.1 200 OK\r\nETag: \"p1\"\r\nContent-Length: 0\r\n\r\n");
+      });
+      auto conn = connect_to(server.port());
+      net::HttpRequest req = get("/put");
+      req.method = "PUT";
+      req.body = std::as_bytes(std::span(body.data(), body.size()));
+      req.expect_continue = true;
+      net::ExchangeProgress progress;
+      auto r = net::exchange(*conn, req, {}, short_timeouts(), progress);
+      REQUIRE(r.ok());
+      CHECK(r->head.status == 200);
+      CHECK(*r->head.find("etag") == "\"p1\"");
+      conn.reset();
     }  // the server's threads are joined here
     CHECK(received == body);
   }

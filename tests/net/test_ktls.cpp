@@ -2,8 +2,6 @@
 // Runs only where ring_features().ktls (see ktls_main.cpp); test_ktls_fallback.cpp covers the
 // machines without kernel TLS. Which directions kTLS took is read from the kernel itself, so a
 // connection that quietly stayed in userspace cannot pass for a kTLS one.
-#include <catch2/catch.hpp>
-
 #include <arpa/inet.h>
 #include <linux/tls.h>
 #include <netinet/in.h>
@@ -11,6 +9,7 @@
 #include <openssl/crypto.h>
 #include <sys/socket.h>
 
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -47,8 +46,9 @@ int socket_connected_to(uint16_t port) {
     const int fd = std::stoi(entry.path().filename().string());
     sockaddr_in peer{};
     socklen_t len = sizeof peer;
-    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 || peer.sin_family != AF_INET ||
-        peer.sin_addr.s_addr != htonl(INADDR_LOOPBACK) || ntohs(peer.sin_port) != port) {
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0 ||
+        peer.sin_family != AF_INET || peer.sin_addr.s_addr != htonl(INADDR_LOOPBACK) ||
+        ntohs(peer.sin_port) != port) {
       continue;
     }
     INFO("fds " << found << " and " << fd << " are both connected to port " << port);
@@ -67,7 +67,8 @@ bool kernel_holds_keys(int fd, int direction) {
   socklen_t len = sizeof info;
   if (getsockopt(fd, SOL_TLS, direction, &info, &len) == 0) return info.cipher_type != 0;
   const int err = errno;
-  INFO("getsockopt(SOL_TLS, " << (direction == TLS_TX ? "TLS_TX" : "TLS_RX") << "): " << std::strerror(err));
+  INFO("getsockopt(SOL_TLS, " << (direction == TLS_TX ? "TLS_TX" : "TLS_RX")
+                              << "): " << std::strerror(err));
   REQUIRE(err == EBUSY);
   return false;
 }
@@ -90,7 +91,8 @@ Outcome exchange_with_ktls(int version, size_t bytes) {
   TlsServer server(o, [bytes](SSL* ssl) {
     std::string got(kRequest.size(), '\0');
     size_t done = 0, n = 0;
-    while (done < got.size() && SSL_read_ex(ssl, got.data() + done, got.size() - done, &n) == 1) done += n;
+    while (done < got.size() && SSL_read_ex(ssl, got.data() + done, got.size() - done, &n) == 1)
+      done += n;
     if (got == kRequest) ssl_write_pattern(ssl, bytes);  // else close: the client sees EOF early
   });
   TlsConfig config;
@@ -136,8 +138,10 @@ TEST_CASE("kTLS over TLS 1.2 moves data in the kernel both ways", "[net][ktls]")
   CHECK(r.transport == Transport::ktls);
 }
 
-TEST_CASE("kTLS over TLS 1.3 sends in the kernel, and is Transport::ktls only if the kernel also "
-          "receives", "[net][ktls]") {
+TEST_CASE(
+    "kTLS over TLS 1.3 sends in the kernel, and is Transport::ktls only if the kernel also "
+    "receives",
+    "[net][ktls]") {
   const Outcome r = exchange_with_ktls(TLS1_3_VERSION, 8 << 20);
   INFO(describe(r));
   // OpenSSL offloads TLS 1.3 sending since 3.0: without the send keys, kTLS was never asked for.

@@ -2,14 +2,13 @@
 // The reactors: hundreds of requests in flight on two threads, faults on some while the rest
 // complete, backoff that holds no thread, DNS lookups bounded by the deadline, IPv6 literals,
 // and credentials refreshed once for many waiting requests.
-#include <catch2/catch.hpp>
-
 #include <dirent.h>
 #include <netinet/in.h>
 #include <strings.h>
 #include <sys/socket.h>
 
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -77,8 +76,8 @@ class ObjectServer {
       const std::string key = head.substr(path + 6, end - path - 6);
       uint64_t first = 0, last = 0;
       const size_t r = find_header(head, "range: bytes=");
-      if (r == std::string::npos ||
-          std::sscanf(head.c_str() + r, "%lu-%lu", &first, &last) != 2 || last < first) {
+      if (r == std::string::npos || std::sscanf(head.c_str() + r, "%lu-%lu", &first, &last) != 2 ||
+          last < first) {
         LoopbackServer::write_all(fd, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
         continue;
       }
@@ -98,8 +97,9 @@ class ObjectServer {
       if ((kind == "busy" && attempt <= 2) || (kind == "busy1" && attempt == 1)) {
         note(kind);
         const std::string body = "<Error><Code>SlowDown</Code></Error>";
-        LoopbackServer::write_all(fd, fmt::format("HTTP/1.1 503 Slow Down\r\nContent-Length: {}\r\n\r\n{}",
-                                                  body.size(), body));
+        LoopbackServer::write_all(
+            fd, fmt::format("HTTP/1.1 503 Slow Down\r\nContent-Length: {}\r\n\r\n{}", body.size(),
+                            body));
         continue;
       }
       if (kind == "hold") hold();
@@ -244,7 +244,8 @@ TEST_CASE("resets, stalls and 503 bursts on some requests while the rest complet
     for (int i = 0; i < kRequests; ++i) {
       keys[i] = fmt::format("{}-{}", kinds[i % 8], i);
       group.run([&, i]() -> Result<void> {
-        auto r = client->get_range("bkt", keys[i], i * kRange, std::span(dest).subspan(i * kRange, kRange));
+        auto r = client->get_range("bkt", keys[i], i * kRange,
+                                   std::span(dest).subspan(i * kRange, kRange));
         if (!r.ok()) {
           ++failed;
           return std::move(r).error();
@@ -287,12 +288,14 @@ TEST_CASE("requests waiting out their backoff hold no thread", "[net][reactor]")
   for (int i = 0; i < kRequests; ++i) {
     keys[i] = fmt::format("busy1-{}", i);
     group.run([&, i]() -> Result<void> {
-      OC_TRY(client->get_range("bkt", keys[i], i * kRange, std::span(dest).subspan(i * kRange, kRange)));
+      OC_TRY(client->get_range("bkt", keys[i], i * kRange,
+                               std::span(dest).subspan(i * kRange, kRange)));
       return {};
     });
   }
   const auto until = Clock::now() + 10s;
-  while (server.answered("busy1") < kRequests && Clock::now() < until) std::this_thread::sleep_for(1ms);
+  while (server.answered("busy1") < kRequests && Clock::now() < until)
+    std::this_thread::sleep_for(1ms);
   REQUIRE(server.answered("busy1") == kRequests);
   // Every request has had its 503; each waits 0..1 s before its retry. With most of them
   // waiting, the process still has two reactor threads, and none per request.
@@ -318,11 +321,12 @@ TEST_CASE("a host name that never resolves times out at the deadline", "[net][re
   std::condition_variable cv;
   bool release = false;
   // Fault injection: a lookup that hangs, as getaddrinfo does with an unreachable DNS server.
-  net::Resolver resolver(1, 30s, [&](const std::string& host) -> Result<std::vector<net::ResolvedAddress>> {
-    std::unique_lock lock(mu);
-    cv.wait(lock, [&] { return release; });
-    return OC_ERROR(Errc::io, "cannot resolve {}", host);
-  });
+  net::Resolver resolver(1, 30s,
+                         [&](const std::string& host) -> Result<std::vector<net::ResolvedAddress>> {
+                           std::unique_lock lock(mu);
+                           cv.wait(lock, [&] { return release; });
+                           return OC_ERROR(Errc::io, "cannot resolve {}", host);
+                         });
   net::Scheduler scheduler(4, 1, "oc-tdns");
   auto open_hanging = [&] {
     net::ConnectOptions o{"never.example", 80, nullptr, Clock::now() + 300ms};
@@ -385,7 +389,8 @@ TEST_CASE("one lookup per name in flight, answers reused for the TTL", "[net][re
   }
 }
 
-TEST_CASE("the DNS cache holds a bounded number of names, the freshest kept", "[net][reactor][dns]") {
+TEST_CASE("the DNS cache holds a bounded number of names, the freshest kept",
+          "[net][reactor][dns]") {
   std::atomic<int> calls{0};
   auto lookup = [&](const std::string&) -> Result<std::vector<net::ResolvedAddress>> {
     ++calls;
@@ -432,10 +437,11 @@ TEST_CASE("credentials refresh once while many requests wait", "[net][reactor][c
                          R"("Token":"t","Expiration":"{}"}})",
                          fetches.load(), expiration)};
   };
-  net::CredentialsProvider provider({}, test::env_of({{"HOME", "/nonexistent-oc-home"}}), fetch, [&] {
-    std::lock_guard lock(clock_mu);
-    return now;
-  });
+  net::CredentialsProvider provider({}, test::env_of({{"HOME", "/nonexistent-oc-home"}}), fetch,
+                                    [&] {
+                                      std::lock_guard lock(clock_mu);
+                                      return now;
+                                    });
   now = *net::parse_iso8601("2026-11-29T11:00:00Z");
   auto run_all = [&](std::vector<std::string>& keys) {
     std::mutex mu;
@@ -531,7 +537,8 @@ struct MultipartServer {
       if (head.starts_with("HEAD")) {
         ++heads;
         LoopbackServer::write_all(
-            fd, completed ? fmt::format("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nETag: {}\r\n\r\n", object_etag)
+            fd, completed ? fmt::format("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nETag: {}\r\n\r\n",
+                                        object_etag)
                           : std::string("HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"));
         continue;
       }

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
-
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <netinet/tcp.h>
-
+#include <catch2/catch.hpp>
 #include <vector>
 
 #include "net/buffer_pool.hpp"
@@ -136,29 +134,29 @@ TEST_CASE("ring recv uses READ_FIXED inside the pool and plain recv elsewhere", 
   // On a reactor, whose ring registered the pool at start-up.
   Scheduler scheduler(1, 1, "oc-tring");
   scheduler.call([&] {
-  Ring& r = ring();
-  auto lease = BufferPool::global().acquire(kBytes);
-  REQUIRE(lease.ok());
-  const bool fixed = lease->pinned() && ring_features().recv_fixed;
-  auto read_all = [&](std::span<std::byte> dest, uint64_t offset) {
-    for (size_t done = 0; done < dest.size();) {
-      auto n = r.recv(fd, dest.subspan(done), Clock::now() + 5s);
-      REQUIRE(n.ok());
-      REQUIRE(*n > 0);
-      done += *n;
-    }
-    CHECK(first_mismatch(dest, offset) == dest.size());
-  };
-  const uint64_t before = r.counters().fixed_reads;
-  read_all(lease->bytes(), 0);
-  const uint64_t after_pool = r.counters().fixed_reads;
-  CHECK((after_pool > before) == fixed);
-  std::vector<std::byte> heap(kBytes);
-  read_all(heap, kBytes);
-  CHECK(r.counters().fixed_reads == after_pool);
-  CHECK(r.counters().operations > 0);
-  CHECK(r.counters().submits >= r.counters().operations);
-  return 0;
+    Ring& r = ring();
+    auto lease = BufferPool::global().acquire(kBytes);
+    REQUIRE(lease.ok());
+    const bool fixed = lease->pinned() && ring_features().recv_fixed;
+    auto read_all = [&](std::span<std::byte> dest, uint64_t offset) {
+      for (size_t done = 0; done < dest.size();) {
+        auto n = r.recv(fd, dest.subspan(done), Clock::now() + 5s);
+        REQUIRE(n.ok());
+        REQUIRE(*n > 0);
+        done += *n;
+      }
+      CHECK(first_mismatch(dest, offset) == dest.size());
+    };
+    const uint64_t before = r.counters().fixed_reads;
+    read_all(lease->bytes(), 0);
+    const uint64_t after_pool = r.counters().fixed_reads;
+    CHECK((after_pool > before) == fixed);
+    std::vector<std::byte> heap(kBytes);
+    read_all(heap, kBytes);
+    CHECK(r.counters().fixed_reads == after_pool);
+    CHECK(r.counters().operations > 0);
+    CHECK(r.counters().submits >= r.counters().operations);
+    return 0;
   });
   close(fd);
 }

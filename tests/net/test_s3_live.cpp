@@ -8,11 +8,10 @@
 //   OC_FAULT_PROXY   the fault proxy's control URL, for [faults]
 //   OC_BIG_URL       an nginx URL of a sparse file of over 4 GiB, for [big]
 //   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION
-#include <catch2/catch.hpp>
-
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -63,8 +62,8 @@ std::shared_ptr<net::S3Client> make_client(const std::string& endpoint, std::str
     creds.explicit_credentials = net::Credentials{
         env("AWS_ACCESS_KEY_ID"), secret.empty() ? env("AWS_SECRET_ACCESS_KEY") : secret, ""};
   }
-  config.credentials = std::make_shared<net::CredentialsProvider>(creds, net::process_env(),
-                                                                  net::HttpFetch{});
+  config.credentials =
+      std::make_shared<net::CredentialsProvider>(creds, net::process_env(), net::HttpFetch{});
   auto c = net::S3Client::create(std::move(config));
   REQUIRE(c.ok());
   return std::move(c).value();
@@ -94,8 +93,7 @@ bool same(std::span<const std::byte> a, std::span<const std::byte> b) {
 void fault_control(std::string_view method, std::string_view json = {}) {
   auto url = net::parse_url(env("OC_FAULT_PROXY") + "/__fault__");
   REQUIRE(url.ok());
-  net::ConnectOptions o{url->host, url->port, nullptr,
-                        net::Clock::now() + std::chrono::seconds(5)};
+  net::ConnectOptions o{url->host, url->port, nullptr, net::Clock::now() + std::chrono::seconds(5)};
   auto conn = net::Connection::open(o);
   REQUIRE(conn.ok());
   const std::string target = url->request_target(), host = url->host_header();
@@ -113,10 +111,10 @@ void clear_faults() { fault_control("DELETE"); }
 }  // namespace
 
 // Shows the error of a failed Result.
-#define REQUIRE_MESSAGE_OK(r)                                           \
-  do {                                                                  \
-    INFO((r.ok() ? std::string() : r.error().to_string()));             \
-    REQUIRE(r.ok());                                                    \
+#define REQUIRE_MESSAGE_OK(r)                               \
+  do {                                                      \
+    INFO((r.ok() ? std::string() : r.error().to_string())); \
+    REQUIRE(r.ok());                                        \
   } while (0)
 
 TEST_CASE("objects round-trip; ranges across part and stripe boundaries", "[s3]") {
@@ -140,9 +138,13 @@ TEST_CASE("objects round-trip; ranges across part and stripe boundaries", "[s3]"
   CHECK(!head->etag.empty());
 
   const size_t MiB = 1 << 20;
-  for (auto [at, n] : std::vector<std::pair<size_t, size_t>>{
-           {0, 1}, {4 * MiB - 7, 14}, {8 * MiB - 5, 10}, {16 * MiB - 1, 2}, {20 * MiB - 1, 1},
-           {3 * MiB, 9 * MiB}, {0, 20 * MiB}}) {
+  for (auto [at, n] : std::vector<std::pair<size_t, size_t>>{{0, 1},
+                                                             {4 * MiB - 7, 14},
+                                                             {8 * MiB - 5, 10},
+                                                             {16 * MiB - 1, 2},
+                                                             {20 * MiB - 1, 1},
+                                                             {3 * MiB, 9 * MiB},
+                                                             {0, 20 * MiB}}) {
     INFO("range " << at << "+" << n);
     std::vector<std::byte> got(n);
     auto r = c->get_range(bucket(), "rt/dir/big object+é.bin", at, got, head->etag);
@@ -157,8 +159,8 @@ TEST_CASE("objects round-trip; ranges across part and stripe boundaries", "[s3]"
   // The whole object through the parallel download path, into a file.
   char out[] = "/tmp/onecopy-s3-live-dl-XXXXXX";
   ::close(::mkstemp(out));
-  auto down = net::download_to_file(*c, net::ObjectRef{bucket(), "rt/dir/big object+é.bin", ""},
-                                    out);
+  auto down =
+      net::download_to_file(*c, net::ObjectRef{bucket(), "rt/dir/big object+é.bin", ""}, out);
   REQUIRE(down.ok());
   std::ifstream f(out, std::ios::binary);
   std::vector<char> back((std::istreambuf_iterator<char>(f)), {});

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The scheduler's promises: never more jobs in flight than the cap (on however few reactor
 // threads), and lanes served round-robin so a small scan is not starved by a big one.
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <mutex>
 #include <thread>

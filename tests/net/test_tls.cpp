@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cstdlib>
 #include <optional>
 
@@ -113,7 +112,8 @@ TEST_CASE("TLS send_all reaches the server and the reply comes back", "[net]") {
   REQUIRE((*conn)->send_all(pieces, Clock::now() + 2s).ok());
   std::string reply(30, '\0');
   for (size_t done = 0; done < reply.size();) {
-    auto n = (*conn)->recv(std::as_writable_bytes(std::span(reply)).subspan(done), Clock::now() + 2s);
+    auto n =
+        (*conn)->recv(std::as_writable_bytes(std::span(reply)).subspan(done), Clock::now() + 2s);
     REQUIRE(n.ok());
     REQUIRE(*n > 0);
     done += *n;

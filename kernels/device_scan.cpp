@@ -4,13 +4,12 @@
 // gathered from it; otherwise the CPU decodes just the window, as a plain scan would, and the
 // result is placed. The host reference takes the same branches and runs the same plan and
 // gather code on the host, so the CPU tests cover every decision up to the CUDA calls.
-#include "client/device_scan.hpp"
-
-#include "config/checked_size.hpp"
+#include "kernels/device_scan.hpp"
 
 #include <algorithm>
 #include <numeric>
 
+#include "config/checked_size.hpp"
 #include "format/expr_eval.hpp"
 #include "format/scan_profile.hpp"
 #include "format/string_views.hpp"
@@ -19,7 +18,7 @@
 #include "kernels/fused_plan.hpp"
 #include "kernels/gather.hpp"
 
-namespace oc::client {
+namespace oc::kernels {
 
 using format::Buffer;
 using format::Column;
@@ -56,12 +55,15 @@ Result<ColumnPtr> compacted(const ColumnPtr& c) {
 
 }  // namespace
 
-Result<std::shared_ptr<DeviceChunkDecoder>> DeviceChunkDecoder::create(int device, DeviceDecodes where) {
+Result<std::shared_ptr<DeviceChunkDecoder>> DeviceChunkDecoder::create(int device,
+                                                                       DeviceDecodes where) {
   std::shared_ptr<DeviceChunkDecoder> d(new DeviceChunkDecoder(device, where));
   if (where == DeviceDecodes::host_reference) return d;
   const kernels::DeviceInfo info = kernels::probe_devices();
-  OC_EXPECT(info.count > 0, cuda, "no CUDA device for a scan on cuda:{}: {}", device, info.why_none);
-  OC_EXPECT(device >= 0 && device < info.count, cuda, "no CUDA device cuda:{} ({} device(s))", device, info.count);
+  OC_EXPECT(info.count > 0, cuda, "no CUDA device for a scan on cuda:{}: {}", device,
+            info.why_none);
+  OC_EXPECT(device >= 0 && device < info.count, cuda, "no CUDA device cuda:{} ({} device(s))",
+            device, info.count);
   OC_TRY(kernels::use_device(device));
   OC_ASSIGN_OR_RETURN(kernels::DecodeSession session, kernels::DecodeSession::create());
   d->cuda_ = std::make_unique<Cuda>();
@@ -69,18 +71,21 @@ Result<std::shared_ptr<DeviceChunkDecoder>> DeviceChunkDecoder::create(int devic
   return d;
 }
 
-DeviceChunkDecoder::DeviceChunkDecoder(int device, DeviceDecodes where) : device_(device), where_(where) {}
+DeviceChunkDecoder::DeviceChunkDecoder(int device, DeviceDecodes where)
+    : device_(device), where_(where) {}
 
 DeviceChunkDecoder::~DeviceChunkDecoder() = default;
 
 DeviceScanStats DeviceChunkDecoder::stats() const {
-  return {fused_chunks_.load(), cpu_chunks_.load(), placed_columns_.load(), launches_.load(), bytes_uploaded_.load(),
-          bytes_delivered_.load(), decode_ns_.load()};
+  return {fused_chunks_.load(),   cpu_chunks_.load(),      placed_columns_.load(), launches_.load(),
+          bytes_uploaded_.load(), bytes_delivered_.load(), decode_ns_.load()};
 }
 
-Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree, const format::DTypePtr& dtype,
+Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree,
+                                                  const format::DTypePtr& dtype,
                                                   uint64_t chunk_rows, format::RowWindow rows,
-                                                  const std::vector<uint8_t>* keep, format::StringLayout strings) {
+                                                  const std::vector<uint8_t>* keep,
+                                                  format::StringLayout strings) {
   format::DecodeContext ctx;
   auto plan = kernels::build_fused_plan(tree, dtype, chunk_rows, ctx);
   if (!plan.ok()) {
@@ -111,7 +116,8 @@ Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree,
   out->dtype = dtype;
   out->length = g.n;
   out->null_count = static_cast<int64_t>(nulls);
-  const uint64_t value_bytes = saturating_mul(g.n, g.width), bitmap_bytes = nulls != 0 ? (g.n + 7) / 8 : 0;
+  const uint64_t value_bytes = saturating_mul(g.n, g.width),
+                 bitmap_bytes = nulls != 0 ? (g.n + 7) / 8 : 0;
   std::lock_guard<std::mutex> lock(mu_);
   if (where_ == DeviceDecodes::host_reference) {
     out->buffers.push_back(Buffer::allocate_for_overwrite(value_bytes));
@@ -122,11 +128,15 @@ Result<ColumnPtr> DeviceChunkDecoder::decode_flat(const format::ArrayView& tree,
     OC_TRY(kernels::use_device(device_));
     kernels::Stream& stream = cuda_->session.stream_at(0);
     auto hold = std::make_shared<DeviceHold>();
-    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer values, kernels::DeviceBuffer::allocate(value_bytes, stream));
-    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer bitmap, kernels::DeviceBuffer::allocate(bitmap_bytes, stream));
+    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer values,
+                        kernels::DeviceBuffer::allocate(value_bytes, stream));
+    OC_ASSIGN_OR_RETURN(kernels::DeviceBuffer bitmap,
+                        kernels::DeviceBuffer::allocate(bitmap_bytes, stream));
     if (!p.selection.empty()) {
-      OC_ASSIGN_OR_RETURN(p.selected, kernels::DeviceBuffer::allocate(p.selection.size() * sizeof(uint32_t), stream));
-      OC_TRY(kernels::copy_to_device(p.selected.data(), p.selection.data(), p.selected.size(), stream));
+      OC_ASSIGN_OR_RETURN(p.selected, kernels::DeviceBuffer::allocate(
+                                          p.selection.size() * sizeof(uint32_t), stream));
+      OC_TRY(kernels::copy_to_device(p.selected.data(), p.selection.data(), p.selected.size(),
+                                     stream));
     }
     g.out = values.as<uint8_t>();
     g.out_validity = nulls != 0 ? bitmap.as<uint8_t>() : nullptr;
@@ -194,8 +204,8 @@ Result<void> DeviceChunkDecoder::finish_split() {
 Result<ColumnPtr> DeviceChunkDecoder::place(ColumnPtr decoded, const std::vector<uint8_t>* keep) {
   ColumnPtr col = std::move(decoded);
   if (keep != nullptr) {
-    format::Mask mask{*keep, static_cast<uint64_t>(std::count_if(keep->begin(), keep->end(),
-                                                                 [](uint8_t k) { return k != 0; }))};
+    format::Mask mask{*keep, static_cast<uint64_t>(std::count_if(
+                                 keep->begin(), keep->end(), [](uint8_t k) { return k != 0; }))};
     OC_ASSIGN_OR_RETURN(col, format::filter_rows(col, mask));
   }
   // String views point into host buffers: the device gets offsets.
@@ -218,8 +228,8 @@ void collect_buffers(const Column& c, std::vector<std::span<const uint8_t>>& out
 
 // @p c with its buffers replaced, in collect_buffers' order, by device buffers taken from
 // @p device (advancing @p next), all kept alive by @p hold.
-ColumnPtr with_device_buffers(const Column& c, std::vector<kernels::DeviceBuffer>& device, size_t& next,
-                              const std::shared_ptr<DeviceHold>& hold, int index) {
+ColumnPtr with_device_buffers(const Column& c, std::vector<kernels::DeviceBuffer>& device,
+                              size_t& next, const std::shared_ptr<DeviceHold>& hold, int index) {
   auto out = std::make_shared<Column>(c);
   out->device = index;
   auto take = [&]() {
@@ -249,32 +259,4 @@ Result<ColumnPtr> DeviceChunkDecoder::upload(const ColumnPtr& host) {
   return with_device_buffers(*c, device, next, std::make_shared<DeviceHold>(), device_);
 }
 
-namespace {
-
-// What every device scan reads with: @p decoder's chunks, strings as offsets (string views
-// would point into host memory).
-format::ScanOptions on_device(format::ScanOptions options, std::shared_ptr<DeviceChunkDecoder> decoder) {
-  options.strings = format::StringLayout::offsets;
-  options.chunk_decoder = std::move(decoder);
-  return options;
-}
-
-}  // namespace
-
-Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file, format::ScanOptions options,
-                                                     std::shared_ptr<DeviceChunkDecoder> decoder) {
-  return file.scan_here(on_device(std::move(options), std::move(decoder)));
-}
-
-Result<std::unique_ptr<format::UnitScan>> scan_units_on_device(std::shared_ptr<const format::VortexFile> file,
-                                                               format::ScanOptions options,
-                                                               std::vector<format::Unit> units,
-                                                               std::shared_ptr<DeviceChunkDecoder> decoder,
-                                                               format::UnitPosition start) {
-  // A unit scan's per-unit scans go through VortexFile::scan, which never pushes down a scan
-  // with a chunk decoder: every unit decodes here, onto the decoder's device.
-  return format::scan_units(std::move(file), on_device(std::move(options), std::move(decoder)), std::move(units),
-                            start);
-}
-
-}  // namespace oc::client
+}  // namespace oc::kernels

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "client/open_uri.hpp"
+#include "net/open_uri.hpp"
 
 #include <fnmatch.h>
 #include <glob.h>
@@ -7,16 +7,16 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "client/rados_commands.hpp"
-#include "client/rados_pushdown.hpp"
+#include "net/rados.hpp"
+#include "net/rados_pushdown.hpp"
 #include "net/s3_source.hpp"
 #include "net/url.hpp"
 
-namespace oc::client {
+namespace oc::net {
 
 Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri) {
   if (uri.starts_with("rados://")) {
-    OC_ASSIGN_OR_RETURN(auto object, net::parse_rados_uri(uri));
+    OC_ASSIGN_OR_RETURN(auto object, parse_rados_uri(uri));
     return open_rados_file(object);
   }
   OC_ASSIGN_OR_RETURN(auto source, net::open_any_source(uri));
@@ -41,10 +41,32 @@ Result<std::vector<std::string>> expand_s3(std::string_view pattern, uint64_t ma
   std::vector<std::string> out;
   for (const auto& o : page.contents) {
     // Without FNM_PATHNAME, `*` crosses `/`: keys have no directories, only a convention.
-    const bool match = prefix_only ? is_vortex(o.key)
-                                   : ::fnmatch(key.c_str(), o.key.c_str(), 0) == 0;
+    const bool match =
+        prefix_only ? is_vortex(o.key) : ::fnmatch(key.c_str(), o.key.c_str(), 0) == 0;
     if (match) out.push_back("s3://" + uri.bucket + "/" + o.key);
   }
+  return out;
+}
+
+// rados://pool/ or a name ending in '/' lists the *.vortex objects under that prefix; a name
+// with a wildcard lists those it matches; anything else is itself, unchecked.
+Result<std::vector<std::string>> expand_rados(const std::string& pattern, uint64_t max_entries) {
+  OC_ASSIGN_OR_RETURN(auto uri, parse_rados_uri(pattern, /*allow_empty_object=*/true));
+  const bool prefix_only = uri.object.empty() || uri.object.ends_with('/');
+  const size_t wild = uri.object.find_first_of("*?[");
+  if (!prefix_only && wild == std::string::npos) return std::vector<std::string>{pattern};
+  OC_ASSIGN_OR_RETURN(auto pool, rados_pool(uri.pool));
+  OC_ASSIGN_OR_RETURN(
+      auto names,
+      names_under(*pool, prefix_only ? uri.object : uri.object.substr(0, wild), max_entries));
+  std::vector<std::string> out;
+  for (const auto& n : names) {
+    // Without FNM_PATHNAME, `*` crosses `/`, as for S3 keys.
+    const bool match =
+        prefix_only ? is_vortex(n) : ::fnmatch(uri.object.c_str(), n.c_str(), 0) == 0;
+    if (match) out.push_back("rados://" + uri.pool + "/" + n);
+  }
+  OC_EXPECT(!out.empty(), not_found, "no Vortex objects match {}", pattern);
   return out;
 }
 
@@ -59,8 +81,8 @@ Result<std::vector<std::string>> expand_local(const std::string& pattern, uint64
       std::error_code type_ec;
       if (it->is_regular_file(type_ec) && is_vortex(it->path().filename().string())) {
         out.push_back(it->path().string());
-        OC_EXPECT(out.size() <= max_entries, invalid, "{} holds more than {} Vortex files",
-                  pattern, max_entries);
+        OC_EXPECT(out.size() <= max_entries, invalid, "{} holds more than {} Vortex files", pattern,
+                  max_entries);
       }
     }
     if (ec) return Error(Errc::io, fmt::format("listing {}: {}", pattern, ec.message()));
@@ -98,4 +120,4 @@ Result<std::vector<std::string>> expand_uri(std::string_view pattern, uint64_t m
   return out;
 }
 
-}  // namespace oc::client
+}  // namespace oc::net

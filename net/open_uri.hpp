@@ -12,11 +12,11 @@
 #include "config/error.hpp"
 #include "format/reader.hpp"
 
-namespace oc::client {
+namespace oc::net {
 
 /// Local paths go through io_uring file reads; object URIs through the S3 client configured from
 /// the environment (AWS_ENDPOINT_URL, AWS_REGION, the credentials chain); `rados://pool/object`
-/// through librados, its scans pushed into the OSDs (client/rados_pushdown.hpp).
+/// through librados, its scans pushed into the OSDs (net/rados_pushdown.hpp).
 [[nodiscard]] Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri);
 
 /// The files @p pattern names, sorted:
@@ -24,12 +24,12 @@ namespace oc::client {
 ///   depth (ListObjectsV2);
 /// - `s3://bucket/key*` with `*`, `?` or `[`: the objects whose key matches (fnmatch, `*` also
 ///   crossing `/`), listing only under the part before the first wildcard;
-/// - `rados://pool/` or `rados://pool/prefix*`: as for S3 (client/rados_commands.hpp);
+/// - `rados://pool/` or `rados://pool/prefix*`: as for S3 (librados lists the pool);
 /// - a local directory: its `*.vortex` files; a local glob: its matches (glob(3));
 /// - anything else (a file, an s3:// object, an http(s) URL): itself, unchecked.
 /// `not_found` when a directory, glob or prefix names no file; `invalid` when listing it would
 /// go through more than @p max_entries names.
 [[nodiscard]] Result<std::vector<std::string>> expand_uri(std::string_view pattern,
-                                                        uint64_t max_entries = UINT64_MAX);
+                                                          uint64_t max_entries = UINT64_MAX);
 
-}  // namespace oc::client
+}  // namespace oc::net

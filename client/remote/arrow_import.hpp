@@ -13,21 +13,16 @@
 #include <string>
 #include <vector>
 
+#include "client/remote/conn.hpp"
 #include "config/error.hpp"
-#include "daemon/conn.hpp"
 #include "format/arrow_c_abi.h"
 
-namespace oc::daemon {
+namespace oc::client {
 
-/// One node of a scan's schema as ScanBegin lists it, in pre-order.
-struct SchemaNodeCopy {
-  std::string format, name;
-  int64_t flags = 0;
-  uint32_t n_children = 0;
-};
+using daemon::SchemaNodeCopy;
 
 /// Copies @p begin's schema; `protocol` unless it is a well-formed pre-order tree.
-[[nodiscard]] Result<std::vector<SchemaNodeCopy>> schema_of(const fbs::ScanBegin& begin);
+[[nodiscard]] Result<std::vector<SchemaNodeCopy>> schema_of(const daemon::fbs::ScanBegin& begin);
 
 /// Fills @p out with the schema @p nodes describe (nodes from `schema_of`).
 void build_schema(const std::vector<SchemaNodeCopy>& nodes, ArrowSchema* out);
@@ -61,13 +56,14 @@ struct Lease {
     void operator()(uint8_t* p) const { std::free(p); }
   };
   std::unique_ptr<uint8_t, FreeDeleter> copy_;
-  size_t copy_skew_ = 0;  // the copy keeps the range's offset mod 64, so buffers keep their alignment
+  size_t copy_skew_ =
+      0;  // the copy keeps the range's offset mod 64, so buffers keep their alignment
   bool released_ = false;
 };
 
 /// Fills @p out with @p batch's arrays over @p lease's slab range. `protocol` when the tree is
 /// malformed or a buffer lies outside the range.
-[[nodiscard]] Result<void> build_batch(const fbs::Batch& batch,
+[[nodiscard]] Result<void> build_batch(const daemon::fbs::Batch& batch,
                                        const std::shared_ptr<Lease>& lease, ArrowArray* out);
 
-}  // namespace oc::daemon
+}  // namespace oc::client

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The remote calls of the client library: status, listings, units and scans. Framing and the
 // connection's rules are daemon/conn.cpp; the Arrow structs over slabs daemon/arrow_import.cpp.
-#include "daemon/client.hpp"
+#include "client/remote/client.hpp"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -13,15 +13,19 @@
 #include <map>
 #include <mutex>
 
-#include "client/open_uri.hpp"
+#include "client/remote/arrow_import.hpp"
+#include "client/remote/conn.hpp"
 #include "config/defaults.hpp"
 #include "config/fd.hpp"
-#include "daemon/arrow_import.hpp"
-#include "daemon/conn.hpp"
+#include "daemon/scan_wire.hpp"
 #include "format/segment_source.hpp"
 #include "kernels/shared_memory.hpp"
+#include "net/open_uri.hpp"
 
-namespace oc::daemon {
+namespace oc::client {
+
+// The protocol both sides speak (daemon/wire.hpp, daemon/protocol.fbs, daemon/status.hpp).
+using namespace oc::daemon;  // NOLINT(google-build-using-namespace)
 namespace {
 
 bool is_object_uri(std::string_view uri) {
@@ -84,7 +88,7 @@ struct StreamPrivate {
   uint64_t file = 0;
   uint64_t scan = 0;
   std::vector<SchemaNodeCopy> schema;
-  uintptr_t consumer_stream = 0;  ///< a device scan's (RemoteScanOptions)
+  uintptr_t consumer_stream = 0;  ///< a device scan's (remote_scan)
   bool done = false;
   std::string last_error;
 };
@@ -111,14 +115,16 @@ Result<void> map_slab(Conn& conn, const fbs::SlabAdded& added, int fd) {
 // Maps a device slab: its VMM descriptor, or its IPC handle when none came.
 Result<void> map_device_slab(Conn& conn, const fbs::DeviceSlabAdded& added, int fd) {
   UniqueFd owned(fd);
-  OC_EXPECT(added.bytes() > 0 && added.device() >= 0, protocol, "DeviceSlabAdded of {} bytes on device {}",
-            added.bytes(), added.device());
-  Result<kernels::SharedDeviceMemory> memory = Error(Errc::protocol, "DeviceSlabAdded", __FILE__, __LINE__);
+  OC_EXPECT(added.bytes() > 0 && added.device() >= 0, protocol,
+            "DeviceSlabAdded of {} bytes on device {}", added.bytes(), added.device());
+  Result<kernels::SharedDeviceMemory> memory =
+      Error(Errc::protocol, "DeviceSlabAdded", __FILE__, __LINE__);
   if (owned.valid()) {
     memory = kernels::SharedDeviceMemory::import_fd(added.device(), owned.get(), added.bytes());
   } else {
     const auto* h = added.ipc_handle();
-    OC_EXPECT(h && h->size() == 64, protocol, "DeviceSlabAdded came with neither a descriptor nor an IPC handle");
+    OC_EXPECT(h && h->size() == 64, protocol,
+              "DeviceSlabAdded came with neither a descriptor nor an IPC handle");
     std::array<uint8_t, 64> handle{};
     std::copy(h->begin(), h->end(), handle.begin());
     memory = kernels::SharedDeviceMemory::import_ipc(added.device(), handle);
@@ -195,13 +201,12 @@ Result<void> next_batch(StreamPrivate& p, ArrowArray* out) {
                 it->second->device_memory ? "device" : "host");
       // A dedicated slab holds this batch only: it is unmapped when the batch is released.
       if (it->second->dedicated) p.conn->slabs.erase(it);
-      OC_EXPECT(lease->begin <= lease->slab->bytes &&
-                    lease->bytes <= lease->slab->bytes - lease->begin,
-                protocol, "batch range [{}, +{}) outside the {}-byte slab", lease->begin,
-                lease->bytes, lease->slab->bytes);
+      OC_EXPECT(
+          lease->begin <= lease->slab->bytes && lease->bytes <= lease->slab->bytes - lease->begin,
+          protocol, "batch range [{}, +{}) outside the {}-byte slab", lease->begin, lease->bytes,
+          lease->slab->bytes);
     } else {
-      OC_EXPECT(lease->bytes == 0, protocol, "Batch of {} bytes came without a slab",
-                lease->bytes);
+      OC_EXPECT(lease->bytes == 0, protocol, "Batch of {} bytes came without a slab", lease->bytes);
     }
     // A consumer that keeps batches (list(scan), pa.table(stream)) would use up the daemon's
     // per-client limits and stall its own scan: past half of them, a batch is copied out of
@@ -256,11 +261,9 @@ void stream_release(ArrowArrayStream* s) {
   s->release = nullptr;
 }
 
-Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_ptr<Conn>& conn,
-                                                       const std::string& socket,
-                                                       const std::string& uri,
-                                                       const RemoteScanOptions& options,
-                                                       ArrowArrayStream* out) {
+Result<std::shared_ptr<const client::ScanCursor>> start_scan(
+    const std::shared_ptr<Conn>& conn, const std::string& socket, const std::string& uri,
+    const format::ScanRequest& request, uintptr_t consumer_stream, ArrowArrayStream* out) {
   OC_TRY(send_open(*conn, 1, uri, 0));
   OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
   const auto* opened = m->body_as_Opened();
@@ -268,22 +271,7 @@ Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_p
   const uint64_t file = opened->file();
   {
     flatbuffers::FlatBufferBuilder fbb;
-    std::vector<flatbuffers::Offset<flatbuffers::String>> cols;
-    for (const auto& c : options.columns) cols.push_back(fbb.CreateString(c));
-    auto cv = fbb.CreateVector(cols);
-    auto filter = fbb.CreateString(options.filter);
-    const format::ShardSpec shard = options.shard.value_or(format::ShardSpec{});
-    std::vector<uint64_t> flat;
-    for (const auto& [b, e] : options.ranges) flat.insert(flat.end(), {b, e});
-    auto ranges = fbb.CreateVector(flat);
-    auto scan = fbs::CreateScan(fbb, 2, file, cv, filter, options.batch_rows,
-                                options.row_range ? options.row_range->first : 0,
-                                options.row_range ? options.row_range->second : 0,
-                                options.row_range.has_value(), options.shard.has_value(),
-                                shard.rank, shard.world_size, shard.worker, shard.num_workers,
-                                shard.shuffle, shard.seed, shard.epoch, options.start.unit,
-                                options.start.rows, options.unit_rows, ranges,
-                                options.strings == format::StringLayout::offsets, options.device);
+    auto scan = to_fbs(fbb, 2, file, request);
     fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, scan.Union()));
     OC_TRY(conn->send(fbb));
   }
@@ -295,10 +283,9 @@ Result<std::shared_ptr<const client::ScanCursor>> start_scan(const std::shared_p
   p->conn = conn;
   p->socket = socket;
   p->file = file;
-  p->consumer_stream = options.consumer_stream;
+  p->consumer_stream = consumer_stream;
   p->cursor = std::make_shared<client::ScanCursor>(
-      begin->units(),
-      options.shard || !options.ranges.empty() ? options.start : format::UnitPosition{});
+      begin->units(), request.reads_units() ? request.start : format::UnitPosition{});
   p->scan = begin->scan();
   std::shared_ptr<const client::ScanCursor> cursor = p->cursor;
   *out = ArrowArrayStream{};
@@ -328,7 +315,7 @@ Result<std::optional<std::string>> serving_daemon_socket(const std::string& expl
     } else {
       path = builtin_defaults().daemon_socket;
       origin = "the default socket";
-      struct stat st{};
+      struct stat st {};
       if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return std::optional<std::string>{};
     }
   }
@@ -363,10 +350,11 @@ Result<Status> query_status(const std::string& socket) {
   return status_from_reply(*r);
 }
 
-Result<std::vector<std::string>> remote_list(const std::string& socket, const std::string& pattern) {
+Result<std::vector<std::string>> remote_list(const std::string& socket,
+                                             const std::string& pattern) {
   // A local pattern means this process's files, with its permissions: expanded here.
   if (!pattern.starts_with("s3://") && !pattern.starts_with("rados://")) {
-    return client::expand_uri(pattern);
+    return net::expand_uri(pattern);
   }
   OC_ASSIGN_OR_RETURN(auto conn, Conn::open(socket));
   std::vector<std::string> uris;
@@ -383,13 +371,14 @@ Result<std::vector<std::string>> remote_list(const std::string& socket, const st
       for (const auto* u : *listed->uris()) uris.push_back(u->str());
     }
     if (!listed->more()) return uris;
-    OC_EXPECT(uris.size() > before, protocol, "onecopyd sent an empty Listed part with more to come");
+    OC_EXPECT(uris.size() > before, protocol,
+              "onecopyd sent an empty Listed part with more to come");
   }
 }
 
 Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::string& socket,
-                                                               const std::string& uri,
-                                                               uint64_t max_rows) {
+                                                                const std::string& uri,
+                                                                uint64_t max_rows) {
   OC_EXPECT(max_rows > 0, invalid, "units need at least one row");
   OC_ASSIGN_OR_RETURN(auto conn, Conn::open(socket));
   OC_TRY(send_open(*conn, 1, uri, max_rows));
@@ -410,20 +399,17 @@ Result<std::vector<std::pair<uint64_t, uint64_t>>> remote_units(const std::strin
 }
 
 Result<std::shared_ptr<const client::ScanCursor>> remote_scan(const std::string& socket,
-                                                        const std::string& uri,
-                                                        const RemoteScanOptions& options,
-                                                        ArrowArrayStream* out) {
-  OC_EXPECT(!(options.shard && options.row_range), invalid,
-            "a sharded scan reads whole units; it takes no row range");
-  OC_EXPECT(options.ranges.empty() || (!options.shard && !options.row_range), invalid,
-            "a scan of explicit ranges takes no shard and no row range");
+                                                              const std::string& uri,
+                                                              const format::ScanRequest& request,
+                                                              uintptr_t consumer_stream,
+                                                              ArrowArrayStream* out) {
   if (auto idle = IdleConns::get().take(socket)) {
-    auto r = start_scan(idle, socket, uri, options, out);
+    auto r = start_scan(idle, socket, uri, request, consumer_stream, out);
     // An idle connection the daemon dropped meanwhile (a restart) fails with io: connect anew.
     if (r.ok() || r.error().code() != Errc::io) return r;
   }
   OC_ASSIGN_OR_RETURN(auto conn, Conn::open(socket));
-  return start_scan(conn, socket, uri, options, out);
+  return start_scan(conn, socket, uri, request, consumer_stream, out);
 }
 
-}  // namespace oc::daemon
+}  // namespace oc::client

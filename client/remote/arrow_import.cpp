@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/arrow_import.hpp"
+#include "client/remote/arrow_import.hpp"
 
 #include <cstring>
 
 #include "config/checked_size.hpp"
 #include "kernels/device_memory.hpp"
 
-namespace oc::daemon {
+namespace oc::client {
+
+// The protocol both sides speak (daemon/wire.hpp, daemon/protocol.fbs, daemon/status.hpp).
+using namespace oc::daemon;  // NOLINT(google-build-using-namespace)
 namespace {
 
 struct SchemaPrivate {
@@ -140,8 +143,8 @@ Result<void> Lease::copy_out() {
   const size_t skew = begin % kAlign;
   // bytes came from the daemon's message: the size is checked, not trusted.
   const auto total = checked_round_up(saturating_add(bytes, skew), kAlign);
-  OC_EXPECT(total.has_value(), out_of_memory, "a batch of {} bytes cannot be copied out of its slab",
-            bytes);
+  OC_EXPECT(total.has_value(), out_of_memory,
+            "a batch of {} bytes cannot be copied out of its slab", bytes);
   auto* mem = static_cast<uint8_t*>(std::aligned_alloc(kAlign, *total));
   OC_EXPECT(mem != nullptr, out_of_memory, "copying a batch of {} bytes out of its slab", bytes);
   copy_.reset(mem);
@@ -180,4 +183,4 @@ Result<void> build_batch(const fbs::Batch& batch, const std::shared_ptr<Lease>& 
   return build_array(batch, i, lease, 0, out);
 }
 
-}  // namespace oc::daemon
+}  // namespace oc::client

@@ -15,17 +15,19 @@
 #include "format/reader.hpp"
 #include "kernels/device_export_abi.h"
 
-namespace oc::client {
+namespace oc::kernels {
 
 /// Moves @p scan into @p out, a device stream on @p device_type / @p device_id: CUDA for a
 /// scan into GPU memory, CPU (-1) for its host reference. @p consumer_stream (a cudaStream_t;
 /// 0: the whole device; unset: no wait) applies to CUDA batches only.
-void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type, int64_t device_id,
-                          ArrowDeviceArrayStream* out, std::optional<uintptr_t> consumer_stream = std::nullopt);
+void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type,
+                          int64_t device_id, ArrowDeviceArrayStream* out,
+                          std::optional<uintptr_t> consumer_stream = std::nullopt);
 
 /// Moves @p inner, a plain stream whose batches' buffers already live on the device (a daemon
 /// device scan's, daemon/client.hpp), into @p out, tagged the same way.
 void wrap_device_stream(ArrowArrayStream* inner, ArrowDeviceType device_type, int64_t device_id,
-                        ArrowDeviceArrayStream* out, std::optional<uintptr_t> consumer_stream = std::nullopt);
+                        ArrowDeviceArrayStream* out,
+                        std::optional<uintptr_t> consumer_stream = std::nullopt);
 
-}  // namespace oc::client
+}  // namespace oc::kernels

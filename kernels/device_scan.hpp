@@ -41,7 +41,7 @@
 #include "kernels/fused_plan.hpp"
 #include "kernels/gather_stages.hpp"
 
-namespace oc::client {
+namespace oc::kernels {
 
 /// Where a device scan's decodes run.
 enum class DeviceDecodes : uint8_t {
@@ -65,14 +65,17 @@ class DeviceChunkDecoder final : public format::ChunkDecoder {
  public:
   /// @return a decoder onto CUDA device @p device; `Errc::cuda` when there is none (the message
   /// says why: no driver, no device, built without CUDA).
-  [[nodiscard]] static Result<std::shared_ptr<DeviceChunkDecoder>> create(int device, DeviceDecodes where);
+  [[nodiscard]] static Result<std::shared_ptr<DeviceChunkDecoder>> create(int device,
+                                                                          DeviceDecodes where);
   ~DeviceChunkDecoder() override;
 
-  [[nodiscard]] Result<format::ColumnPtr> decode_flat(const format::ArrayView& tree, const format::DTypePtr& dtype,
+  [[nodiscard]] Result<format::ColumnPtr> decode_flat(const format::ArrayView& tree,
+                                                      const format::DTypePtr& dtype,
                                                       uint64_t chunk_rows, format::RowWindow rows,
                                                       const std::vector<uint8_t>* keep,
                                                       format::StringLayout strings) override;
-  [[nodiscard]] Result<format::ColumnPtr> place(format::ColumnPtr decoded, const std::vector<uint8_t>* keep) override;
+  [[nodiscard]] Result<format::ColumnPtr> place(format::ColumnPtr decoded,
+                                                const std::vector<uint8_t>* keep) override;
   /// Decodes every fused chunk handed over since the last call with one upload and one launch
   /// (kernels::DecodeSession::decode_batch), gathers their rows and waits once.
   [[nodiscard]] Result<void> finish_split() override;
@@ -100,20 +103,8 @@ class DeviceChunkDecoder final : public format::ChunkDecoder {
   std::unique_ptr<Cuda> cuda_;
   std::vector<Pending> pending_;
   bool uploads_waiting_ = false;  // cuda: placed columns' copies not waited for yet
-  std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, launches_{0}, bytes_uploaded_{0},
-      bytes_delivered_{0}, decode_ns_{0};
+  std::atomic<uint64_t> fused_chunks_{0}, cpu_chunks_{0}, placed_columns_{0}, launches_{0},
+      bytes_uploaded_{0}, bytes_delivered_{0}, decode_ns_{0};
 };
 
-/// Scans @p file by @p options into @p decoder's memory: strings as offsets, no pushdown.
-/// @return the scan; `Errc::unsupported` for a file whose root struct is nullable.
-[[nodiscard]] Result<std::unique_ptr<format::Scan>> scan_on_device(const format::VortexFile& file,
-                                                                   format::ScanOptions options,
-                                                                   std::shared_ptr<DeviceChunkDecoder> decoder);
-
-/// scan_on_device over @p units (format/shard.hpp scan_units: row ranges read in their order,
-/// with positions; @p options takes no row range).
-[[nodiscard]] Result<std::unique_ptr<format::UnitScan>> scan_units_on_device(
-    std::shared_ptr<const format::VortexFile> file, format::ScanOptions options, std::vector<format::Unit> units,
-    std::shared_ptr<DeviceChunkDecoder> decoder, format::UnitPosition start = {});
-
-}  // namespace oc::client
+}  // namespace oc::kernels

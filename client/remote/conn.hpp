@@ -28,7 +28,7 @@
 #include "daemon/protocol_generated.h"
 #include "daemon/wire.hpp"
 
-namespace oc::daemon {
+namespace oc::client {
 
 /// One of the connection's slabs, mapped read-only once; unmapped when the connection and every
 /// batch in it are gone. A device slab (`DeviceSlabAdded`) is mapped in GPU memory instead:
@@ -55,7 +55,7 @@ class Conn {
   /// Receives the next message, joining Parts; a descriptor that came with it goes to @p fd
   /// (closed when @p fd is null). An `Error` from the daemon is returned as an error of its
   /// code. The message points into this connection and is valid until the next recv.
-  [[nodiscard]] Result<const fbs::Message*> recv(int* fd);
+  [[nodiscard]] Result<const daemon::fbs::Message*> recv(int* fd);
 
   /// True when nothing is waiting on the socket and the daemon has not hung up: a connection
   /// fit for the next scan.
@@ -87,7 +87,7 @@ class Conn {
   const pid_t pid_;
   std::mutex send_mu_;
   std::vector<uint8_t> buf_, joined_;
-  PartAssembler parts_;
+  daemon::PartAssembler parts_;
 };
 
-}  // namespace oc::daemon
+}  // namespace oc::client

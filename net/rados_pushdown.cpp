@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "client/rados_pushdown.hpp"
+#include "net/rados_pushdown.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 #include "format/arrow_ipc_read.hpp"
 #include "format/pushdown.hpp"
 
-namespace oc::client {
+namespace oc::net {
 namespace {
 
 constexpr const char* kClass = "onecopy";
@@ -61,8 +61,12 @@ class PushdownScan final : public format::Scan {
   PushdownScan(std::shared_ptr<const format::VortexFile> file, std::shared_ptr<net::RadosPool> pool,
                std::string object, format::ScanOptions options, format::DTypePtr dtype,
                format::StringLayout strings, std::vector<RowRange> pieces, bool may_fall_back)
-      : file_(std::move(file)), pool_(std::move(pool)), object_(std::move(object)),
-        options_(std::move(options)), dtype_(std::move(dtype)), strings_(strings),
+      : file_(std::move(file)),
+        pool_(std::move(pool)),
+        object_(std::move(object)),
+        options_(std::move(options)),
+        dtype_(std::move(dtype)),
+        strings_(strings),
         may_fall_back_(may_fall_back) {
     for (const RowRange& r : pieces) slots_.push_back(Slot{r, nullptr, 0});
   }
@@ -127,8 +131,9 @@ class PushdownScan final : public format::Scan {
     req.row_end = rows.end;
     req.string_views = strings_ == format::StringLayout::views;
     // The reader needs no flag of its own: the stream says how its bodies are compressed.
-    req.compression = defaults().rados_pushdown_compression == "zstd" ? format::IpcCompression::zstd
-                                                                      : format::IpcCompression::none;
+    req.compression = defaults().rados_pushdown_compression == "zstd"
+                          ? format::IpcCompression::zstd
+                          : format::IpcCompression::none;
     return format::encode_pushdown_request(req);
   }
 
@@ -215,8 +220,10 @@ class RadosPushdown final : public format::ScanPushdown {
     if (mode == "off" || (!forced && class_absent(pool_->name()))) {
       return std::unique_ptr<format::Scan>();
     }
-    const auto [begin, end] = options.row_range.value_or(std::pair<uint64_t, uint64_t>{0, file.row_count()});
-    if (begin >= end) return std::unique_ptr<format::Scan>();  // binds and checks only: nothing to move
+    const auto [begin, end] =
+        options.row_range.value_or(std::pair<uint64_t, uint64_t>{0, file.row_count()});
+    if (begin >= end)
+      return std::unique_ptr<format::Scan>();  // binds and checks only: nothing to move
     if (!forced && options.filter.empty() && projects_everything(file, options)) {
       return std::unique_ptr<format::Scan>();
     }
@@ -227,9 +234,9 @@ class RadosPushdown final : public format::ScanPushdown {
     probe.row_range = std::pair<uint64_t, uint64_t>{0, 0};
     OC_ASSIGN_OR_RETURN(auto plan, file.scan_here(probe));
     OC_ASSIGN_OR_RETURN(auto pieces, cut(file, begin, end));
-    auto scan = std::make_unique<PushdownScan>(file.shared_from_this(), pool_, object_, options,
-                                               plan->dtype(), plan->strings(), std::move(pieces),
-                                               !forced);
+    auto scan =
+        std::make_unique<PushdownScan>(file.shared_from_this(), pool_, object_, options,
+                                       plan->dtype(), plan->strings(), std::move(pieces), !forced);
     OC_TRY(scan->start_calls());  // the OSDs work while the caller does something else
     return std::unique_ptr<format::Scan>(std::move(scan));
   }
@@ -289,4 +296,4 @@ std::shared_ptr<format::ScanPushdown> make_rados_pushdown(std::shared_ptr<net::R
   return std::make_shared<RadosPushdown>(std::move(pool), std::move(object));
 }
 
-}  // namespace oc::client
+}  // namespace oc::net

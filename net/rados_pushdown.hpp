@@ -20,7 +20,7 @@
 #include "format/reader.hpp"
 #include "net/rados.hpp"
 
-namespace oc::client {
+namespace oc::net {
 
 /// Opens @p uri: the file through librados reads, its scans offered to the OSDs.
 [[nodiscard]] Result<std::shared_ptr<format::VortexFile>> open_rados_file(const net::RadosUri& uri);
@@ -30,4 +30,4 @@ namespace oc::client {
 [[nodiscard]] std::shared_ptr<format::ScanPushdown> make_rados_pushdown(
     std::shared_ptr<net::RadosPool> pool, std::string object);
 
-}  // namespace oc::client
+}  // namespace oc::net

@@ -25,11 +25,11 @@
 
 #include "client/scan_cursor.hpp"
 #include "config/error.hpp"
-#include "format/arrow_c_abi.h"
 #include "daemon/status.hpp"
-#include "format/shard.hpp"
+#include "format/arrow_c_abi.h"
+#include "format/scan_request.hpp"
 
-namespace oc::daemon {
+namespace oc::client {
 
 /// The socket clients use: @p explicit_path, else $ONECOPY_SOCKET, else the knob's default.
 [[nodiscard]] std::string client_socket_path(const std::string& explicit_path);
@@ -44,31 +44,7 @@ namespace oc::daemon {
     const std::string& explicit_path);
 
 /// Connects to @p socket, says Hello and asks for Status.
-[[nodiscard]] Result<Status> query_status(const std::string& socket);
-
-struct RemoteScanOptions {
-  std::vector<std::string> columns;
-  std::string filter;
-  uint64_t batch_rows = 0;
-  std::optional<std::pair<uint64_t, uint64_t>> row_range;
-  /// Reads this shard's units (format/shard.hpp) instead of a row range, which must be unset.
-  std::optional<format::ShardSpec> shard;
-  /// With `shard`: where to start, a position a cursor reported (daemon/PROTOCOL.md).
-  format::UnitPosition start;
-  /// With `shard`: units of at most this many rows; 0 takes the daemon's shard_unit_rows.
-  uint64_t unit_rows = 0;
-  /// Reads these row ranges, in this order, as units (positions as a shard's; `start` applies);
-  /// neither `shard` nor `row_range` may be set with them.
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  /// The layout of the batches' strings (format::ScanOptions::strings).
-  format::StringLayout strings = format::StringLayout::views;
-  /// The CUDA device the batches are delivered on (decoded there by the daemon, mapped here
-  /// from its device slabs), or -1: host memory. Device batches carry strings as offsets.
-  int32_t device = -1;
-  /// A device scan's consumer stream (a cudaStream_t; 0: the whole device): a batch is released
-  /// to the daemon only once the work queued on it by then has run.
-  uintptr_t consumer_stream = 0;
-};
+[[nodiscard]] Result<daemon::Status> query_status(const std::string& socket);
 
 /// The files @p pattern names (client/open_uri.hpp expand_uri): an s3:// pattern listed by the
 /// daemon at @p socket with its credentials, a local one expanded in this process.
@@ -81,13 +57,15 @@ struct RemoteScanOptions {
     const std::string& socket, const std::string& uri, uint64_t max_rows);
 
 /// Opens @p uri in the daemon at @p socket (a local file is opened here and passed as a
-/// descriptor) and starts a scan; fills @p out with a stream over
-/// its batches. The stream owns the connection; batches keep it open until they are released.
-/// When the daemon goes away mid-scan, the stream's get_next fails with EIO and the cursor's
-/// error() says so.
+/// descriptor) and starts @p request there (the daemon validates and plans it: format::plan);
+/// fills @p out with a stream over its batches. The stream owns the connection; batches keep it
+/// open until they are released. When the daemon goes away mid-scan, the stream's get_next
+/// fails with EIO and the cursor's error() says so. A device request's batches lie in device
+/// slabs mapped here; each is released to the daemon only once the work queued on
+/// @p consumer_stream (a cudaStream_t; 0: the whole device) by then has run.
 /// @return the scan's cursor, shared with the stream.
 [[nodiscard]] Result<std::shared_ptr<const client::ScanCursor>> remote_scan(
-    const std::string& socket, const std::string& uri, const RemoteScanOptions& options,
-    ArrowArrayStream* out);
+    const std::string& socket, const std::string& uri, const format::ScanRequest& request,
+    uintptr_t consumer_stream, ArrowArrayStream* out);
 
-}  // namespace oc::daemon
+}  // namespace oc::client

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "daemon/conn.hpp"
+#include "client/remote/conn.hpp"
 
 #include <poll.h>
 #include <sys/mman.h>
@@ -13,7 +13,10 @@
 #include "config/defaults.hpp"
 #include "onecopy_build_config.h"
 
-namespace oc::daemon {
+namespace oc::client {
+
+// The protocol both sides speak (daemon/wire.hpp, daemon/protocol.fbs, daemon/status.hpp).
+using namespace oc::daemon;  // NOLINT(google-build-using-namespace)
 namespace {
 
 // The largest reply the library accepts, Parts joined: a million units (16 MB) fit.
@@ -98,8 +101,8 @@ Result<void> Conn::send(flatbuffers::FlatBufferBuilder& fbb, int fd) {
   auto packets = packets_of(make_frame(fbb));
   std::lock_guard lock(send_mu_);  // the Parts of one message go together
   for (size_t i = 0; i < packets.size(); ++i) {
-    const ssize_t n = send_packet(fd_.get(), packets[i], i + 1 == packets.size() ? fd : -1,
-                                  MSG_NOSIGNAL);
+    const ssize_t n =
+        send_packet(fd_.get(), packets[i], i + 1 == packets.size() ? fd : -1, MSG_NOSIGNAL);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
       return Error(Errc::timeout,
                    fmt::format("onecopyd took no request within {} ms (client_reply_timeout_ms)",
@@ -204,11 +207,11 @@ bool Conn::past_half_limit() const {
 
 bool Conn::starved() const {
   const uint64_t n = held_batches.load();
-  const bool at_limit = n > 0 && ((max_batches && n >= max_batches) ||
-                                  (max_bytes && held_bytes.load() >= max_bytes));
+  const bool at_limit =
+      n > 0 && ((max_batches && n >= max_batches) || (max_bytes && held_bytes.load() >= max_bytes));
   if (!at_limit) return false;
   pollfd p{fd_.get(), POLLIN, 0};
   return ::poll(&p, 1, 0) == 0;
 }
 
-}  // namespace oc::daemon
+}  // namespace oc::client

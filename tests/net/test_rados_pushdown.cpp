@@ -5,15 +5,14 @@
 // row of the local scan exactly once and in order, or ends with a clear error; answers compressed
 // or not, as the rados_pushdown_compression knob asks.
 #include <catch2/catch.hpp>
-
 #include <cerrno>
 #include <fstream>
 #include <functional>
 #include <iterator>
 
-#include "client/rados_pushdown.hpp"
 #include "config/defaults.hpp"
 #include "format/pushdown.hpp"
+#include "net/rados_pushdown.hpp"
 #include "tests/format/fixtures.hpp"
 
 using namespace oc;
@@ -39,7 +38,8 @@ class FaultyPool final : public net::RadosPool {
       : name_(std::move(name)), file_(std::move(file)), fault_(std::move(fault)) {}
   const std::string& name() const override { return name_; }
   Result<uint64_t> stat(const std::string&) override { return file_.size(); }
-  Result<void> read(const std::string&, std::span<const ByteRange>, std::span<uint8_t* const>) override {
+  Result<void> read(const std::string&, std::span<const ByteRange>,
+                    std::span<uint8_t* const>) override {
     return OC_ERROR(Errc::unsupported, "reads go through the file's own source here");
   }
   Result<void> write(const std::string&, uint64_t,
@@ -132,7 +132,7 @@ Outcome scan_rows(const std::shared_ptr<VortexFile>& file, const ScanOptions& o)
 std::shared_ptr<VortexFile> pushed(const Buffer& bytes, std::shared_ptr<FaultyPool> pool) {
   auto file = VortexFile::open(memory_source(bytes, "zoned.vortex"));
   REQUIRE(file.ok());
-  (*file)->set_pushdown(client::make_rados_pushdown(std::move(pool), "zoned.vortex"));
+  (*file)->set_pushdown(net::make_rados_pushdown(std::move(pool), "zoned.vortex"));
   return *file;
 }
 
@@ -160,7 +160,8 @@ TEST_CASE("pushed-down scans equal local scans, cut into calls at most in flight
   const Buffer bytes = file_bytes();
   const auto expected = local_rows(bytes, kQuery);
   Knobs knobs("on", 4000);
-  auto pool = std::make_shared<FaultyPool>("pd-plain", bytes, [](int, const PushdownRequest&) { return 0; });
+  auto pool = std::make_shared<FaultyPool>("pd-plain", bytes,
+                                           [](int, const PushdownRequest&) { return 0; });
   auto got = scan_rows(pushed(bytes, pool), kQuery);
   REQUIRE(got.rows.ok());
   CHECK(*got.rows == expected);
@@ -188,11 +189,11 @@ TEST_CASE("calls ask for the answer's compression the knob names", "[client][pus
     d.rados_pushdown_compression = mode;
     set_defaults(d);
     std::vector<IpcCompression> asked;
-    auto pool = std::make_shared<FaultyPool>("pd-zstd", bytes,
-                                             [&](int, const PushdownRequest& req) {
-                                               asked.push_back(req.compression);
-                                               return 0;
-                                             });
+    auto pool =
+        std::make_shared<FaultyPool>("pd-zstd", bytes, [&](int, const PushdownRequest& req) {
+          asked.push_back(req.compression);
+          return 0;
+        });
     auto got = scan_rows(pushed(bytes, pool), kQuery);
     REQUIRE(got.rows.ok());
     CHECK(*got.rows == expected);
@@ -206,7 +207,8 @@ TEST_CASE("calls ask for the answer's compression the knob names", "[client][pus
 TEST_CASE("auto pushes down only scans that filter or project", "[client][pushdown]") {
   const Buffer bytes = file_bytes();
   Knobs knobs("auto", 20000);
-  auto pool = std::make_shared<FaultyPool>("pd-auto", bytes, [](int, const PushdownRequest&) { return 0; });
+  auto pool =
+      std::make_shared<FaultyPool>("pd-auto", bytes, [](int, const PushdownRequest&) { return 0; });
   auto whole = scan_rows(pushed(bytes, pool), ScanOptions{});
   REQUIRE(whole.rows.ok());
   CHECK(pool->calls == 0);
@@ -243,13 +245,13 @@ TEST_CASE("a call whose OSD timed out or restarted is retried whole, up to the a
   CHECK(*got.rows == local_rows(bytes, kQuery));
   CHECK(flaky->ran == 9);  // eight calls of 5,000 rows, the last of 10,000: each ran once
 
-  auto dead = std::make_shared<FaultyPool>("pd-dead", bytes, [](int n, const PushdownRequest&) {
-    return n >= 2 ? -ETIMEDOUT : 0;
-  });
+  auto dead = std::make_shared<FaultyPool>(
+      "pd-dead", bytes, [](int n, const PushdownRequest&) { return n >= 2 ? -ETIMEDOUT : 0; });
   auto failed = scan_rows(pushed(bytes, dead), kQuery);
   REQUIRE_FALSE(failed.rows.ok());
   CHECK(failed.rows.error().code() == Errc::timeout);
-  CHECK(failed.rows.error().message().find("rados://pd-dead/zoned.vortex rows [") != std::string::npos);
+  CHECK(failed.rows.error().message().find("rados://pd-dead/zoned.vortex rows [") !=
+        std::string::npos);
 }
 
 TEST_CASE("without the class, auto reads the rest client-side and on fails", "[client][pushdown]") {
@@ -258,9 +260,8 @@ TEST_CASE("without the class, auto reads the rest client-side and on fails", "[c
   {
     Knobs knobs("auto", 5000, 3);
     // Two calls answered, then the class is gone (an OSD restarted without it).
-    auto pool = std::make_shared<FaultyPool>("pd-gone", bytes, [](int n, const PushdownRequest&) {
-      return n >= 2 ? -EOPNOTSUPP : 0;
-    });
+    auto pool = std::make_shared<FaultyPool>(
+        "pd-gone", bytes, [](int n, const PushdownRequest&) { return n >= 2 ? -EOPNOTSUPP : 0; });
     auto got = scan_rows(pushed(bytes, pool), kQuery);
     REQUIRE(got.rows.ok());
     CHECK(*got.rows == expected);  // rows before the fallback once, the rest read here once
@@ -274,9 +275,8 @@ TEST_CASE("without the class, auto reads the rest client-side and on fails", "[c
   }
   {
     Knobs knobs("on", 5000, 3);
-    auto pool = std::make_shared<FaultyPool>("pd-never", bytes, [](int, const PushdownRequest&) {
-      return -EOPNOTSUPP;
-    });
+    auto pool = std::make_shared<FaultyPool>(
+        "pd-never", bytes, [](int, const PushdownRequest&) { return -EOPNOTSUPP; });
     auto got = scan_rows(pushed(bytes, pool), kQuery);
     REQUIRE_FALSE(got.rows.ok());
     CHECK(got.rows.error().code() == Errc::unsupported);
@@ -287,12 +287,12 @@ TEST_CASE("the OSD's errors come back as the scan's, naming the object and rows"
           "[client][pushdown]") {
   const Buffer bytes = file_bytes();
   Knobs knobs("on", 5000, 2);
-  for (const auto& [rc, code] : std::vector<std::pair<int, Errc>>{
-           {-EBADMSG, Errc::corrupt}, {-EINVAL, Errc::invalid}, {-ESTALE, Errc::io},
-           {-EPROTO, Errc::unsupported}}) {
-    auto pool = std::make_shared<FaultyPool>("pd-err", bytes, [rc = rc](int n, const PushdownRequest&) {
-      return n == 3 ? rc : 0;
-    });
+  for (const auto& [rc, code] : std::vector<std::pair<int, Errc>>{{-EBADMSG, Errc::corrupt},
+                                                                  {-EINVAL, Errc::invalid},
+                                                                  {-ESTALE, Errc::io},
+                                                                  {-EPROTO, Errc::unsupported}}) {
+    auto pool = std::make_shared<FaultyPool>(
+        "pd-err", bytes, [rc = rc](int n, const PushdownRequest&) { return n == 3 ? rc : 0; });
     auto got = scan_rows(pushed(bytes, pool), kQuery);
     REQUIRE_FALSE(got.rows.ok());
     CHECK(got.rows.error().code() == code);

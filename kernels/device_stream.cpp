@@ -2,7 +2,7 @@
 // The device stream owns a plain Arrow stream and forwards to it: the buffers the plain export
 // points at are already the device's, so it tags each batch, and on CUDA makes the batch's
 // release wait for the consumer's stream first.
-#include "client/device_stream.hpp"
+#include "kernels/device_stream.hpp"
 
 #include <cerrno>
 #include <new>
@@ -10,7 +10,7 @@
 #include "format/arrow_export.hpp"
 #include "kernels/device_memory.hpp"
 
-namespace oc::client {
+namespace oc::kernels {
 namespace {
 
 struct DeviceStreamState {
@@ -37,7 +37,9 @@ void release_after_consumer(ArrowArray* a) {
   a->release(a);
 }
 
-DeviceStreamState* state_of(ArrowDeviceArrayStream* s) { return static_cast<DeviceStreamState*>(s->private_data); }
+DeviceStreamState* state_of(ArrowDeviceArrayStream* s) {
+  return static_cast<DeviceStreamState*>(s->private_data);
+}
 
 int get_schema(ArrowDeviceArrayStream* s, ArrowSchema* out) {
   ArrowArrayStream& inner = state_of(s)->inner;
@@ -54,7 +56,8 @@ int get_next(ArrowDeviceArrayStream* s, ArrowDeviceArray* out) {
   out->sync_event = nullptr;  // the scan finished the batch's decodes before handing it out
   if (st->consumer && out->array.release != nullptr) {
     // A C callback: an allocation failure is ENOMEM, not an exception.
-    auto* w = new (std::nothrow) WaitingRelease{out->array.release, out->array.private_data, *st->consumer};
+    auto* w = new (std::nothrow)
+        WaitingRelease{out->array.release, out->array.private_data, *st->consumer};
     if (w == nullptr) {
       out->array.release(&out->array);
       return ENOMEM;
@@ -79,8 +82,9 @@ void release(ArrowDeviceArrayStream* s) {
 
 }  // namespace
 
-void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type, int64_t device_id,
-                          ArrowDeviceArrayStream* out, std::optional<uintptr_t> consumer_stream) {
+void export_device_stream(std::unique_ptr<format::Scan> scan, ArrowDeviceType device_type,
+                          int64_t device_id, ArrowDeviceArrayStream* out,
+                          std::optional<uintptr_t> consumer_stream) {
   ArrowArrayStream inner{};
   format::export_stream(std::move(scan), &inner);
   wrap_device_stream(&inner, device_type, device_id, out, consumer_stream);
@@ -102,4 +106,4 @@ void wrap_device_stream(ArrowArrayStream* inner, ArrowDeviceType device_type, in
   out->private_data = st.release();
 }
 
-}  // namespace oc::client
+}  // namespace oc::kernels

@@ -4,21 +4,33 @@
 // placement of the filter's columns) and runs the kernels' own host executors, so its batches
 // must equal a plain scan's, row for row, over real files and filters.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <optional>
-#include <utility>
 #include <sstream>
+#include <utility>
 
-#include "client/device_scan.hpp"
-#include "client/device_stream.hpp"
 #include "client/row_format.hpp"
 #include "format/reader.hpp"
+#include "format/scan_request.hpp"
 #include "kernels/device.hpp"
+#include "kernels/device_scan.hpp"
+#include "kernels/device_stream.hpp"
 #include "tests/format/seed_files.hpp"
 
-namespace oc::client {
+namespace oc::kernels {
 namespace {
+
+// The device scan (its host reference) of what @p opts asks for, as every layer requests it.
+format::ScanRequest device_request(const format::ScanOptions& opts) {
+  format::ScanRequest r;
+  r.columns = opts.columns;
+  r.filter = opts.filter;
+  r.batch_rows = opts.batch_rows;
+  if (opts.row_range) r.selection = format::RowRange{opts.row_range->first, opts.row_range->second};
+  r.strings = format::StringLayout::offsets;
+  r.device = format::kHostReferenceDevice;
+  return r;
+}
 
 // Every batch of @p scan as JSON lines; counts the batches in @p batches.
 std::string rows_of(format::Scan& scan, size_t& batches) {
@@ -48,9 +60,9 @@ DeviceScanStats check_same_rows(const std::string& path, format::ScanOptions opt
   const std::string want = rows_of(**plain, plain_batches);
   auto decoder = DeviceChunkDecoder::create(0, DeviceDecodes::host_reference);
   REQUIRE(decoder.ok());
-  auto scan = scan_on_device(**file, opts, *decoder);
+  auto scan = format::plan(*file, device_request(opts), {.device_decoder = *decoder});
   REQUIRE(scan.ok());
-  const std::string got = rows_of(**scan, device_batches);
+  const std::string got = rows_of(*scan->scan, device_batches);
   CHECK(device_batches == plain_batches);
   CHECK(got == want);
   return (*decoder)->stats();
@@ -58,8 +70,10 @@ DeviceScanStats check_same_rows(const std::string& path, format::ScanOptions opt
 
 }  // namespace
 
-TEST_CASE("a device scan's host reference equals the plain scan on every seed file, with and without filters",
-          "[device-scan]") {
+TEST_CASE(
+    "a device scan's host reference equals the plain scan on every seed file, with and without "
+    "filters",
+    "[device-scan]") {
   uint64_t fused = 0, cpu = 0, placed = 0, launches = 0;
   for (const char* name : {"tiny.vortex", "mixed.vortex", "zoned.vortex", "compact_numbers.vortex",
                            "compact_strings.vortex"}) {
@@ -81,8 +95,10 @@ TEST_CASE("a device scan's host reference equals the plain scan on every seed fi
   CHECK(placed > 0);
 }
 
-TEST_CASE("a device scan gathers only the rows a filter keeps, from fused chunks and placed columns alike",
-          "[device-scan]") {
+TEST_CASE(
+    "a device scan gathers only the rows a filter keeps, from fused chunks and placed columns "
+    "alike",
+    "[device-scan]") {
   // zoned.vortex: id (i64) and name (utf8) in zones; filters on one, both or neither projected.
   const std::string path = test::seed_path("zoned.vortex");
   auto file = format::VortexFile::open_path(path);
@@ -90,8 +106,9 @@ TEST_CASE("a device scan gathers only the rows a filter keeps, from fused chunks
   const auto& names = (*file)->dtype()->names;
   REQUIRE(!names.empty());
   const std::string first = names[0];
-  for (const std::string& filter : std::vector<std::string>{first + " < 37", first + " < 0", first + " >= 0",
-                                                                 first + " > 100 AND " + first + " < 900"}) {
+  for (const std::string& filter :
+       std::vector<std::string>{first + " < 37", first + " < 0", first + " >= 0",
+                                first + " > 100 AND " + first + " < 900"}) {
     format::ScanOptions all;
     all.filter = filter;
     check_same_rows(path, all);
@@ -125,13 +142,18 @@ TEST_CASE("a device scan over units reads their rows in the units' order and res
       REQUIRE(plain.ok());
       auto decoder = DeviceChunkDecoder::create(0, DeviceDecodes::host_reference);
       REQUIRE(decoder.ok());
-      auto scan = scan_units_on_device(*file, opts, units, *decoder, start);
+      format::ScanRequest request = device_request(opts);
+      format::RangeSelection ranges;
+      for (const auto& u : units) ranges.ranges.emplace_back(u.begin, u.end);
+      request.selection = ranges;
+      request.start = start;
+      auto scan = format::plan(*file, request, {.device_decoder = *decoder});
       REQUIRE(scan.ok());
       size_t plain_batches = 0, device_batches = 0;
       const std::string want = rows_of(**plain, plain_batches);
-      CHECK(rows_of(**scan, device_batches) == want);
+      CHECK(rows_of(*scan->scan, device_batches) == want);
       CHECK(device_batches == plain_batches);
-      CHECK((*scan)->position().unit == units.size());
+      CHECK(format::position_after(*scan->scan).unit == units.size());
       CHECK((*decoder)->stats().fused_chunks + (*decoder)->stats().cpu_chunks > 0);
     }
   }
@@ -151,13 +173,14 @@ TEST_CASE("a device scan onto a GPU that is not there says why", "[device-scan]"
 TEST_CASE("interop corpus: a device scan's host reference equals the plain scan on every file",
           "[.corpus][device-scan]") {
   const char* env = std::getenv("ONECOPY_CORPUS_DIR");
-  const std::filesystem::path dir = env ? std::filesystem::path(env)
-                                        : std::filesystem::path(OC_SOURCE_DIR) / "tests/data/corpus";
+  const std::filesystem::path dir =
+      env ? std::filesystem::path(env) : std::filesystem::path(OC_SOURCE_DIR) / "tests/data/corpus";
   REQUIRE(std::filesystem::exists(dir / "corpus.json"));
   uint64_t files = 0, fused = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     if (e.path().extension() != ".vortex") continue;
-    if (e.path().filename().string().rfind("multi_million", 0) == 0) continue;  // [full-corpus] covers it
+    if (e.path().filename().string().rfind("multi_million", 0) == 0)
+      continue;  // [full-corpus] covers it
     format::ScanOptions opts;
     fused += check_same_rows(e.path().string(), opts).fused_chunks;
     ++files;
@@ -179,16 +202,17 @@ ArrowDeviceArrayStream reference_stream(uint64_t batch_rows, ArrowDeviceType typ
   REQUIRE(decoder.ok());
   format::ScanOptions opts;
   opts.batch_rows = batch_rows;
-  auto scan = scan_on_device(**file, opts, *decoder);
+  auto scan = format::plan(*file, device_request(opts), {.device_decoder = *decoder});
   REQUIRE(scan.ok());
   ArrowDeviceArrayStream stream{};
-  export_device_stream(std::move(scan).value(), type, id, &stream, consumer);
+  export_device_stream(std::move(scan->scan), type, id, &stream, consumer);
   return stream;
 }
 
 // Reads @p stream to its end, checking each batch's tags and releasing it.
 // @return the rows and batches read.
-std::pair<uint64_t, uint64_t> drain(ArrowDeviceArrayStream& stream, ArrowDeviceType type, int64_t id) {
+std::pair<uint64_t, uint64_t> drain(ArrowDeviceArrayStream& stream, ArrowDeviceType type,
+                                    int64_t id) {
   uint64_t rows = 0, batches = 0;
   while (true) {
     ArrowDeviceArray a{};
@@ -207,9 +231,11 @@ std::pair<uint64_t, uint64_t> drain(ArrowDeviceArrayStream& stream, ArrowDeviceT
 
 }  // namespace
 
-TEST_CASE("a device scan leaves as an Arrow C Device stream, each batch tagged with its device", "[device-scan]") {
+TEST_CASE("a device scan leaves as an Arrow C Device stream, each batch tagged with its device",
+          "[device-scan]") {
   uint64_t file_rows = 0;
-  ArrowDeviceArrayStream stream = reference_stream(100, ARROW_DEVICE_CPU, -1, std::nullopt, file_rows);
+  ArrowDeviceArrayStream stream =
+      reference_stream(100, ARROW_DEVICE_CPU, -1, std::nullopt, file_rows);
   CHECK(stream.device_type == ARROW_DEVICE_CPU);
   ArrowSchema schema{};
   REQUIRE(stream.get_schema(&stream, &schema) == 0);
@@ -223,15 +249,17 @@ TEST_CASE("a device scan leaves as an Arrow C Device stream, each batch tagged w
   CHECK(stream.release == nullptr);
 }
 
-TEST_CASE("a CUDA batch's release goes through the consumer's wait, then frees what the producer gave",
-          "[device-scan]") {
+TEST_CASE(
+    "a CUDA batch's release goes through the consumer's wait, then frees what the producer gave",
+    "[device-scan]") {
   // Host-reference batches tagged as CUDA ones: the wrapped release runs the wait (which fails
   // here, without a device, and is then skipped) and the producer's release after it; ASan
   // checks that nothing leaks or is freed twice.
   uint64_t file_rows = 0;
-  ArrowDeviceArrayStream stream = reference_stream(300, ARROW_DEVICE_CUDA, 0, uintptr_t{0}, file_rows);
+  ArrowDeviceArrayStream stream =
+      reference_stream(300, ARROW_DEVICE_CUDA, 0, uintptr_t{0}, file_rows);
   CHECK(drain(stream, ARROW_DEVICE_CUDA, 0).first == file_rows);
   stream.release(&stream);
 }
 
-}  // namespace oc::client
+}  // namespace oc::kernels
