@@ -24,11 +24,23 @@ using Layout = GatherShape::Layout;
 uint64_t fixed_width(std::string_view f) {
   if (f.size() == 1) {
     switch (f[0]) {
-      case 'c': case 'C': return 1;
-      case 's': case 'S': case 'e': return 2;
-      case 'i': case 'I': case 'f': return 4;
-      case 'l': case 'L': case 'g': return 8;
-      default: return 0;
+      case 'c':
+      case 'C':
+        return 1;
+      case 's':
+      case 'S':
+      case 'e':
+        return 2;
+      case 'i':
+      case 'I':
+      case 'f':
+        return 4;
+      case 'l':
+      case 'L':
+      case 'g':
+        return 8;
+      default:
+        return 0;
     }
   }
   if (f.starts_with("d:")) {  // d:precision,scale[,bitwidth]; 128 bits when absent
@@ -41,7 +53,8 @@ uint64_t fixed_width(std::string_view f) {
   if (f == "tdD" || f == "tts" || f == "ttm" || f == "tiM") return 4;
   if (f == "tdm" || f == "ttu" || f == "ttn" || f == "tiD") return 8;
   if (f == "tin") return 16;
-  if (f.starts_with("ts") || (f.size() == 3 && f.starts_with("tD"))) return 8;  // timestamp, duration
+  if (f.starts_with("ts") || (f.size() == 3 && f.starts_with("tD")))
+    return 8;  // timestamp, duration
   return 0;
 }
 
@@ -108,11 +121,18 @@ Result<GatherShape> shape_of(const ArrowSchema& s) {
 // The buffers an array of @p layout has, validity first (Arrow C Data Interface).
 int64_t buffer_count(Layout layout) {
   switch (layout) {
-    case Layout::null: return 0;
-    case Layout::fixed_list: case Layout::struct_: return 1;
-    case Layout::binary32: case Layout::binary64: return 3;
-    case Layout::view: return 3;  // at least: validity, views, the variadic sizes
-    default: return 2;
+    case Layout::null:
+      return 0;
+    case Layout::fixed_list:
+    case Layout::struct_:
+      return 1;
+    case Layout::binary32:
+    case Layout::binary64:
+      return 3;
+    case Layout::view:
+      return 3;  // at least: validity, views, the variadic sizes
+    default:
+      return 2;
   }
 }
 
@@ -153,8 +173,12 @@ struct Run {
 
 using Sources = std::vector<const ArrowArray*>;  // one node's array in every batch
 
-const uint8_t* buffer(const ArrowArray* a, int i) { return static_cast<const uint8_t*>(a->buffers[i]); }
-uint64_t first(const ArrowArray* a, const Run& r) { return static_cast<uint64_t>(a->offset) + r.begin; }
+const uint8_t* buffer(const ArrowArray* a, int i) {
+  return static_cast<const uint8_t*>(a->buffers[i]);
+}
+uint64_t first(const ArrowArray* a, const Run& r) {
+  return static_cast<uint64_t>(a->offset) + r.begin;
+}
 
 // Bits [first, first + count) of buffer @p i of each run's array, one after another; a run whose
 // array has no such buffer (a validity bitmap when nothing is null) reads as all set.
@@ -173,7 +197,8 @@ Buffer gather_bits(const Sources& src, std::span<const Run> runs, uint64_t len, 
   return bits;
 }
 
-Buffer gather_validity(const Sources& src, std::span<const Run> runs, uint64_t len, int64_t* nulls) {
+Buffer gather_validity(const Sources& src, std::span<const Run> runs, uint64_t len,
+                       int64_t* nulls) {
   *nulls = 0;
   const bool any = std::any_of(runs.begin(), runs.end(), [&](const Run& r) {
     return src[r.batch]->null_count != 0 && src[r.batch]->buffers[0] != nullptr;
@@ -266,11 +291,11 @@ Result<std::vector<Buffer>> gather_view_values(const Sources& src, std::span<con
       int32_t index, offset;
       std::memcpy(&index, v + 8, 4);
       std::memcpy(&offset, v + 12, 4);
-      OC_EXPECT(index >= 0 && static_cast<uint64_t>(index) < k && offset >= 0 &&
-                    sizes != nullptr && uint64_t{size} + static_cast<uint64_t>(offset) <=
-                                            static_cast<uint64_t>(sizes[index]),
-                invalid, "a string view outside its data buffer (buffer {}, offset {}, {} bytes)",
-                index, offset, size);
+      OC_EXPECT(
+          index >= 0 && static_cast<uint64_t>(index) < k && offset >= 0 && sizes != nullptr &&
+              uint64_t{size} + static_cast<uint64_t>(offset) <= static_cast<uint64_t>(sizes[index]),
+          invalid, "a string view outside its data buffer (buffer {}, offset {}, {} bytes)", index,
+          offset, size);
       std::memcpy(data.mutable_data() + at, buffer(a, 2 + index) + offset, size);
       const int32_t zero = 0, moved = static_cast<int32_t>(at);
       std::memcpy(out + 8, &zero, 4);
@@ -296,8 +321,8 @@ Sources children_at(const Sources& src, size_t i) {
   return out;
 }
 
-Result<format::ArrayParts> gather_node(const GatherShape& shape, const Sources& src, std::span<const Run> runs,
-                          uint64_t len) {
+Result<format::ArrayParts> gather_node(const GatherShape& shape, const Sources& src,
+                                       std::span<const Run> runs, uint64_t len) {
   format::ArrayParts out;
   out.length = static_cast<int64_t>(len);
   if (shape.layout == Layout::null) {
@@ -306,8 +331,12 @@ Result<format::ArrayParts> gather_node(const GatherShape& shape, const Sources& 
   }
   out.buffers.push_back(gather_validity(src, runs, len, &out.null_count));
   switch (shape.layout) {
-    case Layout::boolean: out.buffers.push_back(gather_bits(src, runs, len, 1)); break;
-    case Layout::fixed: out.buffers.push_back(gather_fixed(src, runs, len, shape.width)); break;
+    case Layout::boolean:
+      out.buffers.push_back(gather_bits(src, runs, len, 1));
+      break;
+    case Layout::fixed:
+      out.buffers.push_back(gather_fixed(src, runs, len, shape.width));
+      break;
     case Layout::binary32:
     case Layout::binary64: {
       std::vector<Run> bytes;
@@ -348,8 +377,10 @@ Result<format::ArrayParts> gather_node(const GatherShape& shape, const Sources& 
         elements.push_back({r.batch, first(src[r.batch], r) * shape.width, r.count * shape.width});
       }
       uint64_t n = 0;
-      OC_EXPECT(!__builtin_mul_overflow(len, shape.width, &n), invalid, "a fixed-size list gather overflows");
-      OC_ASSIGN_OR_RETURN(auto child, gather_node(shape.children[0], children_at(src, 0), elements, n));
+      OC_EXPECT(!__builtin_mul_overflow(len, shape.width, &n), invalid,
+                "a fixed-size list gather overflows");
+      OC_ASSIGN_OR_RETURN(auto child,
+                          gather_node(shape.children[0], children_at(src, 0), elements, n));
       out.children.push_back(std::move(child));
       break;
     }
@@ -358,19 +389,22 @@ Result<format::ArrayParts> gather_node(const GatherShape& shape, const Sources& 
       std::vector<Run> rows;
       for (const Run& r : runs) rows.push_back({r.batch, first(src[r.batch], r), r.count});
       for (size_t i = 0; i < shape.children.size(); ++i) {
-        OC_ASSIGN_OR_RETURN(auto child, gather_node(shape.children[i], children_at(src, i), rows, len));
+        OC_ASSIGN_OR_RETURN(auto child,
+                            gather_node(shape.children[i], children_at(src, i), rows, len));
         out.children.push_back(std::move(child));
       }
       break;
     }
-    case Layout::null: break;
+    case Layout::null:
+      break;
   }
   return out;
 }
 
 }  // namespace
 
-Result<std::unique_ptr<BatchSet>> BatchSet::adopt(const ArrowSchema& schema, std::span<ArrowArray> batches) {
+Result<std::unique_ptr<BatchSet>> BatchSet::adopt(const ArrowSchema& schema,
+                                                  std::span<ArrowArray> batches) {
   std::unique_ptr<BatchSet> set(new BatchSet());
   // Moved in first, so that every batch is released on every path out of here.
   set->batches_.reserve(batches.size());
@@ -379,9 +413,10 @@ Result<std::unique_ptr<BatchSet>> BatchSet::adopt(const ArrowSchema& schema, std
     a.release = nullptr;
   }
   OC_ASSIGN_OR_RETURN(set->shape_, shape_of(schema));
-  OC_EXPECT(set->shape_.layout == Layout::struct_, invalid, "record batches are struct arrays, not '{}'",
-            std::string_view(schema.format));
-  OC_EXPECT(set->batches_.size() < std::numeric_limits<uint32_t>::max(), invalid, "too many batches");
+  OC_EXPECT(set->shape_.layout == Layout::struct_, invalid,
+            "record batches are struct arrays, not '{}'", std::string_view(schema.format));
+  OC_EXPECT(set->batches_.size() < std::numeric_limits<uint32_t>::max(), invalid,
+            "too many batches");
   for (const ArrowArray& a : set->batches_) {
     OC_EXPECT(a.release != nullptr, invalid, "a released Arrow array");
     OC_TRY(check_array(set->shape_, a));
@@ -400,10 +435,13 @@ Result<void> BatchSet::gather(std::span<const uint64_t> rows, ArrowArray* out) c
   // Consecutive rows of one batch become one run, so that slices copy as blocks.
   std::vector<Run> runs;
   for (const uint64_t row : rows) {
-    OC_EXPECT(row < this->rows(), invalid, "row {} is past the {} rows gathered from", row, this->rows());
-    const auto batch = static_cast<uint32_t>(std::upper_bound(starts_.begin(), starts_.end(), row) - starts_.begin() - 1);
+    OC_EXPECT(row < this->rows(), invalid, "row {} is past the {} rows gathered from", row,
+              this->rows());
+    const auto batch = static_cast<uint32_t>(std::upper_bound(starts_.begin(), starts_.end(), row) -
+                                             starts_.begin() - 1);
     const uint64_t local = row - starts_[batch];
-    if (!runs.empty() && runs.back().batch == batch && runs.back().begin + runs.back().count == local) {
+    if (!runs.empty() && runs.back().batch == batch &&
+        runs.back().begin + runs.back().count == local) {
       ++runs.back().count;
     } else {
       runs.push_back({batch, local, 1});

@@ -25,7 +25,18 @@ namespace oc::client {
 
 /// How a schema node's buffers are laid out, as far as a gather cares.
 struct GatherShape {
-  enum class Layout { null, boolean, fixed, binary32, binary64, view, list32, list64, fixed_list, struct_ };
+  enum class Layout {
+    null,
+    boolean,
+    fixed,
+    binary32,
+    binary64,
+    view,
+    list32,
+    list64,
+    fixed_list,
+    struct_
+  };
   Layout layout = Layout::null;
   uint64_t width = 0;  ///< bytes per value (fixed) or values per list (fixed_list)
   std::vector<GatherShape> children;

@@ -3,8 +3,7 @@
 
 namespace oc::client {
 
-ProfiledScan::ProfiledScan(std::unique_ptr<format::Scan> inner,
-                           std::shared_ptr<ScanCursor> cursor)
+ProfiledScan::ProfiledScan(std::unique_ptr<format::Scan> inner, std::shared_ptr<ScanCursor> cursor)
     : inner_(std::move(inner)), cursor_(std::move(cursor)) {
   format::set_reader_stages(profile_, inner_->stats());  // planning happened when it opened
   cursor_->set_profile(profile_);

@@ -30,8 +30,10 @@ int run_ls(const std::vector<std::string>& args) {
   std::string uri;
   bool recursive = false;
   for (const auto& a : args) {
-    if (a == "--recursive" || a == "-r") recursive = true;
-    else if (uri.empty()) uri = a;
+    if (a == "--recursive" || a == "-r")
+      recursive = true;
+    else if (uri.empty())
+      uri = a;
     else {
       std::cerr << "onecopy: ls takes one s3://bucket/prefix\n";
       return kExitUsage;
@@ -81,9 +83,9 @@ int run_cp(const std::vector<std::string>& args) {
   if (!r.ok()) return fail(r.error());
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << fmt::format("{} -> {}: {} bytes in {} {}{}, {:.1f} MB/s\n", net::redact_url(src),
-                           net::redact_url(dst), r->bytes,
-                           r->requests, r->multipart ? "parts" : "requests",
-                           r->multipart ? " (multipart)" : "", r->bytes / 1e6 / std::max(s, 1e-9));
+                           net::redact_url(dst), r->bytes, r->requests,
+                           r->multipart ? "parts" : "requests", r->multipart ? " (multipart)" : "",
+                           r->bytes / 1e6 / std::max(s, 1e-9));
   const auto& k = (*client)->counters();
   const uint64_t attempts = std::max<uint64_t>(k.attempts.load(), 1);
   std::cerr << fmt::format(

@@ -45,8 +45,9 @@ std::string human_bytes(uint64_t bytes) {
     ++unit;
   }
   // Three significant digits; a value that rounds up to 1024 is shown in the next unit.
-  std::string text = v < 10 ? fmt::format("{:.2f}", v) : v < 100 ? fmt::format("{:.1f}", v)
-                                                                   : fmt::format("{:.0f}", v);
+  std::string text = v < 10    ? fmt::format("{:.2f}", v)
+                     : v < 100 ? fmt::format("{:.1f}", v)
+                               : fmt::format("{:.0f}", v);
   if (text == "1024" && unit + 1 < kUnits.size()) return fmt::format("1.00 {}", kUnits[unit + 1]);
   return fmt::format("{} {}", text, kUnits[unit]);
 }
@@ -79,8 +80,8 @@ void print_status(std::ostream& out, const daemon::Status& s) {
       << "errors:            " << s.errors << "\n"
       << "pool:              " << human_bytes(s.pool_bytes) << " of "
       << human_bytes(s.pool_limit_bytes) << " (" << s.slabs_sent << " slabs sent)\n"
-      << "descriptors:       " << s.descriptors << " of " << s.descriptor_budget
-      << " for clients (" << s.connections_refused << " connections and " << s.requests_refused
+      << "descriptors:       " << s.descriptors << " of " << s.descriptor_budget << " for clients ("
+      << s.connections_refused << " connections and " << s.requests_refused
       << " requests refused)\n";
   if (s.gpu_devices == 0) {
     out << "GPU:               none\n";

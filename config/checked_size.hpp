@@ -28,7 +28,8 @@ namespace oc {
 }
 
 /// @return @p v rounded up to a multiple of @p align (a power of two), or nullopt on overflow.
-[[nodiscard]] constexpr std::optional<uint64_t> checked_round_up(uint64_t v, uint64_t align) noexcept {
+[[nodiscard]] constexpr std::optional<uint64_t> checked_round_up(uint64_t v,
+                                                                 uint64_t align) noexcept {
   const auto r = checked_add(v, align - 1);
   if (!r) return std::nullopt;
   return *r & ~(align - 1);
@@ -51,18 +52,21 @@ namespace oc {
 
 /// @return whether [@p offset, @p offset + @p length) lies within [0, @p size), without forming
 /// the sum.
-[[nodiscard]] constexpr bool range_within(uint64_t offset, uint64_t length, uint64_t size) noexcept {
+[[nodiscard]] constexpr bool range_within(uint64_t offset, uint64_t length,
+                                          uint64_t size) noexcept {
   return offset <= size && length <= size - offset;
 }
 
 /// @return whether @p count items of @p width bytes each take exactly @p bytes (no wrap).
-[[nodiscard]] constexpr bool holds_exactly(uint64_t bytes, uint64_t count, uint64_t width) noexcept {
+[[nodiscard]] constexpr bool holds_exactly(uint64_t bytes, uint64_t count,
+                                           uint64_t width) noexcept {
   const auto need = checked_mul(count, width);
   return need && *need == bytes;
 }
 
 /// @return whether @p bytes hold at least @p count items of @p width bytes each (no wrap).
-[[nodiscard]] constexpr bool holds_at_least(uint64_t bytes, uint64_t count, uint64_t width) noexcept {
+[[nodiscard]] constexpr bool holds_at_least(uint64_t bytes, uint64_t count,
+                                            uint64_t width) noexcept {
   const auto need = checked_mul(count, width);
   return need && *need <= bytes;
 }

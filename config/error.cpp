@@ -7,17 +7,28 @@ namespace oc {
 
 std::string_view errc_name(Errc code) noexcept {
   switch (code) {
-    case Errc::io: return "io";
-    case Errc::timeout: return "timeout";
-    case Errc::protocol: return "protocol";
-    case Errc::corrupt: return "corrupt";
-    case Errc::invalid: return "invalid";
-    case Errc::unsupported: return "unsupported";
-    case Errc::cuda: return "cuda";
-    case Errc::not_found: return "not_found";
-    case Errc::out_of_memory: return "out_of_memory";
-    case Errc::cancelled: return "cancelled";
-    case Errc::denied: return "denied";
+    case Errc::io:
+      return "io";
+    case Errc::timeout:
+      return "timeout";
+    case Errc::protocol:
+      return "protocol";
+    case Errc::corrupt:
+      return "corrupt";
+    case Errc::invalid:
+      return "invalid";
+    case Errc::unsupported:
+      return "unsupported";
+    case Errc::cuda:
+      return "cuda";
+    case Errc::not_found:
+      return "not_found";
+    case Errc::out_of_memory:
+      return "out_of_memory";
+    case Errc::cancelled:
+      return "cancelled";
+    case Errc::denied:
+      return "denied";
   }
   return "unknown";
 }

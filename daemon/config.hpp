@@ -22,7 +22,8 @@ namespace oc::daemon {
 inline constexpr const char* kDefaultConfigPath = OC_CONFIG_PATH;
 
 /// Applies the TOML text @p toml (named @p origin in errors) over @p d.
-[[nodiscard]] Result<void> apply_toml(Defaults& d, std::string_view toml, const std::string& origin);
+[[nodiscard]] Result<void> apply_toml(Defaults& d, std::string_view toml,
+                                      const std::string& origin);
 
 /// Built-in defaults, then @p path (skipped when @p optional and missing), then the environment.
 [[nodiscard]] Result<Defaults> load_config(const std::string& path, bool optional);

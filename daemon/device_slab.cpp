@@ -11,7 +11,8 @@ namespace oc::daemon {
 
 Result<std::shared_ptr<DeviceSlab>> DeviceSlab::create(uint64_t id, int device, uint64_t bytes,
                                                        kernels::ShareKind kind) {
-  OC_ASSIGN_OR_RETURN(kernels::SharedDeviceMemory memory, kernels::SharedDeviceMemory::allocate(device, bytes, kind));
+  OC_ASSIGN_OR_RETURN(kernels::SharedDeviceMemory memory,
+                      kernels::SharedDeviceMemory::allocate(device, bytes, kind));
   std::shared_ptr<DeviceSlab> slab(new DeviceSlab(id, device, std::move(memory)));
   if (kind == kernels::ShareKind::vmm) {
     OC_ASSIGN_OR_RETURN(slab->fd_, slab->memory_.export_fd());

@@ -31,7 +31,8 @@ class DeviceSlab {
  public:
   /// Allocates at least @p bytes on CUDA device @p device, shared the way @p kind says, and
   /// exports it (a descriptor, or an IPC handle) for `DeviceSlabAdded`.
-  [[nodiscard]] static Result<std::shared_ptr<DeviceSlab>> create(uint64_t id, int device, uint64_t bytes,
+  [[nodiscard]] static Result<std::shared_ptr<DeviceSlab>> create(uint64_t id, int device,
+                                                                  uint64_t bytes,
                                                                   kernels::ShareKind kind);
   DeviceSlab(const DeviceSlab&) = delete;
   DeviceSlab& operator=(const DeviceSlab&) = delete;

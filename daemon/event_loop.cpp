@@ -49,7 +49,8 @@ void tell(int sock, const Error& e) {
 }  // namespace
 
 EventLoop::EventLoop(Defaults cfg, std::string config_path, bool config_optional)
-    : cfg_(std::move(cfg)), config_path_(std::move(config_path)),
+    : cfg_(std::move(cfg)),
+      config_path_(std::move(config_path)),
       config_optional_(config_optional) {}
 
 EventLoop::~EventLoop() = default;
@@ -64,8 +65,8 @@ void EventLoop::set_descriptor_budget() {
     if (::setrlimit(RLIMIT_NOFILE, &raised) == 0) rl = raised;
   }
   const uint64_t limit = rl.rlim_cur == RLIM_INFINITY ? uint64_t{1} << 20 : rl.rlim_cur;
-  const uint64_t budget = limit > cfg_.daemon_fd_reserve ? limit - cfg_.daemon_fd_reserve
-                                                         : limit / 2;
+  const uint64_t budget =
+      limit > cfg_.daemon_fd_reserve ? limit - cfg_.daemon_fd_reserve : limit / 2;
   server_->set_descriptor_budget(budget);
   log::get().info("descriptors: limit {}, {} for clients (daemon_fd_reserve {})", limit, budget,
                   cfg_.daemon_fd_reserve);
@@ -138,13 +139,12 @@ Result<void> EventLoop::setup() {
                         }));
   }
   // Probing creates a CUDA context per device (slow, once): on a worker, never on the loop.
-  io_->submit(
-      kDaemonOwner, kDaemonOwner,
-      [this] {
-        const kernels::DeviceInfo gpu = kernels::probe_devices();
-        return Workers::Completion([this, gpu] { server_->set_gpu(gpu); });
-      },
-      {});
+  io_->submit(kDaemonOwner, kDaemonOwner,
+              [this] {
+                const kernels::DeviceInfo gpu = kernels::probe_devices();
+                return Workers::Completion([this, gpu] { server_->set_gpu(gpu); });
+              },
+              {});
   return {};
 }
 
@@ -184,8 +184,8 @@ void EventLoop::accept_clients() {
     if (!peer.ok()) continue;
     auto s = server_->admit(sock, *peer);
     if (!s.ok()) {
-      log::get().warn("refused a client: pid {} uid {} gid {}: {}", peer->pid, peer->uid,
-                      peer->gid, s.error().describe());
+      log::get().warn("refused a client: pid {} uid {} gid {}: {}", peer->pid, peer->uid, peer->gid,
+                      s.error().describe());
       tell(sock.get(), s.error());
       if (server_->at_descriptor_budget(1)) pause_accepting("at the descriptor budget");
       continue;
@@ -193,8 +193,7 @@ void EventLoop::accept_clients() {
     Session* session = *s;
     session->watch.on_event = [this, session](uint32_t ev) { on_session(*session, ev); };
     session->epoll_events = EPOLLIN | EPOLLRDHUP;
-    if (auto r = epoll_.watch(session->fd.get(), session->epoll_events, &session->watch);
-        !r.ok()) {
+    if (auto r = epoll_.watch(session->fd.get(), session->epoll_events, &session->watch); !r.ok()) {
       server_->close(*session, r.error().describe());
     }
   }
@@ -301,8 +300,8 @@ int EventLoop::run() {
       const auto left = std::chrono::ceil<std::chrono::milliseconds>(*deadline - Clock::now());
       timeout = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60'000));
     }
-    const int n = ::epoll_wait(epoll_.fd(), events.data(), static_cast<int>(events.size()),
-                               timeout);
+    const int n =
+        ::epoll_wait(epoll_.fd(), events.data(), static_cast<int>(events.size()), timeout);
     for (int i = 0; i < n; ++i) {
       auto* watch = static_cast<Watch*>(events[static_cast<size_t>(i)].data.ptr);
       try {

@@ -70,8 +70,8 @@ void fuzz_session(std::span<const uint8_t> data, std::span<const uint8_t> file) 
   size_t at = 0;
   while (s != nullptr && at + 3 <= data.size()) {
     const uint8_t flags = data[at];
-    const size_t len = std::min<size_t>(data[at + 1] | size_t{data[at + 2]} << 8,
-                                        data.size() - at - 3);
+    const size_t len =
+        std::min<size_t>(data[at + 1] | size_t{data[at + 2]} << 8, data.size() - at - 3);
     packet.assign(data.begin() + static_cast<ptrdiff_t>(at + 3),
                   data.begin() + static_cast<ptrdiff_t>(at + 3 + len));
     at += 3 + len;
@@ -86,8 +86,8 @@ void fuzz_session(std::span<const uint8_t> data, std::span<const uint8_t> file) 
       for (const auto& [lease, unused] : now->leases) leases.push_back(lease);
       for (uint64_t lease : leases) {
         flatbuffers::FlatBufferBuilder fbb;
-        fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Release,
-                                      fbs::CreateRelease(fbb, lease).Union()));
+        fbb.Finish(
+            fbs::CreateMessage(fbb, fbs::Body::Release, fbs::CreateRelease(fbb, lease).Union()));
         const auto frame = make_frame(fbb);
         Packet release;
         release.bytes = frame.size();

@@ -12,7 +12,9 @@ namespace oc::daemon {
 
 MetricsServer::MetricsServer(const Defaults& cfg, Epoll& epoll,
                              std::function<std::string()> metrics)
-    : cfg_(cfg), epoll_(epoll), metrics_(std::move(metrics)),
+    : cfg_(cfg),
+      epoll_(epoll),
+      metrics_(std::move(metrics)),
       buf_(cfg.daemon_metrics_max_request_bytes + 1) {}
 
 MetricsServer::~MetricsServer() = default;
@@ -23,7 +25,8 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::start(const Defaults& cfg,
                                                             std::function<std::string()> metrics) {
   std::unique_ptr<MetricsServer> m(new MetricsServer(cfg, epoll, std::move(metrics)));
   m->listen_.reset(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!m->listen_.valid()) return Error(Errc::io, "socket() for metrics", __FILE__, __LINE__, errno);
+  if (!m->listen_.valid())
+    return Error(Errc::io, "socket() for metrics", __FILE__, __LINE__, errno);
   const int one = 1;
   ::setsockopt(m->listen_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in addr{};

@@ -102,8 +102,9 @@ std::optional<InPlace> settle_in_place(BatchLayout& layout, const SlabArena& are
   for (auto it = bytes_in.begin(); it != bytes_in.end();) {
     it = arena.holds(it->first) ? std::next(it) : bytes_in.erase(it);
   }
-  const auto most = std::max_element(bytes_in.begin(), bytes_in.end(),
-                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+  const auto most =
+      std::max_element(bytes_in.begin(), bytes_in.end(),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
   if (most == bytes_in.end()) return std::nullopt;
   std::shared_ptr<Slab> slab;
   for (const auto& w : where) {

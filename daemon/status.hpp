@@ -27,12 +27,12 @@ struct ScanStatus {
 /// One CUDA device as onecopyd uses it (protocol.fbs DeviceStatus).
 struct DeviceStatus {
   int32_t device = 0;
-  std::string share;                ///< "vmm" (POSIX descriptors) or "ipc" (cudaIpcMemHandle)
-  uint64_t memory_held_bytes = 0;   ///< device slabs held for clients
-  uint64_t batches_in_flight = 0;   ///< device batches leased now
-  uint64_t bytes_decoded = 0;       ///< bytes of batch columns decoded there so far
-  uint64_t bytes_uploaded = 0;      ///< bytes sent to it (encoded inputs, CPU-decoded columns)
-  uint64_t decode_ns = 0;           ///< wall time its decode sessions waited for those
+  std::string share;               ///< "vmm" (POSIX descriptors) or "ipc" (cudaIpcMemHandle)
+  uint64_t memory_held_bytes = 0;  ///< device slabs held for clients
+  uint64_t batches_in_flight = 0;  ///< device batches leased now
+  uint64_t bytes_decoded = 0;      ///< bytes of batch columns decoded there so far
+  uint64_t bytes_uploaded = 0;     ///< bytes sent to it (encoded inputs, CPU-decoded columns)
+  uint64_t decode_ns = 0;          ///< wall time its decode sessions waited for those
 };
 
 /// The longest name a ScanStatus carries: a status reply stays small whatever names clients
@@ -65,9 +65,9 @@ struct Status {
   uint64_t s3_requests = 0;    ///< S3 requests, retries and failed requests, since start
   uint64_t s3_retries = 0;
   uint64_t s3_failures = 0;
-  uint64_t slabs = 0;              ///< slabs that exist now, every client's
-  uint64_t descriptors = 0;        ///< descriptors held for clients: sockets, files, slabs
-  uint64_t descriptor_budget = 0;  ///< RLIMIT_NOFILE less daemon_fd_reserve
+  uint64_t slabs = 0;                ///< slabs that exist now, every client's
+  uint64_t descriptors = 0;          ///< descriptors held for clients: sockets, files, slabs
+  uint64_t descriptor_budget = 0;    ///< RLIMIT_NOFILE less daemon_fd_reserve
   uint64_t connections_refused = 0;  ///< not allowed, over a limit, or at the descriptor budget
   uint64_t requests_refused = 0;     ///< requests answered with an Error for a limit or a denial
   /// The CUDA devices device scans have used, with their rates (JSON "devices").

@@ -132,16 +132,19 @@ void fuzz_parse_frame(std::span<const uint8_t> data) {
   const fbs::Message* m = *r;
   uint64_t sink = 0;
   if (const auto* s = m->body_as_Scan()) {
-    if (s->columns()) for (const auto* c : *s->columns()) sink += c->size();
+    if (s->columns())
+      for (const auto* c : *s->columns()) sink += c->size();
     if (s->filter()) sink += s->filter()->size();
   } else if (const auto* b = m->body_as_Batch()) {
     if (b->arrays()) {
       for (const auto* a : *b->arrays()) {
-        if (a->buffers()) for (const auto* x : *a->buffers()) sink += x->offset() + x->length();
+        if (a->buffers())
+          for (const auto* x : *a->buffers()) sink += x->offset() + x->length();
       }
     }
   } else if (const auto* sb = m->body_as_ScanBegin()) {
-    if (sb->schema()) for (const auto* n : *sb->schema()) sink += n->format() ? n->format()->size() : 0;
+    if (sb->schema())
+      for (const auto* n : *sb->schema()) sink += n->format() ? n->format()->size() : 0;
   } else if (const auto* o = m->body_as_Open()) {
     if (o->uri()) sink += o->uri()->size();
   }

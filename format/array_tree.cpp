@@ -47,7 +47,8 @@ ArrayStatsView stats_from_flatbuffer(const fb::ArrayStats* st) {
   return out;
 }
 
-Result<ArrayView> parse_array_tree(const Buffer& segment, std::span<const std::string> array_specs) {
+Result<ArrayView> parse_array_tree(const Buffer& segment,
+                                   std::span<const std::string> array_specs) {
   const size_t n = segment.size();
   OC_EXPECT(n >= 4, corrupt, "flat segment of {} bytes has no array footer", n);
   const uint32_t fb_len = load_le<uint32_t>(segment.data() + n - 4);
@@ -55,7 +56,8 @@ Result<ArrayView> parse_array_tree(const Buffer& segment, std::span<const std::s
             fb_len, n);
   const size_t fb_start = n - 4 - fb_len;
   const AlignedBytes fb_bytes(segment.span().subspan(fb_start, fb_len));
-  OC_ASSIGN_OR_RETURN(const fb::ArrayTree* tree, verified_root<fb::ArrayTree>(fb_bytes.span(), "array"));
+  OC_ASSIGN_OR_RETURN(const fb::ArrayTree* tree,
+                      verified_root<fb::ArrayTree>(fb_bytes.span(), "array"));
 
   std::vector<Buffer> buffers;
   size_t pos = 0;
@@ -70,8 +72,8 @@ Result<ArrayView> parse_array_tree(const Buffer& segment, std::span<const std::s
                 static_cast<int>(d->compression()));
       const size_t start = pos + d->padding();
       OC_EXPECT(start <= fb_start && d->length() <= fb_start - start, corrupt,
-                "array buffer [{}, +{}) runs past the data region of {} bytes", start,
-                d->length(), fb_start);
+                "array buffer [{}, +{}) runs past the data region of {} bytes", start, d->length(),
+                fb_start);
       buffers.push_back(segment.slice(start, d->length()));
       pos = start + d->length();
     }

@@ -36,7 +36,6 @@ namespace oc::format {
 /// Parses @p segment (which owns the bytes) into its array tree.
 /// @param array_specs the footer's encoding-ID registry.
 
-
 [[nodiscard]] Result<ArrayView> parse_array_tree(const Buffer& segment,
                                                  std::span<const std::string> array_specs);
 

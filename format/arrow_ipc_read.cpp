@@ -298,12 +298,13 @@ Result<Buffer> BatchReader::decompressed(const Buffer& b, const std::string& pat
   const auto prefix = load_le<int64_t>(b.data());
   const Buffer frame = b.slice(sizeof(int64_t), b.size() - sizeof(int64_t));
   if (prefix == -1) return frame;
-  OC_EXPECT(prefix >= 0, corrupt, "Arrow IPC field {} has a compressed {} of length {}", path,
-            what, prefix);
+  OC_EXPECT(prefix >= 0, corrupt, "Arrow IPC field {} has a compressed {} of length {}", path, what,
+            prefix);
   const auto size = static_cast<uint64_t>(prefix);
   OC_EXPECT(size <= max_decoded_ - decoded_, out_of_memory,
             "Arrow IPC field {} decompresses its {} to {} bytes, past max_decoded_bytes ({}, {} "
-            "used)", path, what, size, max_decoded_, decoded_);
+            "used)",
+            path, what, size, max_decoded_, decoded_);
   const unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   OC_EXPECT(declared != ZSTD_CONTENTSIZE_ERROR, corrupt,
             "Arrow IPC field {} has a {} that is not a zstd frame", path, what);
@@ -315,8 +316,9 @@ Result<Buffer> BatchReader::decompressed(const Buffer& b, const std::string& pat
                                        frame.data(), frame.size());
   OC_EXPECT(!ZSTD_isError(n), corrupt, "Arrow IPC field {} has a zstd {} that fails: {}", path,
             what, ZSTD_getErrorName(n));
-  OC_EXPECT(n == size, corrupt, "Arrow IPC field {} has a zstd {} of {} bytes behind a length of {}",
-            path, what, n, size);
+  OC_EXPECT(n == size, corrupt,
+            "Arrow IPC field {} has a zstd {} of {} bytes behind a length of {}", path, what, n,
+            size);
   OC_TRY(count(size, path));
   return out;
 }

@@ -12,17 +12,22 @@ namespace oc::format {
 size_t fixed_width_of(const DType& t) {
   const DType& s = t.storage();
   switch (s.kind) {
-    case TypeKind::primitive: return ptype_width(s.ptype);
-    case TypeKind::decimal: return s.precision <= 38 ? 16 : 32;
-    default: return 0;
+    case TypeKind::primitive:
+      return ptype_width(s.ptype);
+    case TypeKind::decimal:
+      return s.precision <= 38 ? 16 : 32;
+    default:
+      return 0;
   }
 }
 
 Result<std::string> arrow_format(const DType& t, StringLayout strings) {
   const bool views = strings == StringLayout::views;
   switch (t.kind) {
-    case TypeKind::null: return std::string("n");
-    case TypeKind::boolean: return std::string("b");
+    case TypeKind::null:
+      return std::string("n");
+    case TypeKind::boolean:
+      return std::string("b");
     case TypeKind::primitive: {
       constexpr const char* kFormats[] = {"C", "S", "I", "L", "c", "s", "i", "l", "e", "f", "g"};
       return std::string(kFormats[static_cast<uint8_t>(t.ptype)]);
@@ -30,16 +35,22 @@ Result<std::string> arrow_format(const DType& t, StringLayout strings) {
     case TypeKind::decimal:
       return t.precision <= 38 ? fmt::format("d:{},{}", t.precision, t.scale)
                                : fmt::format("d:{},{},256", t.precision, t.scale);
-    case TypeKind::utf8: return std::string(views ? "vu" : "u");
-    case TypeKind::binary: return std::string(views ? "vz" : "z");
-    case TypeKind::list: return std::string("+l");
-    case TypeKind::fixed_size_list: return fmt::format("+w:{}", t.list_size);
-    case TypeKind::struct_: return std::string("+s");
+    case TypeKind::utf8:
+      return std::string(views ? "vu" : "u");
+    case TypeKind::binary:
+      return std::string(views ? "vz" : "z");
+    case TypeKind::list:
+      return std::string("+l");
+    case TypeKind::fixed_size_list:
+      return fmt::format("+w:{}", t.list_size);
+    case TypeKind::struct_:
+      return std::string("+s");
     case TypeKind::extension: {
       auto temporal = temporal_of(t);
       if (!temporal.ok()) {
         // Unknown extensions travel as their storage type.
-        if (temporal.error().code() == Errc::unsupported) return arrow_format(*t.children[0], strings);
+        if (temporal.error().code() == Errc::unsupported)
+          return arrow_format(*t.children[0], strings);
         return std::move(temporal).error();
       }
       const PType p = t.children[0]->ptype;
@@ -51,7 +62,8 @@ Result<std::string> arrow_format(const DType& t, StringLayout strings) {
           break;
         case Temporal::Kind::time:
           if (temporal->unit == TimeUnit::s || temporal->unit == TimeUnit::ms) {
-            if (p == PType::i32) return fmt::format("tt{}", kUnit[static_cast<int>(temporal->unit)]);
+            if (p == PType::i32)
+              return fmt::format("tt{}", kUnit[static_cast<int>(temporal->unit)]);
           } else if (temporal->unit != TimeUnit::days && p == PType::i64) {
             return fmt::format("tt{}", kUnit[static_cast<int>(temporal->unit)]);
           }
@@ -66,7 +78,8 @@ Result<std::string> arrow_format(const DType& t, StringLayout strings) {
                       static_cast<int>(temporal->unit), ptype_name(p));
     }
     case TypeKind::variant:
-    case TypeKind::union_: break;
+    case TypeKind::union_:
+      break;
   }
   return OC_ERROR(Errc::unsupported, "no Arrow mapping for {}", t.to_string());
 }
@@ -75,10 +88,14 @@ uint64_t unsigned_at(const Column& c, uint64_t i) noexcept {
   const size_t width = fixed_width_of(*c.dtype);
   const uint8_t* p = c.buffers[0].data() + (c.offset + i) * width;
   switch (width) {
-    case 1: return *p;
-    case 2: return load_le<uint16_t>(p);
-    case 4: return load_le<uint32_t>(p);
-    default: return load_le<uint64_t>(p);
+    case 1:
+      return *p;
+    case 2:
+      return load_le<uint16_t>(p);
+    case 4:
+      return load_le<uint32_t>(p);
+    default:
+      return load_le<uint64_t>(p);
   }
 }
 
@@ -95,10 +112,18 @@ std::vector<uint64_t> unsigned_values(const Column& c) {
   const uint8_t* p = c.buffers[0].data() + c.offset * width;
   // One loop per width rather than a switch per row: this feeds every dictionary gather.
   switch (width) {
-    case 1: widen_into<uint8_t>(p, out); break;
-    case 2: widen_into<uint16_t>(p, out); break;
-    case 4: widen_into<uint32_t>(p, out); break;
-    default: widen_into<uint64_t>(p, out); break;
+    case 1:
+      widen_into<uint8_t>(p, out);
+      break;
+    case 2:
+      widen_into<uint16_t>(p, out);
+      break;
+    case 4:
+      widen_into<uint32_t>(p, out);
+      break;
+    default:
+      widen_into<uint64_t>(p, out);
+      break;
   }
   return out;
 }
@@ -116,10 +141,14 @@ uint64_t max_unsigned(const Column& c) noexcept {
   const size_t width = fixed_width_of(*c.dtype);
   const uint8_t* p = c.buffers[0].data() + c.offset * width;
   switch (width) {
-    case 1: return max_of<uint8_t>(p, c.length);
-    case 2: return max_of<uint16_t>(p, c.length);
-    case 4: return max_of<uint32_t>(p, c.length);
-    default: return max_of<uint64_t>(p, c.length);
+    case 1:
+      return max_of<uint8_t>(p, c.length);
+    case 2:
+      return max_of<uint16_t>(p, c.length);
+    case 4:
+      return max_of<uint32_t>(p, c.length);
+    default:
+      return max_of<uint64_t>(p, c.length);
   }
 }
 
@@ -183,10 +212,15 @@ Result<ColumnPtr> make_all_null(const DTypePtr& t, uint64_t len) {
   }
   const DType& s = t->storage();
   switch (s.kind) {
-    case TypeKind::null: break;
-    case TypeKind::boolean: c->buffers.push_back(make_bitmap(len, false)); break;
+    case TypeKind::null:
+      break;
+    case TypeKind::boolean:
+      c->buffers.push_back(make_bitmap(len, false));
+      break;
     case TypeKind::primitive:
-    case TypeKind::decimal: c->buffers.push_back(Buffer::allocate_array(len, fixed_width_of(s))); break;
+    case TypeKind::decimal:
+      c->buffers.push_back(Buffer::allocate_array(len, fixed_width_of(s)));
+      break;
     case TypeKind::utf8:
     case TypeKind::binary:
       c->buffers.push_back(Buffer::allocate_array(saturating_add(len, 1), sizeof(int32_t)));
@@ -209,7 +243,8 @@ Result<ColumnPtr> make_all_null(const DTypePtr& t, uint64_t len) {
         c->children.push_back(e);
       }
       break;
-    default: return OC_ERROR(Errc::unsupported, "cannot build nulls of {}", t->to_string());
+    default:
+      return OC_ERROR(Errc::unsupported, "cannot build nulls of {}", t->to_string());
   }
   return ColumnPtr(std::move(c));
 }
@@ -276,7 +311,8 @@ void gather_strings(const int32_t* off, const uint8_t* in, size_t in_size,
 
 }  // namespace
 
-Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const uint8_t* index_valid) {
+Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx,
+                       const uint8_t* index_valid) {
   const uint64_t n = idx.size();
   const uint64_t length = c->length;
   // Without an index validity, the largest index tells (one pass that vectorises); the bad one
@@ -288,7 +324,8 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
   if (index_valid || (n > 0 && largest >= length)) {
     for (uint64_t i = 0; i < n; ++i) {
       if (index_valid && !bitmap_get(index_valid, i)) continue;
-      OC_EXPECT(idx[i] < length, invalid, "take index {} out of bounds for length {}", idx[i], length);
+      OC_EXPECT(idx[i] < length, invalid, "take index {} out of bounds for length {}", idx[i],
+                length);
     }
   }
   OC_ASSIGN_OR_RETURN(auto out, empty_like(c->dtype, n));
@@ -311,7 +348,9 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
   auto src = [&](uint64_t i) { return (index_valid && !bitmap_get(index_valid, i)) ? 0 : idx[i]; };
   const DType& s = c->dtype->storage();
   switch (s.kind) {
-    case TypeKind::null: out->null_count = static_cast<int64_t>(n); break;
+    case TypeKind::null:
+      out->null_count = static_cast<int64_t>(n);
+      break;
     case TypeKind::boolean: {
       Buffer bits = make_bitmap(n, false);
       const uint8_t* in = c->buffers[0].data();
@@ -328,11 +367,20 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
       const uint8_t* in = c->buffers[0].data() + c->offset * w;
       uint8_t* o = vals.mutable_data();
       switch (w) {
-        case 1: for (uint64_t i = 0; i < n; ++i) o[i] = in[src(i)]; break;
-        case 2: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 2, in + src(i) * 2, 2); break;
-        case 4: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 4, in + src(i) * 4, 4); break;
-        case 8: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 8, in + src(i) * 8, 8); break;
-        default: for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * w, in + src(i) * w, w);
+        case 1:
+          for (uint64_t i = 0; i < n; ++i) o[i] = in[src(i)];
+          break;
+        case 2:
+          for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 2, in + src(i) * 2, 2);
+          break;
+        case 4:
+          for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 4, in + src(i) * 4, 4);
+          break;
+        case 8:
+          for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * 8, in + src(i) * 8, 8);
+          break;
+        default:
+          for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * w, in + src(i) * w, w);
       }
       out->buffers.push_back(std::move(vals));
       break;
@@ -350,7 +398,8 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
       const int32_t* off = c->offsets();
       uint64_t total = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        if (!valid || bitmap_get(valid, i)) total += static_cast<uint64_t>(off[idx[i] + 1] - off[idx[i]]);
+        if (!valid || bitmap_get(valid, i))
+          total += static_cast<uint64_t>(off[idx[i] + 1] - off[idx[i]]);
       }
       OC_EXPECT(total <= INT32_MAX, invalid, "take result of {} bytes exceeds 2 GiB", total);
       Buffer offs = Buffer::allocate_for_overwrite((n + 1) * 4);
@@ -383,7 +432,8 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
       for (uint64_t i = 0; i < n; ++i) {
         o[i] = static_cast<int32_t>(child_idx.size());
         if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
-          for (int32_t k = off[src(i)]; k < off[src(i) + 1]; ++k) child_idx.push_back(static_cast<uint64_t>(k));
+          for (int32_t k = off[src(i)]; k < off[src(i) + 1]; ++k)
+            child_idx.push_back(static_cast<uint64_t>(k));
         }
       }
       OC_EXPECT(child_idx.size() <= INT32_MAX, invalid, "take result exceeds 2^31 list elements");
@@ -414,7 +464,8 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx, const 
       }
       break;
     }
-    default: return OC_ERROR(Errc::unsupported, "take on {}", c->dtype->to_string());
+    default:
+      return OC_ERROR(Errc::unsupported, "take on {}", c->dtype->to_string());
   }
   return ColumnPtr(std::move(out));
 }
@@ -460,7 +511,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
   const DTypePtr& t = parts[0]->dtype;
   uint64_t total = 0;
   for (const auto& p : parts) {
-    OC_EXPECT(*p->dtype == *t, invalid, "concat of {} and {}", t->to_string(), p->dtype->to_string());
+    OC_EXPECT(*p->dtype == *t, invalid, "concat of {} and {}", t->to_string(),
+              p->dtype->to_string());
     total += p->length;
   }
   OC_ASSIGN_OR_RETURN(auto out, empty_like(t, total));
@@ -470,7 +522,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
     Buffer v = make_bitmap(total, true);
     uint64_t at = 0;
     for (const auto& p : parts) {
-      if (!p->validity.empty()) copy_bits(p->validity.data(), p->offset, v.mutable_data(), at, p->length);
+      if (!p->validity.empty())
+        copy_bits(p->validity.data(), p->offset, v.mutable_data(), at, p->length);
       at += p->length;
     }
     out->null_count = count_nulls(v.data(), 0, total);
@@ -478,7 +531,9 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
   }
   const DType& s = t->storage();
   switch (s.kind) {
-    case TypeKind::null: out->null_count = static_cast<int64_t>(total); break;
+    case TypeKind::null:
+      out->null_count = static_cast<int64_t>(total);
+      break;
     case TypeKind::boolean: {
       Buffer bits = make_bitmap(total, false);
       uint64_t at = 0;
@@ -495,7 +550,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
       Buffer vals = Buffer::allocate_array_for_overwrite(total, w);
       uint64_t at = 0;
       for (const auto& p : parts) {
-        std::memcpy(vals.mutable_data() + at * w, p->buffers[0].data() + p->offset * w, p->length * w);
+        std::memcpy(vals.mutable_data() + at * w, p->buffers[0].data() + p->offset * w,
+                    p->length * w);
         at += p->length;
       }
       out->buffers.push_back(std::move(vals));
@@ -503,7 +559,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
     }
     case TypeKind::utf8:
     case TypeKind::binary:
-      if (std::any_of(parts.begin(), parts.end(), [](const ColumnPtr& p) { return p->string_views; })) {
+      if (std::any_of(parts.begin(), parts.end(),
+                      [](const ColumnPtr& p) { return p->string_views; })) {
         // Chunks of one column may differ (varbinview, then FSST): views take no value copy.
         std::vector<ColumnPtr> views(parts.begin(), parts.end());
         for (ColumnPtr& p : views) {
@@ -537,7 +594,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
         for (uint64_t i = 0; i < p->length; ++i) oo[at + i] = pos + (o[i] - o[0]);
         const int32_t n = o[p->length] - o[0];
         if (s.kind != TypeKind::list) {
-          std::memcpy(data.mutable_data() + pos, p->buffers[1].data() + o[0], static_cast<size_t>(n));
+          std::memcpy(data.mutable_data() + pos, p->buffers[1].data() + o[0],
+                      static_cast<size_t>(n));
         }
         pos += n;
         at += p->length;
@@ -575,7 +633,8 @@ Result<ColumnPtr> concat(std::span<const ColumnPtr> parts) {
       }
       break;
     }
-    default: return OC_ERROR(Errc::unsupported, "concat of {}", t->to_string());
+    default:
+      return OC_ERROR(Errc::unsupported, "concat of {}", t->to_string());
   }
   return ColumnPtr(std::move(out));
 }

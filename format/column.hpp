@@ -44,8 +44,8 @@ struct Column {
   DTypePtr dtype;
   uint64_t length = 0;
   uint64_t offset = 0;
-  int64_t null_count = 0;   ///< exact; 0 when `validity` is empty
-  Buffer validity;          ///< Arrow validity bitmap, empty when every value is valid
+  int64_t null_count = 0;  ///< exact; 0 when `validity` is empty
+  Buffer validity;         ///< Arrow validity bitmap, empty when every value is valid
   std::vector<Buffer> buffers;
   std::vector<ColumnPtr> children;
   /// utf8/binary only: the buffers are views (format/string_views.hpp), not offsets.
@@ -65,7 +65,9 @@ struct Column {
     return buffers[0].as<T>() + offset;
   }
   /// For utf8/binary in the offsets layout, and list: the i32 offsets, from logical element 0.
-  [[nodiscard]] const int32_t* offsets() const noexcept { return buffers[0].as<int32_t>() + offset; }
+  [[nodiscard]] const int32_t* offsets() const noexcept {
+    return buffers[0].as<int32_t>() + offset;
+  }
 };
 
 /// Logical row @p i of an unsigned integer column (u8 to u64), widened to 64 bits.
@@ -94,8 +96,10 @@ struct Column {
 /// Builds a validity bitmap of @p len bits, all valid, to be cleared by the caller.
 [[nodiscard]] Buffer make_bitmap(uint64_t len, bool value);
 inline void bitmap_set(uint8_t* bits, uint64_t i, bool v) noexcept {
-  if (v) bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
-  else bits[i >> 3] &= static_cast<uint8_t>(~(1u << (i & 7)));
+  if (v)
+    bits[i >> 3] |= static_cast<uint8_t>(1u << (i & 7));
+  else
+    bits[i >> 3] &= static_cast<uint8_t>(~(1u << (i & 7)));
 }
 [[nodiscard]] inline bool bitmap_get(const uint8_t* bits, uint64_t i) noexcept {
   return (bits[i >> 3] >> (i & 7)) & 1;

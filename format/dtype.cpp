@@ -79,18 +79,28 @@ bool DType::operator==(const DType& o) const {
 std::string DType::to_string() const {
   const char* q = nullable ? "?" : "";
   switch (kind) {
-    case TypeKind::null: return "null";
-    case TypeKind::boolean: return fmt::format("bool{}", q);
-    case TypeKind::primitive: return fmt::format("{}{}", ptype_name(ptype), q);
-    case TypeKind::decimal: return fmt::format("decimal({},{}){}", precision, scale, q);
-    case TypeKind::utf8: return fmt::format("utf8{}", q);
-    case TypeKind::binary: return fmt::format("binary{}", q);
-    case TypeKind::variant: return fmt::format("variant{}", q);
-    case TypeKind::union_: return fmt::format("union{}", q);
-    case TypeKind::list: return fmt::format("list<{}>{}", children[0]->to_string(), q);
+    case TypeKind::null:
+      return "null";
+    case TypeKind::boolean:
+      return fmt::format("bool{}", q);
+    case TypeKind::primitive:
+      return fmt::format("{}{}", ptype_name(ptype), q);
+    case TypeKind::decimal:
+      return fmt::format("decimal({},{}){}", precision, scale, q);
+    case TypeKind::utf8:
+      return fmt::format("utf8{}", q);
+    case TypeKind::binary:
+      return fmt::format("binary{}", q);
+    case TypeKind::variant:
+      return fmt::format("variant{}", q);
+    case TypeKind::union_:
+      return fmt::format("union{}", q);
+    case TypeKind::list:
+      return fmt::format("list<{}>{}", children[0]->to_string(), q);
     case TypeKind::fixed_size_list:
       return fmt::format("fixed_list<{}>[{}]{}", children[0]->to_string(), list_size, q);
-    case TypeKind::extension: return fmt::format("ext<{}, {}>", ext_id, children[0]->to_string());
+    case TypeKind::extension:
+      return fmt::format("ext<{}, {}>", ext_id, children[0]->to_string());
     case TypeKind::struct_: {
       std::string s = "struct{";
       for (size_t i = 0; i < names.size(); ++i) {
@@ -112,7 +122,10 @@ Result<DTypePtr> dtype_from_flatbuffer(const fb::DType* node, uint32_t depth) {
   OC_EXPECT(node->type_type() == U::NONE || node->type() != nullptr, corrupt,
             "dtype tag {} without its table", static_cast<int>(node->type_type()));
   switch (node->type_type()) {
-    case U::NullType: t->kind = TypeKind::null; t->nullable = true; break;
+    case U::NullType:
+      t->kind = TypeKind::null;
+      t->nullable = true;
+      break;
     case U::BoolType:
       t->kind = TypeKind::boolean;
       t->nullable = node->type_as_BoolType()->nullable();
@@ -134,7 +147,10 @@ Result<DTypePtr> dtype_from_flatbuffer(const fb::DType* node, uint32_t depth) {
                 t->precision);
       break;
     }
-    case U::Utf8Type: t->kind = TypeKind::utf8; t->nullable = node->type_as_Utf8Type()->nullable(); break;
+    case U::Utf8Type:
+      t->kind = TypeKind::utf8;
+      t->nullable = node->type_as_Utf8Type()->nullable();
+      break;
     case U::BinaryType:
       t->kind = TypeKind::binary;
       t->nullable = node->type_as_BinaryType()->nullable();
@@ -146,11 +162,13 @@ Result<DTypePtr> dtype_from_flatbuffer(const fb::DType* node, uint32_t depth) {
       const auto* names = s->names();
       const auto* dtypes = s->dtypes();
       const size_t n = names ? names->size() : 0;
-      OC_EXPECT(n == (dtypes ? dtypes->size() : 0), corrupt, "struct has {} names but {} dtypes",
-                n, dtypes ? dtypes->size() : 0);
+      OC_EXPECT(n == (dtypes ? dtypes->size() : 0), corrupt, "struct has {} names but {} dtypes", n,
+                dtypes ? dtypes->size() : 0);
       for (size_t i = 0; i < n; ++i) {
         t->names.emplace_back(names->Get(static_cast<flatbuffers::uoffset_t>(i))->str());
-        OC_ASSIGN_OR_RETURN(auto child, dtype_from_flatbuffer(dtypes->Get(static_cast<flatbuffers::uoffset_t>(i)), depth + 1));
+        OC_ASSIGN_OR_RETURN(
+            auto child,
+            dtype_from_flatbuffer(dtypes->Get(static_cast<flatbuffers::uoffset_t>(i)), depth + 1));
         t->children.push_back(std::move(child));
       }
       break;
@@ -205,10 +223,14 @@ Result<DTypePtr> parse_dtype(std::span<const uint8_t> bytes) {
 Result<Temporal> temporal_of(const DType& t) {
   OC_EXPECT(t.kind == TypeKind::extension, unsupported, "not an extension type");
   Temporal out{};
-  if (t.ext_id == "vortex.date") out.kind = Temporal::Kind::date;
-  else if (t.ext_id == "vortex.time") out.kind = Temporal::Kind::time;
-  else if (t.ext_id == "vortex.timestamp") out.kind = Temporal::Kind::timestamp;
-  else return OC_ERROR(Errc::unsupported, "unsupported extension type {}", t.ext_id);
+  if (t.ext_id == "vortex.date")
+    out.kind = Temporal::Kind::date;
+  else if (t.ext_id == "vortex.time")
+    out.kind = Temporal::Kind::time;
+  else if (t.ext_id == "vortex.timestamp")
+    out.kind = Temporal::Kind::timestamp;
+  else
+    return OC_ERROR(Errc::unsupported, "unsupported extension type {}", t.ext_id);
   // Metadata: u8 TimeUnit; timestamps follow it with a u16 LE zone length and the zone bytes.
   const auto& m = t.ext_metadata;
   OC_EXPECT(!m.empty() && m[0] <= 4, corrupt, "{} metadata has no valid time unit", t.ext_id);

@@ -39,8 +39,18 @@ enum class PType : uint8_t { u8 = 0, u16, u32, u64, i8, i16, i32, i64, f16, f32,
 [[nodiscard]] Result<PType> ptype_from(uint64_t raw);
 
 enum class TypeKind : uint8_t {
-  null, boolean, primitive, decimal, utf8, binary, struct_, list, fixed_size_list, extension,
-  variant, union_,
+  null,
+  boolean,
+  primitive,
+  decimal,
+  utf8,
+  binary,
+  struct_,
+  list,
+  fixed_size_list,
+  extension,
+  variant,
+  union_,
 };
 
 struct DType;
@@ -52,15 +62,15 @@ enum class TimeUnit : uint8_t { ns = 0, us = 1, ms = 2, s = 3, days = 4 };
 /// A parsed Vortex logical type.
 struct DType {
   TypeKind kind = TypeKind::null;
-  bool nullable = false;          ///< for extensions: the storage type's nullability
-  PType ptype = PType::u8;        ///< primitive only
-  uint8_t precision = 0;          ///< decimal only
-  int8_t scale = 0;               ///< decimal only
-  uint32_t list_size = 0;         ///< fixed-size list only
-  std::vector<std::string> names; ///< struct field names
+  bool nullable = false;           ///< for extensions: the storage type's nullability
+  PType ptype = PType::u8;         ///< primitive only
+  uint8_t precision = 0;           ///< decimal only
+  int8_t scale = 0;                ///< decimal only
+  uint32_t list_size = 0;          ///< fixed-size list only
+  std::vector<std::string> names;  ///< struct field names
   /// struct fields; list / fixed-size list element (one); extension storage (one)
   std::vector<DTypePtr> children;
-  std::string ext_id;             ///< extension only, e.g. "vortex.timestamp"
+  std::string ext_id;  ///< extension only, e.g. "vortex.timestamp"
   std::vector<uint8_t> ext_metadata;
 
   [[nodiscard]] static DTypePtr make_null();
@@ -76,7 +86,9 @@ struct DType {
   /// @return the struct field named @p name, or nullptr.
   [[nodiscard]] DTypePtr field(std::string_view name) const;
   /// @return the storage type for extensions, else this type's own kind.
-  [[nodiscard]] const DType& storage() const { return kind == TypeKind::extension ? *children[0] : *this; }
+  [[nodiscard]] const DType& storage() const {
+    return kind == TypeKind::extension ? *children[0] : *this;
+  }
   /// @return a readable form such as `struct{a=i64?, b=utf8}`; `?` marks nullable.
   [[nodiscard]] std::string to_string() const;
   [[nodiscard]] bool operator==(const DType& other) const;

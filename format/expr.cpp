@@ -88,7 +88,6 @@ int64_t floor_div(int64_t a, int64_t b) noexcept {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
 }
 
-
 std::string quote(std::string_view s, char q) {
   std::string out(1, q);
   for (char c : s) {

@@ -34,11 +34,11 @@ namespace oc::format {
 struct Literal {
   enum class Kind : uint8_t { null, boolean, int64, uint64, float64, string, date, timestamp };
   Kind kind = Kind::null;
-  bool b = false;     ///< boolean
-  int64_t i = 0;      ///< int64; date: days since 1970-01-01; timestamp: microseconds since epoch
-  uint64_t u = 0;     ///< uint64: integers above INT64_MAX only
-  double f = 0;       ///< float64
-  std::string s;      ///< string (raw bytes, no escapes)
+  bool b = false;  ///< boolean
+  int64_t i = 0;   ///< int64; date: days since 1970-01-01; timestamp: microseconds since epoch
+  uint64_t u = 0;  ///< uint64: integers above INT64_MAX only
+  double f = 0;    ///< float64
+  std::string s;   ///< string (raw bytes, no escapes)
 
   [[nodiscard]] static Literal null_value();
   [[nodiscard]] static Literal boolean(bool v);
@@ -55,8 +55,18 @@ struct Literal {
 /// read back as floats.
 [[nodiscard]] std::string literal_to_string(const Literal& l);
 
-enum class ExprKind : uint8_t { column, literal, compare, and_, or_, not_, is_null, in_list,
-                                between, like };
+enum class ExprKind : uint8_t {
+  column,
+  literal,
+  compare,
+  and_,
+  or_,
+  not_,
+  is_null,
+  in_list,
+  between,
+  like
+};
 enum class CmpOp : uint8_t { eq, ne, lt, le, gt, ge };
 
 /// @return "=", "!=", "<", "<=", ">", ">=".
@@ -68,11 +78,11 @@ using ExprPtr = std::shared_ptr<const Expr>;
 /// One node; which fields matter depends on `kind` (see the table in the file comment).
 struct Expr {
   ExprKind kind = ExprKind::literal;
-  uint32_t pos = 0;                ///< 0-based byte offset of the node's token in the source
-  std::vector<std::string> path;   ///< column: field names from the root struct down
-  Literal literal;                 ///< literal
-  CmpOp op = CmpOp::eq;            ///< compare
-  bool negated = false;            ///< is_null: IS NOT NULL
+  uint32_t pos = 0;               ///< 0-based byte offset of the node's token in the source
+  std::vector<std::string> path;  ///< column: field names from the root struct down
+  Literal literal;                ///< literal
+  CmpOp op = CmpOp::eq;           ///< compare
+  bool negated = false;           ///< is_null: IS NOT NULL
   std::vector<ExprPtr> children;
 
   [[nodiscard]] static ExprPtr column(std::vector<std::string> path, uint32_t pos);

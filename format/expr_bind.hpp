@@ -34,17 +34,25 @@ namespace oc::format {
 
 /// A column the filter reads.
 struct BoundColumn {
-  std::vector<std::string> path;   ///< field names from the root struct
-  std::vector<uint32_t> indices;   ///< the struct child index at each level of `path`
-  DTypePtr type;                   ///< the leaf's dtype (extensions kept)
+  std::vector<std::string> path;  ///< field names from the root struct
+  std::vector<uint32_t> indices;  ///< the struct child index at each level of `path`
+  DTypePtr type;                  ///< the leaf's dtype (extensions kept)
 };
 
 /// Three-valued truth of SQL.
 enum class Truth : uint8_t { false_ = 0, true_ = 1, null = 2 };
 
 struct BoundNode {
-  enum class Kind : uint8_t { constant, column_bool, compare, starts_with, is_null, and_, or_,
-                              not_ };
+  enum class Kind : uint8_t {
+    constant,
+    column_bool,
+    compare,
+    starts_with,
+    is_null,
+    and_,
+    or_,
+    not_
+  };
   Kind kind = Kind::constant;
   Truth constant = Truth::null;  ///< constant
   uint32_t column = 0;           ///< column_bool, compare, starts_with, is_null: index into columns

@@ -196,25 +196,52 @@ void compare_narrow(const Located& at, uint64_t n, std::vector<uint8_t>& out, Cm
   auto all = [&](bool b) { for_values<T>(at, n, out, [b](T) { return b; }); };
   const T c = static_cast<T>(std::clamp(t, lo, hi));
   switch (op) {
-    case CmpOp::lt: return t > hi ? all(true) : t <= lo ? all(false) : for_values<T>(at, n, out, [c](T v) { return v < c; });
-    case CmpOp::le: return t >= hi ? all(true) : t < lo ? all(false) : for_values<T>(at, n, out, [c](T v) { return v <= c; });
-    case CmpOp::gt: return t >= hi ? all(false) : t < lo ? all(true) : for_values<T>(at, n, out, [c](T v) { return v > c; });
-    case CmpOp::ge: return t > hi ? all(false) : t <= lo ? all(true) : for_values<T>(at, n, out, [c](T v) { return v >= c; });
-    case CmpOp::eq: return t < lo || t > hi ? all(false) : for_values<T>(at, n, out, [c](T v) { return v == c; });
-    case CmpOp::ne: return t < lo || t > hi ? all(true) : for_values<T>(at, n, out, [c](T v) { return v != c; });
+    case CmpOp::lt:
+      return t > hi    ? all(true)
+             : t <= lo ? all(false)
+                       : for_values<T>(at, n, out, [c](T v) { return v < c; });
+    case CmpOp::le:
+      return t >= hi  ? all(true)
+             : t < lo ? all(false)
+                      : for_values<T>(at, n, out, [c](T v) { return v <= c; });
+    case CmpOp::gt:
+      return t >= hi  ? all(false)
+             : t < lo ? all(true)
+                      : for_values<T>(at, n, out, [c](T v) { return v > c; });
+    case CmpOp::ge:
+      return t > hi    ? all(false)
+             : t <= lo ? all(true)
+                       : for_values<T>(at, n, out, [c](T v) { return v >= c; });
+    case CmpOp::eq:
+      return t < lo || t > hi ? all(false) : for_values<T>(at, n, out, [c](T v) { return v == c; });
+    case CmpOp::ne:
+      return t < lo || t > hi ? all(true) : for_values<T>(at, n, out, [c](T v) { return v != c; });
   }
 }
 
 // `compare_narrow` where the column's type is narrower than 64 bits. @return false otherwise.
 bool compare_narrow(const Located& at, uint64_t n, std::vector<uint8_t>& out, CmpOp op, int64_t t) {
   switch (at.leaf->dtype->storage().ptype) {
-    case PType::u8: compare_narrow<uint8_t>(at, n, out, op, t); return true;
-    case PType::u16: compare_narrow<uint16_t>(at, n, out, op, t); return true;
-    case PType::u32: compare_narrow<uint32_t>(at, n, out, op, t); return true;
-    case PType::i8: compare_narrow<int8_t>(at, n, out, op, t); return true;
-    case PType::i16: compare_narrow<int16_t>(at, n, out, op, t); return true;
-    case PType::i32: compare_narrow<int32_t>(at, n, out, op, t); return true;
-    default: return false;
+    case PType::u8:
+      compare_narrow<uint8_t>(at, n, out, op, t);
+      return true;
+    case PType::u16:
+      compare_narrow<uint16_t>(at, n, out, op, t);
+      return true;
+    case PType::u32:
+      compare_narrow<uint32_t>(at, n, out, op, t);
+      return true;
+    case PType::i8:
+      compare_narrow<int8_t>(at, n, out, op, t);
+      return true;
+    case PType::i16:
+      compare_narrow<int16_t>(at, n, out, op, t);
+      return true;
+    case PType::i32:
+      compare_narrow<int32_t>(at, n, out, op, t);
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -226,8 +253,9 @@ class Evaluator {
   Result<std::vector<uint8_t>> eval(const BoundNode& node) {
     // Leaves fill a vector of their own; NOT, AND and OR work in their first child's.
     std::vector<uint8_t> out;
-    const bool leaf = node.kind == BoundNode::Kind::is_null || node.kind == BoundNode::Kind::column_bool ||
-                      node.kind == BoundNode::Kind::compare || node.kind == BoundNode::Kind::starts_with;
+    const bool leaf =
+        node.kind == BoundNode::Kind::is_null || node.kind == BoundNode::Kind::column_bool ||
+        node.kind == BoundNode::Kind::compare || node.kind == BoundNode::Kind::starts_with;
     if (leaf) out.assign(n_, kNull);
     switch (node.kind) {
       case BoundNode::Kind::constant:
@@ -303,12 +331,24 @@ class Evaluator {
     }
     // The operator is chosen once, outside the row loop.
     switch (node.op) {
-      case CmpOp::eq: for_numeric(at, n_, out, [&](auto v) { return std::is_eq(cmp(v, lit)); }); break;
-      case CmpOp::ne: for_numeric(at, n_, out, [&](auto v) { return std::is_neq(cmp(v, lit)); }); break;
-      case CmpOp::lt: for_numeric(at, n_, out, [&](auto v) { return std::is_lt(cmp(v, lit)); }); break;
-      case CmpOp::le: for_numeric(at, n_, out, [&](auto v) { return std::is_lteq(cmp(v, lit)); }); break;
-      case CmpOp::gt: for_numeric(at, n_, out, [&](auto v) { return std::is_gt(cmp(v, lit)); }); break;
-      case CmpOp::ge: for_numeric(at, n_, out, [&](auto v) { return std::is_gteq(cmp(v, lit)); }); break;
+      case CmpOp::eq:
+        for_numeric(at, n_, out, [&](auto v) { return std::is_eq(cmp(v, lit)); });
+        break;
+      case CmpOp::ne:
+        for_numeric(at, n_, out, [&](auto v) { return std::is_neq(cmp(v, lit)); });
+        break;
+      case CmpOp::lt:
+        for_numeric(at, n_, out, [&](auto v) { return std::is_lt(cmp(v, lit)); });
+        break;
+      case CmpOp::le:
+        for_numeric(at, n_, out, [&](auto v) { return std::is_lteq(cmp(v, lit)); });
+        break;
+      case CmpOp::gt:
+        for_numeric(at, n_, out, [&](auto v) { return std::is_gt(cmp(v, lit)); });
+        break;
+      case CmpOp::ge:
+        for_numeric(at, n_, out, [&](auto v) { return std::is_gteq(cmp(v, lit)); });
+        break;
     }
     return {};
   }
@@ -327,26 +367,46 @@ class Evaluator {
     // narrower than 64 bits (dates are i32 days).
     const bool narrow = [&] {
       switch (op) {
-        case CmpOp::lt: return compare_narrow(at, n_, out, CmpOp::lt, up);
-        case CmpOp::le: return compare_narrow(at, n_, out, CmpOp::le, q);
-        case CmpOp::gt: return compare_narrow(at, n_, out, CmpOp::gt, q);
-        case CmpOp::ge: return compare_narrow(at, n_, out, CmpOp::ge, up);
+        case CmpOp::lt:
+          return compare_narrow(at, n_, out, CmpOp::lt, up);
+        case CmpOp::le:
+          return compare_narrow(at, n_, out, CmpOp::le, q);
+        case CmpOp::gt:
+          return compare_narrow(at, n_, out, CmpOp::gt, q);
+        case CmpOp::ge:
+          return compare_narrow(at, n_, out, CmpOp::ge, up);
         // An instant between two units equals no value: compared against a threshold no
         // value reaches (below every T), eq is false and ne true for every valid row.
-        case CmpOp::eq: return compare_narrow(at, n_, out, CmpOp::eq, exact ? q : std::numeric_limits<int64_t>::min());
-        case CmpOp::ne: return compare_narrow(at, n_, out, CmpOp::ne, exact ? q : std::numeric_limits<int64_t>::min());
+        case CmpOp::eq:
+          return compare_narrow(at, n_, out, CmpOp::eq,
+                                exact ? q : std::numeric_limits<int64_t>::min());
+        case CmpOp::ne:
+          return compare_narrow(at, n_, out, CmpOp::ne,
+                                exact ? q : std::numeric_limits<int64_t>::min());
       }
       return false;
     }();
     if (narrow) return;
     auto as_i64 = [](auto v) { return static_cast<int64_t>(v); };
     switch (op) {
-      case CmpOp::lt: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) < up; }); break;
-      case CmpOp::le: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) <= q; }); break;
-      case CmpOp::gt: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) > q; }); break;
-      case CmpOp::ge: for_numeric(at, n_, out, [&](auto v) { return as_i64(v) >= up; }); break;
-      case CmpOp::eq: for_numeric(at, n_, out, [&](auto v) { return exact && as_i64(v) == q; }); break;
-      case CmpOp::ne: for_numeric(at, n_, out, [&](auto v) { return !exact || as_i64(v) != q; }); break;
+      case CmpOp::lt:
+        for_numeric(at, n_, out, [&](auto v) { return as_i64(v) < up; });
+        break;
+      case CmpOp::le:
+        for_numeric(at, n_, out, [&](auto v) { return as_i64(v) <= q; });
+        break;
+      case CmpOp::gt:
+        for_numeric(at, n_, out, [&](auto v) { return as_i64(v) > q; });
+        break;
+      case CmpOp::ge:
+        for_numeric(at, n_, out, [&](auto v) { return as_i64(v) >= up; });
+        break;
+      case CmpOp::eq:
+        for_numeric(at, n_, out, [&](auto v) { return exact && as_i64(v) == q; });
+        break;
+      case CmpOp::ne:
+        for_numeric(at, n_, out, [&](auto v) { return !exact || as_i64(v) != q; });
+        break;
     }
   }
 
@@ -355,8 +415,9 @@ class Evaluator {
     const std::string_view lit = node.literal.s;
     // string_view compares as unsigned char (char_traits<char>::compare is memcmp-like).
     auto truth = [&](std::string_view v) {
-      const bool hit = node.kind == BoundNode::Kind::starts_with ? v.starts_with(lit)
-                                                                 : holds(node.op, v.compare(lit) <=> 0);
+      const bool hit = node.kind == BoundNode::Kind::starts_with
+                           ? v.starts_with(lit)
+                           : holds(node.op, v.compare(lit) <=> 0);
       return hit ? kTrue : kFalse;
     };
     if (c.string_views) {
@@ -368,9 +429,10 @@ class Evaluator {
         const uint32_t size = load_le<uint32_t>(v);
         if (size > kMaxInlined) {
           const uint32_t buffer = load_le<uint32_t>(v + 8), offset = load_le<uint32_t>(v + 12);
-          OC_EXPECT(buffer < data_buffers && range_within(offset, size, c.buffers[1 + buffer].size()),
-                    corrupt, "string view [{}, +{}) of data buffer {} outside the column", offset,
-                    size, buffer);
+          OC_EXPECT(
+              buffer < data_buffers && range_within(offset, size, c.buffers[1 + buffer].size()),
+              corrupt, "string view [{}, +{}) of data buffer {} outside the column", offset, size,
+              buffer);
         }
         out[r] = truth(string_at(c, first - c.offset + r));
       }

@@ -17,14 +17,16 @@ Result<LayoutPtr> build_layout(const fb::LayoutNode* node, const Footer& f, uint
   OC_EXPECT(node != nullptr, corrupt, "missing layout node");
   OC_EXPECT(depth < defaults().max_array_depth, corrupt, "layout tree deeper than {}", depth);
   OC_EXPECT(node->encoding() < f.layout_specs.size(), corrupt,
-            "layout encoding index {} past {} layout specs", node->encoding(), f.layout_specs.size());
+            "layout encoding index {} past {} layout specs", node->encoding(),
+            f.layout_specs.size());
   auto out = std::make_shared<LayoutNode>();
   out->encoding = f.layout_specs[node->encoding()];
   out->row_count = node->row_count();
   if (node->metadata()) out->metadata.assign(node->metadata()->begin(), node->metadata()->end());
   if (node->segments()) {
     for (uint32_t s : *node->segments()) {
-      OC_EXPECT(s < f.segments.size(), corrupt, "layout refers to segment {} of {}", s, f.segments.size());
+      OC_EXPECT(s < f.segments.size(), corrupt, "layout refers to segment {} of {}", s,
+                f.segments.size());
       out->segments.push_back(s);
     }
   }
@@ -67,7 +69,8 @@ Result<Footer> read_footer(SegmentSource& source) {
   OC_EXPECT(ps_len <= kMaxPostscriptSize && ps_len + kEofSize <= tail_len, corrupt,
             "postscript length {} does not fit the {} byte tail", ps_len, tail_len);
   const AlignedBytes ps_bytes(f.tail.span().subspan(tail_len - kEofSize - ps_len, ps_len));
-  OC_ASSIGN_OR_RETURN(const fb::Postscript* ps, verified_root<fb::Postscript>(ps_bytes.span(), "postscript"));
+  OC_ASSIGN_OR_RETURN(const fb::Postscript* ps,
+                      verified_root<fb::Postscript>(ps_bytes.span(), "postscript"));
 
   // Locate the four footer FlatBuffers; fetch whatever lies before the tail in one more read.
   const std::array<Located, 4> parts{{{ps->dtype(), "dtype", false},
@@ -110,7 +113,8 @@ Result<Footer> read_footer(SegmentSource& source) {
   };
 
   const AlignedBytes footer_bytes = bytes_of(ps->footer());
-  OC_ASSIGN_OR_RETURN(const fb::Footer* footer, verified_root<fb::Footer>(footer_bytes.span(), "footer"));
+  OC_ASSIGN_OR_RETURN(const fb::Footer* footer,
+                      verified_root<fb::Footer>(footer_bytes.span(), "footer"));
   if (footer->array_specs()) {
     for (const auto* s : *footer->array_specs()) f.array_specs.push_back(s->id()->str());
   }
@@ -120,13 +124,16 @@ Result<Footer> read_footer(SegmentSource& source) {
   const uint64_t data_end = fb_start;
   if (footer->segment_specs()) {
     // The verifier checks the vector's length field, not that its 8-byte structs are aligned.
-    OC_EXPECT(reinterpret_cast<uintptr_t>(footer->segment_specs()->Data()) % alignof(fb::SegmentSpec) == 0,
-              corrupt, "misaligned segment map in the footer");
+    OC_EXPECT(
+        reinterpret_cast<uintptr_t>(footer->segment_specs()->Data()) % alignof(fb::SegmentSpec) ==
+            0,
+        corrupt, "misaligned segment map in the footer");
     for (const fb::SegmentSpec* s : *footer->segment_specs()) {
       OC_EXPECT(s->offset() <= data_end && s->length() <= data_end - s->offset(), corrupt,
                 "segment [{}, +{}) runs past the data region ending at {}", s->offset(),
                 s->length(), data_end);
-      OC_EXPECT(s->length() <= defaults().max_segment_bytes, corrupt, "segment of {} bytes", s->length());
+      OC_EXPECT(s->length() <= defaults().max_segment_bytes, corrupt, "segment of {} bytes",
+                s->length());
       OC_EXPECT(s->compression() == 0 && s->encryption() == 0, unsupported,
                 "compressed or encrypted segments are not supported");
       f.segments.push_back({s->offset(), s->length(), s->alignment_exponent()});
@@ -148,7 +155,8 @@ Result<Footer> read_footer(SegmentSource& source) {
     OC_ASSIGN_OR_RETURN(const fb::FileStatistics* stats,
                         verified_root<fb::FileStatistics>(stats_bytes.span(), "statistics"));
     if (stats->field_stats()) {
-      for (const fb::ArrayStats* s : *stats->field_stats()) f.field_stats.push_back(stats_from_flatbuffer(s));
+      for (const fb::ArrayStats* s : *stats->field_stats())
+        f.field_stats.push_back(stats_from_flatbuffer(s));
     }
   }
   return f;

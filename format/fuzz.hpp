@@ -24,7 +24,8 @@ namespace oc::format {
 
 /// Opens @p file (a valid file, normally) and scans it to the end with @p predicate as the SQL
 /// filter: the parser, the binder, pruning and the evaluators over real columns.
-[[nodiscard]] Result<void> fuzz_filtered_scan(std::span<const uint8_t> file, std::string_view predicate);
+[[nodiscard]] Result<void> fuzz_filtered_scan(std::span<const uint8_t> file,
+                                              std::string_view predicate);
 
 /// Runs the object class's method body on @p request (untrusted bytes, as an OSD receives them)
 /// over @p file (a valid file, normally): the request's decode, then, when it decodes, the scan

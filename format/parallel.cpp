@@ -134,7 +134,8 @@ size_t decode_threads() {
   return knob ? knob : std::max(1u, std::thread::hardware_concurrency());
 }
 
-Result<void> parallel_for(size_t n, uint64_t rows, const std::function<Result<void>(size_t)>& item) {
+Result<void> parallel_for(size_t n, uint64_t rows,
+                          const std::function<Result<void>(size_t)>& item) {
   auto job = std::make_shared<Job>();
   job->item = &item;
   job->n = n;

@@ -53,9 +53,9 @@ Result<DecodedPatches> decode_patches(const ArrayView& node, size_t first_child,
   OC_EXPECT(len <= array_len, corrupt, "{} patches for an array of {} rows", len, array_len);
   OC_TRY(ctx.check_alloc(len, sizeof(uint64_t), "patch indices"));
 
-  OC_ASSIGN_OR_RETURN(ColumnPtr indices,
-                      ctx.decode(node.children[first_child],
-                                 DType::make_primitive(index_ptype, false), len));
+  OC_ASSIGN_OR_RETURN(
+      ColumnPtr indices,
+      ctx.decode(node.children[first_child], DType::make_primitive(index_ptype, false), len));
   DecodedPatches out;
   out.positions.resize(len);
   const uint64_t offset = meta.offset();
@@ -88,8 +88,8 @@ Result<DecodedPatches> decode_patches(const ArrayView& node, size_t first_child,
 Result<ColumnPtr> apply_patches(const ColumnPtr& base, const DecodedPatches& patches) {
   const DType& storage = base->dtype->storage();
   const ColumnPtr& values = patches.values;
-  OC_EXPECT(values->length == patches.positions.size(), invalid,
-            "{} patch values for {} positions", values->length, patches.positions.size());
+  OC_EXPECT(values->length == patches.positions.size(), invalid, "{} patch values for {} positions",
+            values->length, patches.positions.size());
   OC_EXPECT(values->dtype->storage().kind == storage.kind &&
                 fixed_width_of(*values->dtype) == fixed_width_of(*base->dtype),
             invalid, "patch values of {} cannot patch {}", values->dtype->to_string(),
@@ -137,7 +137,8 @@ Result<ColumnPtr> apply_patches(const ColumnPtr& base, const DecodedPatches& pat
   retyped->dtype = base->dtype;  // concat wants one dtype; the storage kinds already agree
   std::vector<uint64_t> gather(base->length);
   for (uint64_t i = 0; i < base->length; ++i) gather[i] = i;
-  for (size_t k = 0; k < patches.positions.size(); ++k) gather[patches.positions[k]] = base->length + k;
+  for (size_t k = 0; k < patches.positions.size(); ++k)
+    gather[patches.positions[k]] = base->length + k;
   const ColumnPtr parts[] = {base, std::move(retyped)};
   OC_ASSIGN_OR_RETURN(ColumnPtr both, concat(parts));
   return take(both, gather);

@@ -48,7 +48,8 @@ struct DecodedPatches {
 
 /// The patches at rows @p rows (sorted, unique) of @p all, their positions renumbered as
 /// indices into @p rows: what a take of those rows patches.
-[[nodiscard]] Result<DecodedPatches> patches_at(const DecodedPatches& all, std::span<const uint64_t> rows);
+[[nodiscard]] Result<DecodedPatches> patches_at(const DecodedPatches& all,
+                                                std::span<const uint64_t> rows);
 
 /// Writes @p patches over a copy of @p base (same dtype, offset 0 in the result). Fixed-width,
 /// bool and string columns are supported; validity of patch values is carried over.

@@ -39,9 +39,12 @@ Result<ColumnPtr> string_upper_bounds(const ColumnPtr& zone_max) {
   for (uint64_t i = 0; i < n; ++i) {
     std::optional<std::string> up;
     if (max->is_valid(i)) {
-      OC_EXPECT(offs[i] >= 0 && offs[i] <= offs[i + 1] && static_cast<uint64_t>(offs[i + 1]) <= bytes.size(),
-                corrupt, "zone max offsets [{}, {}) outside {} bytes", offs[i], offs[i + 1], bytes.size());
-      up = successor({reinterpret_cast<const char*>(bytes.data()) + offs[i], static_cast<size_t>(offs[i + 1] - offs[i])});
+      OC_EXPECT(offs[i] >= 0 && offs[i] <= offs[i + 1] &&
+                    static_cast<uint64_t>(offs[i + 1]) <= bytes.size(),
+                corrupt, "zone max offsets [{}, {}) outside {} bytes", offs[i], offs[i + 1],
+                bytes.size());
+      up = successor({reinterpret_cast<const char*>(bytes.data()) + offs[i],
+                      static_cast<size_t>(offs[i + 1] - offs[i])});
     }
     if (up) {
       values[i] = std::move(*up);
@@ -125,7 +128,8 @@ class Pruner {
   Pruner(std::vector<PieceStats> cols, size_t pieces) : cols_(std::move(cols)), n_(pieces) {}
 
   Result<Outcomes> eval(const BoundNode& node) {
-    Outcomes o{std::vector<uint8_t>(n_, 1), std::vector<uint8_t>(n_, 1), std::vector<uint8_t>(n_, 1)};
+    Outcomes o{std::vector<uint8_t>(n_, 1), std::vector<uint8_t>(n_, 1),
+               std::vector<uint8_t>(n_, 1)};
     switch (node.kind) {
       case BoundNode::Kind::constant:
         std::fill(o.t.begin(), o.t.end(), node.constant == Truth::true_);
@@ -328,7 +332,8 @@ Result<std::optional<ColumnZones>> column_zones(LayoutReader& reader) {
   return std::optional<ColumnZones>(std::move(out));
 }
 
-Result<std::optional<ColumnZones>> file_zone(const ArrayStatsView& s, const DTypePtr& type, uint64_t rows) {
+Result<std::optional<ColumnZones>> file_zone(const ArrayStatsView& s, const DTypePtr& type,
+                                             uint64_t rows) {
   const DTypePtr t = type->with_nullable(true);
   const bool bytes = is_bytes(*t);
   ColumnZones out;
@@ -373,7 +378,8 @@ Result<PrunePlan> prune(const BoundExpr& e, std::span<const std::optional<Column
     ps.type = e.columns[c].type;
     ps.all_null.assign(pieces, 0);
     ps.no_null.assign(pieces, 0);
-    const bool is_float = ps.type->storage().kind == TypeKind::primitive && ptype_is_float(ps.type->storage().ptype);
+    const bool is_float =
+        ps.type->storage().kind == TypeKind::primitive && ptype_is_float(ps.type->storage().ptype);
     ps.may_nan.assign(pieces, is_float);
     const auto& z = zones[c];
     if (z) {
@@ -402,8 +408,10 @@ Result<PrunePlan> prune(const BoundExpr& e, std::span<const std::optional<Column
       ++plan.zones_pruned;
       continue;
     }
-    if (!plan.keep.empty() && plan.keep.back().end == cuts[i]) plan.keep.back().end = cuts[i + 1];
-    else plan.keep.push_back({cuts[i], cuts[i + 1]});
+    if (!plan.keep.empty() && plan.keep.back().end == cuts[i])
+      plan.keep.back().end = cuts[i + 1];
+    else
+      plan.keep.push_back({cuts[i], cuts[i + 1]});
   }
   return plan;
 }

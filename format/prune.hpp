@@ -33,9 +33,9 @@ namespace oc::format {
 
 /// Statistics of one column over consecutive zones. Absent statistics are nullptr.
 struct ColumnZones {
-  std::vector<uint64_t> starts;  ///< zone i covers rows [starts[i], starts[i + 1])
-  ColumnPtr min;                 ///< per zone, the column's type: a lower bound
-  ColumnPtr max;                 ///< per zone, the column's type: an upper bound
+  std::vector<uint64_t> starts;     ///< zone i covers rows [starts[i], starts[i + 1])
+  ColumnPtr min;                    ///< per zone, the column's type: a lower bound
+  ColumnPtr max;                    ///< per zone, the column's type: an upper bound
   std::vector<int64_t> null_count;  ///< per zone, -1 when unknown
   std::vector<int64_t> nan_count;   ///< per zone, -1 when unknown (floats)
 };
@@ -45,8 +45,8 @@ struct ColumnZones {
 [[nodiscard]] Result<std::optional<ColumnZones>> column_zones(LayoutReader& reader);
 
 /// File statistics @p s of a column of type @p t and @p rows rows, as one zone.
-[[nodiscard]] Result<std::optional<ColumnZones>> file_zone(const ArrayStatsView& s, const DTypePtr& t,
-                                                           uint64_t rows);
+[[nodiscard]] Result<std::optional<ColumnZones>> file_zone(const ArrayStatsView& s,
+                                                           const DTypePtr& t, uint64_t rows);
 
 struct PrunePlan {
   std::vector<RowWindow> keep;  ///< sorted, disjoint: the rows that may match

@@ -43,7 +43,8 @@ void add_read_stats(ScanStats& into, const ScanStats& s) {
 VortexFile::~VortexFile() { TakeCache::process().forget(take_cache_id_); }
 
 Result<std::unique_ptr<LayoutReader>> VortexFile::open_reader(SegmentCache& cache) const {
-  return catch_all("opening a reader", [&] { return make_layout_reader(footer_.layout, footer_.dtype, cache); });
+  return catch_all("opening a reader",
+                   [&] { return make_layout_reader(footer_.layout, footer_.dtype, cache); });
 }
 
 Result<std::unique_ptr<Scan>> VortexFile::scan(const ScanOptions& options) const {
@@ -70,8 +71,8 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
                                         const std::vector<std::string>& columns,
                                         StringLayout strings) const {
   for (size_t i = 0; i < rows.size(); ++i) {
-    OC_EXPECT(rows[i] < row_count(), invalid, "take index {} (position {}) is past the file's {} rows",
-              rows[i], i, row_count());
+    OC_EXPECT(rows[i] < row_count(), invalid,
+              "take index {} (position {}) is past the file's {} rows", rows[i], i, row_count());
   }
   // Readers take sorted, unique rows; the caller's order and repeats are restored after.
   std::vector<uint64_t> unique(rows.begin(), rows.end());
@@ -113,10 +114,12 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
   OC_ASSIGN_OR_RETURN(ColumnPtr got, std::move(taken));
   OC_ASSIGN_OR_RETURN(got, table.to_batch(std::move(got)));
   OC_ASSIGN_OR_RETURN(got, with_string_layout(got, strings));
-  if (unique.size() == rows.size() && std::equal(unique.begin(), unique.end(), rows.begin())) return got;
+  if (unique.size() == rows.size() && std::equal(unique.begin(), unique.end(), rows.begin()))
+    return got;
   std::vector<uint64_t> where(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
-    where[i] = static_cast<uint64_t>(std::lower_bound(unique.begin(), unique.end(), rows[i]) - unique.begin());
+    where[i] = static_cast<uint64_t>(std::lower_bound(unique.begin(), unique.end(), rows[i]) -
+                                     unique.begin());
   }
   return format::take(got, where);
 }

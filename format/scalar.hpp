@@ -23,9 +23,11 @@ struct Scalar;
 /// null | bool | int64 | uint64 | f32 | f64 | f16 bits | string | bytes | list
 struct Scalar {
   struct Null {};
-  struct F16 { uint16_t bits; };
-  std::variant<Null, bool, int64_t, uint64_t, float, double, F16, std::string,
-               std::vector<uint8_t>, std::vector<Scalar>>
+  struct F16 {
+    uint16_t bits;
+  };
+  std::variant<Null, bool, int64_t, uint64_t, float, double, F16, std::string, std::vector<uint8_t>,
+               std::vector<Scalar>>
       value;
 
   [[nodiscard]] bool is_null() const noexcept { return value.index() == 0; }

@@ -63,7 +63,9 @@ ExprPtr all_of(std::vector<ExprPtr> parts) {
 class FileScan final : public Scan {
  public:
   FileScan(std::shared_ptr<const VortexFile> file, ScanOptions opts)
-      : file_(std::move(file)), opts_(std::move(opts)), cache_(file_->source_ptr(), file_->footer()) {}
+      : file_(std::move(file)),
+        opts_(std::move(opts)),
+        cache_(file_->source_ptr(), file_->footer()) {}
 
   Result<void> init() {
     StageTimer t(stats_.plan_ns);
@@ -73,9 +75,10 @@ class FileScan final : public Scan {
     begin_ = 0;
     end_ = rows;
     if (opts_.row_range) {
-      OC_EXPECT(opts_.row_range->first <= opts_.row_range->second && opts_.row_range->second <= rows,
-                invalid, "row range [{}, {}) is outside the file's {} rows", opts_.row_range->first,
-                opts_.row_range->second, rows);
+      OC_EXPECT(
+          opts_.row_range->first <= opts_.row_range->second && opts_.row_range->second <= rows,
+          invalid, "row range [{}, {}) is outside the file's {} rows", opts_.row_range->first,
+          opts_.row_range->second, rows);
       begin_ = opts_.row_range->first;
       end_ = opts_.row_range->second;
     }
@@ -91,7 +94,8 @@ class FileScan final : public Scan {
     // A record batch holds no nulls of its own: a nullable root's are pushed into its fields
     // on the host (TableReader::to_batch), which a chunk decoder's memory may not allow.
     OC_EXPECT(!opts_.chunk_decoder || !file_->dtype()->nullable, unsupported,
-              "a scan into other memory of a file whose root {} is nullable", file_->dtype()->to_string());
+              "a scan into other memory of a file whose root {} is nullable",
+              file_->dtype()->to_string());
     for (LayoutReader* r : readers()) {
       r->plan_rows(keep);
       r->prefer_strings(opts_.strings);
@@ -167,8 +171,8 @@ class FileScan final : public Scan {
   Result<void> decode_window() {
     const size_t threads = decode_threads();
     const size_t per_window = opts_.splits_in_flight != 0 ? opts_.splits_in_flight
-                              : next_ == 0               ? threads
-                                                         : threads * defaults().scan_readahead_splits;
+                              : next_ == 0                ? threads
+                                           : threads * defaults().scan_readahead_splits;
     const size_t from = next_, to = std::min(splits_.size(), from + per_window);
     // Nothing before this window is read again: the readers may drop what they hold of it.
     for (LayoutReader* r : readers()) r->release_before(splits_[from].first);
@@ -198,7 +202,8 @@ class FileScan final : public Scan {
     for (auto& r : out) {
       // A split is missing only after one before it in its run failed, or when the pool could
       // not run its run (an allocation failed there): either way the scan ends here.
-      if (!r && pool.ok()) r = Result<std::optional<ColumnPtr>>(OC_ERROR(Errc::io, "a split was not decoded"));
+      if (!r && pool.ok())
+        r = Result<std::optional<ColumnPtr>>(OC_ERROR(Errc::io, "a split was not decoded"));
       ready_.push_back(r ? std::move(*r) : Result<std::optional<ColumnPtr>>(pool.error()));
       if (!ready_.back().ok()) {
         next_ = splits_.size();  // a scan ends at its first error
@@ -233,7 +238,8 @@ class FileScan final : public Scan {
       StageTimer t(stats.decode_ns);
       ColumnPtr col;
       if (opts_.chunk_decoder) {
-        OC_ASSIGN_OR_RETURN(col, rest_.reader->read_to(*opts_.chunk_decoder, b, e, filtering() ? &mask.keep : nullptr));
+        OC_ASSIGN_OR_RETURN(col, rest_.reader->read_to(*opts_.chunk_decoder, b, e,
+                                                       filtering() ? &mask.keep : nullptr));
         rest_filtered = true;
       } else if (filtering() && mask.count * kTakeBelow < e - b) {
         // Few survivors: decode just their rows where the encodings allow.
@@ -312,17 +318,22 @@ class FileScan final : public Scan {
     std::vector<std::pair<std::string, std::vector<ExprPtr>>> groups;
     for (size_t i = 0; i < parts.size(); ++i) {
       const auto& cols = bound_parts[i].columns;
-      const bool batch = cols.empty() || std::any_of(cols.begin(), cols.end(), [&](const BoundColumn& c) {
-        return std::find(batch_fields.begin(), batch_fields.end(), c.path[0]) != batch_fields.end();
-      });
+      const bool batch =
+          cols.empty() || std::any_of(cols.begin(), cols.end(), [&](const BoundColumn& c) {
+            return std::find(batch_fields.begin(), batch_fields.end(), c.path[0]) !=
+                   batch_fields.end();
+          });
       if (batch) {
         batch_parts.push_back(parts[i]);
         continue;
       }
       const std::string& f = cols[0].path[0];
-      auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == f; });
-      if (g == groups.end()) groups.push_back({f, {parts[i]}});
-      else g->second.push_back(parts[i]);
+      auto g =
+          std::find_if(groups.begin(), groups.end(), [&](const auto& x) { return x.first == f; });
+      if (g == groups.end())
+        groups.push_back({f, {parts[i]}});
+      else
+        g->second.push_back(parts[i]);
     }
     pushdowns_.reserve(groups.size());  // readers keep pointers to their predicate
     for (auto& [field, exprs] : groups) {
@@ -330,7 +341,8 @@ class FileScan final : public Scan {
       p.field = field;
       OC_ASSIGN_OR_RETURN(p.reader, open_field_reader(field));
       const auto& names = schema->names;
-      const size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), field) - names.begin());
+      const size_t i =
+          static_cast<size_t>(std::find(names.begin(), names.end(), field) - names.begin());
       auto one = DType::make_struct({field}, {schema->children[i]}, false);
       OC_ASSIGN_OR_RETURN(p.pred, format::bind(*all_of(std::move(exprs)), *one, opts_.filter));
       pushdowns_.push_back(std::move(p));
@@ -338,10 +350,12 @@ class FileScan final : public Scan {
     if (!batch_parts.empty()) {
       std::vector<std::string> fields;
       for (const auto& n : schema->names) {
-        if (std::find(batch_fields.begin(), batch_fields.end(), n) != batch_fields.end()) fields.push_back(n);
+        if (std::find(batch_fields.begin(), batch_fields.end(), n) != batch_fields.end())
+          fields.push_back(n);
       }
       OC_ASSIGN_OR_RETURN(filter_, open_table_reader(*file_, fields, cache_));
-      OC_ASSIGN_OR_RETURN(bound_, format::bind(*all_of(std::move(batch_parts)), *filter_.batch_type, opts_.filter));
+      OC_ASSIGN_OR_RETURN(
+          bound_, format::bind(*all_of(std::move(batch_parts)), *filter_.batch_type, opts_.filter));
       std::erase_if(rest, [&](const std::string& n) {
         return std::find(fields.begin(), fields.end(), n) != fields.end();
       });
@@ -354,10 +368,13 @@ class FileScan final : public Scan {
   Result<std::unique_ptr<LayoutReader>> open_field_reader(const std::string& name) {
     const auto& t = file_->dtype();
     const auto& layout = file_->footer().layout;
-    if (t->kind != TypeKind::struct_ || layout->encoding != "vortex.struct") return file_->open_reader(cache_);
-    const size_t i = static_cast<size_t>(std::find(t->names.begin(), t->names.end(), name) - t->names.begin());
+    if (t->kind != TypeKind::struct_ || layout->encoding != "vortex.struct")
+      return file_->open_reader(cache_);
+    const size_t i =
+        static_cast<size_t>(std::find(t->names.begin(), t->names.end(), name) - t->names.begin());
     const size_t first = layout->children.size() - t->children.size();
-    OC_EXPECT(i < t->children.size() && first + i < layout->children.size(), not_found, "no column '{}'", name);
+    OC_EXPECT(i < t->children.size() && first + i < layout->children.size(), not_found,
+              "no column '{}'", name);
     return make_layout_reader(layout->children[first + i], t->children[i], cache_, 1);
   }
 
@@ -372,7 +389,8 @@ class FileScan final : public Scan {
     for (const auto& c : e.columns) {
       std::optional<ColumnZones> fz;
       if (c.path.size() == 1 && fstats.size() == names.size()) {
-        OC_ASSIGN_OR_RETURN(fz, file_zone(fstats[field_index(c.path[0])], c.type, file_->row_count()));
+        OC_ASSIGN_OR_RETURN(fz,
+                            file_zone(fstats[field_index(c.path[0])], c.type, file_->row_count()));
       }
       zones.push_back(std::move(fz));
     }
@@ -449,7 +467,8 @@ class FileScan final : public Scan {
     mask.count = e - b;
     for (auto& p : pushdowns_) {
       OC_ASSIGN_OR_RETURN(auto truth, p.reader->evaluate(p.pred, b, e));
-      OC_EXPECT(truth.size() == e - b, corrupt, "filter on '{}' gave {} rows for {}", p.field, truth.size(), e - b);
+      OC_EXPECT(truth.size() == e - b, corrupt, "filter on '{}' gave {} rows for {}", p.field,
+                truth.size(), e - b);
       const uint8_t* t = truth.data();
       and_into(mask, [t](uint64_t r) { return t[r] == static_cast<uint8_t>(Truth::true_); });
       if (mask.count == 0) return ColumnPtr();
@@ -561,7 +580,8 @@ Result<TableReader> open_table_reader(const VortexFile& file, std::span<const st
   if (t->kind == TypeKind::struct_ && file.footer().layout->encoding == "vortex.struct") {
     std::vector<std::string> cols(columns.begin(), columns.end());
     if (cols.empty()) cols = t->names;
-    OC_ASSIGN_OR_RETURN(out.reader, make_projected_struct_reader(file.footer().layout, t, cols, cache));
+    OC_ASSIGN_OR_RETURN(out.reader,
+                        make_projected_struct_reader(file.footer().layout, t, cols, cache));
     out.batch_type = out.reader->dtype();
     if (out.batch_type->nullable) {
       std::vector<DTypePtr> fields;

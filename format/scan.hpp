@@ -18,8 +18,8 @@ namespace oc::format {
 /// a record batch (a non-nullable struct column).
 struct TableReader {
   std::unique_ptr<LayoutReader> reader;
-  DTypePtr batch_type;   ///< the record batch's struct type
-  bool wrap = false;     ///< the file's root is not a struct: it reads as one column "value"
+  DTypePtr batch_type;  ///< the record batch's struct type
+  bool wrap = false;    ///< the file's root is not a struct: it reads as one column "value"
 
   /// Turns a column read by `reader` into a batch: wraps a non-struct root, and pushes the
   /// nulls of a nullable root struct down into its fields.

@@ -37,8 +37,8 @@ struct ScanProfile {
   uint64_t consumer_wait_ns = 0;
   uint64_t pool_wait_ns = 0;
   uint64_t wait_ns = 0;
-  uint64_t wall_ns = 0;     ///< from the scan's start to its end (or to now, while it runs)
-  bool complete = false;    ///< the scan has ended: the numbers are final
+  uint64_t wall_ns = 0;   ///< from the scan's start to its end (or to now, while it runs)
+  bool complete = false;  ///< the scan has ended: the numbers are final
 };
 
 /// @return steady-clock nanoseconds, for stage timers.

@@ -50,7 +50,9 @@ Result<std::vector<Unit>> file_units(const VortexFile& file, uint32_t file_index
     for (uint64_t p = 0; p < parts; ++p) {
       // 128-bit products: (e - b) x p overflows 64 bits for a file that claims 2^40 rows.
       __extension__ using u128 = unsigned __int128;
-      const auto cut = [&](uint64_t q) { return b + static_cast<uint64_t>(u128{e - b} * q / parts); };
+      const auto cut = [&](uint64_t q) {
+        return b + static_cast<uint64_t>(u128{e - b} * q / parts);
+      };
       units.push_back({file_index, cut(p), cut(p + 1)});
     }
   }
@@ -96,18 +98,20 @@ class UnitScanImpl final : public UnitScan {
  public:
   UnitScanImpl(std::shared_ptr<const VortexFile> file, ScanOptions opts, std::vector<Unit> units,
                UnitPosition start)
-      : file_(std::move(file)), opts_(std::move(opts)), units_(std::move(units)), pos_(start),
+      : file_(std::move(file)),
+        opts_(std::move(opts)),
+        units_(std::move(units)),
+        pos_(start),
         skip_(start.rows) {}
 
   Result<void> init() {
     OC_EXPECT(!opts_.row_range, invalid, "a unit scan takes its row ranges from its units");
     for (const Unit& u : units_) {
       OC_EXPECT(u.begin <= u.end && u.end <= file_->row_count(), invalid,
-                "unit [{}, {}) is outside the file's {} rows", u.begin, u.end,
-                file_->row_count());
+                "unit [{}, {}) is outside the file's {} rows", u.begin, u.end, file_->row_count());
     }
-    OC_EXPECT(pos_.unit <= units_.size(), invalid, "start unit {} is past the {} units",
-              pos_.unit, units_.size());
+    OC_EXPECT(pos_.unit <= units_.size(), invalid, "start unit {} is past the {} units", pos_.unit,
+              units_.size());
     // An empty range binds the projection and the filter, so errors in either surface here
     // and the dtype is known even when there is no unit to read.
     ScanOptions probe = opts_;
@@ -180,8 +184,8 @@ class UnitScanImpl final : public UnitScan {
 Result<std::unique_ptr<UnitScan>> scan_units(std::shared_ptr<const VortexFile> file,
                                              ScanOptions options, std::vector<Unit> units,
                                              UnitPosition start) {
-  auto scan = std::make_unique<UnitScanImpl>(std::move(file), std::move(options), std::move(units),
-                                             start);
+  auto scan =
+      std::make_unique<UnitScanImpl>(std::move(file), std::move(options), std::move(units), start);
   OC_TRY(scan->init());
   return std::unique_ptr<UnitScan>(std::move(scan));
 }

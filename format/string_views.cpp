@@ -30,8 +30,8 @@ Result<bool> check_view(const uint8_t* v, bool valid, std::span<const Buffer> da
   OC_EXPECT(size <= kI32Max && offset <= kI32Max, corrupt,
             "string view of row {} holds {} bytes at offset {}, past Arrow's i32 fields", row, size,
             offset);
-  OC_EXPECT(buffer < data.size(), corrupt, "string view of row {} names data buffer {} of {}",
-            row, buffer, data.size());
+  OC_EXPECT(buffer < data.size(), corrupt, "string view of row {} names data buffer {} of {}", row,
+            buffer, data.size());
   OC_EXPECT(range_within(offset, size, data[buffer].size()), corrupt,
             "string view of row {} reads bytes [{}, {}) of a {}-byte buffer", row, offset,
             uint64_t{offset} + size, data[buffer].size());
@@ -174,9 +174,9 @@ std::string_view string_at(const Column& c, uint64_t i) noexcept {
   }
   const uint8_t* v = view_at(c, i);
   const uint32_t size = load_le<uint32_t>(v);
-  const uint8_t* at = size <= kMaxInlined
-                          ? v + 4
-                          : c.buffers[1 + load_le<uint32_t>(v + 8)].data() + load_le<uint32_t>(v + 12);
+  const uint8_t* at = size <= kMaxInlined ? v + 4
+                                          : c.buffers[1 + load_le<uint32_t>(v + 8)].data() +
+                                                load_le<uint32_t>(v + 12);
   return {reinterpret_cast<const char*>(at), size};
 }
 
@@ -217,12 +217,15 @@ Buffer gather_views(const Column& c, std::span<const uint64_t> idx, const uint8_
   const uint8_t* in = c.buffers[0].data() + c.offset * kViewBytes;
   uint8_t* o = out.mutable_data();
   if (valid == nullptr) {
-    for (uint64_t i = 0; i < n; ++i) std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
+    for (uint64_t i = 0; i < n; ++i)
+      std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
     return out;
   }
   for (uint64_t i = 0; i < n; ++i) {
-    if (bitmap_get(valid, i)) std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
-    else std::memset(o + i * kViewBytes, 0, kViewBytes);
+    if (bitmap_get(valid, i))
+      std::memcpy(o + i * kViewBytes, in + idx[i] * kViewBytes, kViewBytes);
+    else
+      std::memset(o + i * kViewBytes, 0, kViewBytes);
   }
   return out;
 }
@@ -231,7 +234,8 @@ namespace {
 template <class T>
 void gather_by(const uint8_t* views, const uint8_t* codes, uint64_t n, uint8_t* out) {
   for (uint64_t i = 0; i < n; ++i) {
-    std::memcpy(out + i * kViewBytes, views + load_le<T>(codes + i * sizeof(T)) * kViewBytes, kViewBytes);
+    std::memcpy(out + i * kViewBytes, views + load_le<T>(codes + i * sizeof(T)) * kViewBytes,
+                kViewBytes);
   }
 }
 }  // namespace
@@ -243,10 +247,18 @@ Buffer gather_views_by_code(const Column& values, const Column& codes) {
   const size_t width = fixed_width_of(*codes.dtype);
   const uint8_t* c = codes.buffers[0].data() + codes.offset * width;
   switch (width) {
-    case 1: gather_by<uint8_t>(in, c, n, out.mutable_data()); break;
-    case 2: gather_by<uint16_t>(in, c, n, out.mutable_data()); break;
-    case 4: gather_by<uint32_t>(in, c, n, out.mutable_data()); break;
-    default: gather_by<uint64_t>(in, c, n, out.mutable_data()); break;
+    case 1:
+      gather_by<uint8_t>(in, c, n, out.mutable_data());
+      break;
+    case 2:
+      gather_by<uint16_t>(in, c, n, out.mutable_data());
+      break;
+    case 4:
+      gather_by<uint32_t>(in, c, n, out.mutable_data());
+      break;
+    default:
+      gather_by<uint64_t>(in, c, n, out.mutable_data());
+      break;
   }
   return out;
 }
@@ -257,8 +269,8 @@ Result<ConcatenatedViews> concat_views(std::span<const ColumnPtr> parts) {
     rows += p->length;
     buffers += view_data(*p).size();
   }
-  OC_EXPECT(buffers <= kI32Max, invalid, "concat of {} string data buffers exceeds Arrow's i32 index",
-            buffers);
+  OC_EXPECT(buffers <= kI32Max, invalid,
+            "concat of {} string data buffers exceeds Arrow's i32 index", buffers);
   ConcatenatedViews out;
   out.views = Buffer::allocate_array_for_overwrite(rows, kViewBytes);
   out.data.reserve(buffers);

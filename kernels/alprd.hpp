@@ -25,8 +25,9 @@ struct AlprdPlan {
 
 /// Plans @p node, a `vortex.alprd` array of type @p dtype and @p len rows.
 /// @return `Errc::unsupported` when a part's chain does not fuse; `Errc::corrupt` as the CPU.
-[[nodiscard]] Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::DTypePtr& dtype,
-                                                 uint64_t len, format::DecodeContext& ctx);
+[[nodiscard]] Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node,
+                                                 const format::DTypePtr& dtype, uint64_t len,
+                                                 format::DecodeContext& ctx);
 
 /// The float bits on the host, through the kernels' own stage code (the reference).
 [[nodiscard]] Result<format::Buffer> run_alprd_on_host(const AlprdPlan& plan);

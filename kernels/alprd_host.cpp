@@ -9,24 +9,27 @@
 
 namespace oc::kernels {
 
-Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::DTypePtr& dtype, uint64_t len,
-                                   format::DecodeContext& ctx) {
+Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::DTypePtr& dtype,
+                                   uint64_t len, format::DecodeContext& ctx) {
   OC_EXPECT(node.encoding == "vortex.alprd", unsupported, "{} is not vortex.alprd", node.encoding);
-  OC_ASSIGN_OR_RETURN(auto meta, format::parse_metadata<pb::ALPRDMetadata>(node.metadata, "vortex.alprd"));
+  OC_ASSIGN_OR_RETURN(auto meta,
+                      format::parse_metadata<pb::ALPRDMetadata>(node.metadata, "vortex.alprd"));
   OC_EXPECT(dtype->kind == format::TypeKind::primitive &&
                 (dtype->ptype == format::PType::f32 || dtype->ptype == format::PType::f64),
             corrupt, "vortex.alprd for {}", dtype->to_string());
   const bool f32 = dtype->ptype == format::PType::f32;
   const unsigned bytes = f32 ? 4 : 8;
   const uint32_t shift = meta.right_bit_width();
-  OC_EXPECT(shift < bytes * 8, corrupt, "ALP-RD right bit width {} for {}", shift, dtype->to_string());
+  OC_EXPECT(shift < bytes * 8, corrupt, "ALP-RD right bit width {} for {}", shift,
+            dtype->to_string());
   OC_EXPECT(meta.dict_len() <= static_cast<uint64_t>(meta.dict_size()), corrupt,
             "ALP-RD dictionary length {} but {} entries", meta.dict_len(), meta.dict_size());
   format::Buffer dict = format::Buffer::allocate_array(meta.dict_len(), bytes);
   for (uint32_t k = 0; k < meta.dict_len(); ++k) {
-    OC_EXPECT(meta.dict(static_cast<int>(k)) <= 0xFFFF, corrupt, "ALP-RD dictionary entry {} does not fit 16 bits",
-              meta.dict(static_cast<int>(k)));
-    fused_store(dict.mutable_data(), k, bytes, static_cast<uint64_t>(meta.dict(static_cast<int>(k))) << shift);
+    OC_EXPECT(meta.dict(static_cast<int>(k)) <= 0xFFFF, corrupt,
+              "ALP-RD dictionary entry {} does not fit 16 bits", meta.dict(static_cast<int>(k)));
+    fused_store(dict.mutable_data(), k, bytes,
+                static_cast<uint64_t>(meta.dict(static_cast<int>(k))) << shift);
   }
   OC_ASSIGN_OR_RETURN(format::PType left_ptype, format::ptype_from(meta.left_parts_ptype()));
   OC_EXPECT(left_ptype == format::PType::u16, unsupported, "ALP-RD left parts of type {}",
@@ -37,9 +40,11 @@ Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::
   AlprdPlan plan;
   const auto left_type = format::DType::make_primitive(format::PType::u16, dtype->nullable);
   OC_ASSIGN_OR_RETURN(plan.left, build_fused_plan(node.children[0], left_type, len, ctx));
-  OC_ASSIGN_OR_RETURN(plan.right, build_fused_plan(node.children[1],
-                                                   format::DType::make_primitive(f32 ? format::PType::u32 : format::PType::u64, false),
-                                                   len, ctx));
+  OC_ASSIGN_OR_RETURN(plan.right,
+                      build_fused_plan(node.children[1],
+                                       format::DType::make_primitive(
+                                           f32 ? format::PType::u32 : format::PType::u64, false),
+                                       len, ctx));
   FusedParams& lp = plan.left.params;
   OC_EXPECT(lp.op_count < kMaxFusedOps && plan.left.out_patch_rows.empty(), unsupported,
             "ALP-RD left parts chain too long to fuse");
@@ -54,14 +59,16 @@ Result<AlprdPlan> build_alprd_plan(const format::ArrayView& node, const format::
   if (meta.has_patches()) {
     size_t used = 0;
     OC_ASSIGN_OR_RETURN(auto patches, ctx.without_window([&] {
-      return format::decode_patches(node, 2, meta.patches(), left_type->with_nullable(false), len, ctx, used);
+      return format::decode_patches(node, 2, meta.patches(), left_type->with_nullable(false), len,
+                                    ctx, used);
     }));
-    OC_EXPECT(node.children.size() == 2 + used, corrupt, "vortex.alprd has {} children, expected {}",
-              node.children.size(), 2 + used);
+    OC_EXPECT(node.children.size() == 2 + used, corrupt,
+              "vortex.alprd has {} children, expected {}", node.children.size(), 2 + used);
     const uint16_t* lefts = patches.values->values<uint16_t>();
     for (size_t k = 0; k < patches.positions.size(); ++k) {
       plan.left.out_patch_rows.push_back(patches.positions[k]);
-      plan.left.out_patch_values.push_back(fused_mask(static_cast<uint64_t>(lefts[k]) << shift, bytes));
+      plan.left.out_patch_values.push_back(
+          fused_mask(static_cast<uint64_t>(lefts[k]) << shift, bytes));
     }
     lp.out_patch_count = plan.left.out_patch_rows.size();
     lp.out_patches_cover_codes = true;  // the CPU decoder forgives codes under patches too

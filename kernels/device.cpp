@@ -29,7 +29,8 @@ DeviceInfo probe_devices() {
   const bool restore = cudaGetDevice(&current) == cudaSuccess;
   for (int d = 0; d < count; ++d) {
     size_t free_bytes = 0, total_bytes = 0;
-    if (cudaSetDevice(d) != cudaSuccess || cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+    if (cudaSetDevice(d) != cudaSuccess ||
+        cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
       cudaGetLastError();  // a device we cannot read counts with no memory
       continue;
     }

@@ -15,10 +15,10 @@
 namespace oc::kernels {
 
 struct DeviceInfo {
-  int count = 0;           ///< usable CUDA devices; 0 when none
-  std::string name;        ///< device 0's name, when count > 0
+  int count = 0;     ///< usable CUDA devices; 0 when none
+  std::string name;  ///< device 0's name, when count > 0
   int compute_major = 0, compute_minor = 0;
-  std::string why_none;    ///< when count == 0: the runtime's reason, for logs and SKIP lines
+  std::string why_none;  ///< when count == 0: the runtime's reason, for logs and SKIP lines
   uint64_t memory_total_bytes = 0;  ///< summed over the devices (cudaMemGetInfo)
   uint64_t memory_used_bytes = 0;   ///< by every process, summed over the devices
 };

@@ -48,13 +48,15 @@ void delete_dlpack(DLManagedTensor* t) { delete static_cast<DlpackHolder*>(t->ma
 
 }  // namespace
 
-Result<void> export_arrow_device(DeviceColumn&& column, const format::DTypePtr& dtype, Stream& stream,
-                                 ArrowDeviceArray* out) {
+Result<void> export_arrow_device(DeviceColumn&& column, const format::DTypePtr& dtype,
+                                 Stream& stream, ArrowDeviceArray* out) {
   OC_EXPECT(format::fixed_width_of(*dtype) == column.value_bytes, unsupported,
-            "no Arrow device export of {} ({}-byte values decoded)", dtype->to_string(), column.value_bytes);
+            "no Arrow device export of {} ({}-byte values decoded)", dtype->to_string(),
+            column.value_bytes);
   OC_TRY(column.finish(stream));  // a corrupt dict code is an error, not a 0 handed on
   auto holder = std::make_unique<ArrowHolder>();
-  OC_TRY(cuda_check(cudaEventCreateWithFlags(&holder->event, cudaEventDisableTiming), "cudaEventCreate"));
+  OC_TRY(cuda_check(cudaEventCreateWithFlags(&holder->event, cudaEventDisableTiming),
+                    "cudaEventCreate"));
   OC_TRY(cuda_check(cudaEventRecord(holder->event, stream.handle()), "cudaEventRecord"));
   holder->column = std::move(column);
   holder->buffers[0] = holder->column.validity.data();
@@ -72,12 +74,13 @@ Result<void> export_arrow_device(DeviceColumn&& column, const format::DTypePtr& 
   return {};
 }
 
-Result<DLManagedTensor*> export_dlpack(DeviceColumn&& column, const format::DTypePtr& dtype, Stream& stream,
-                                       CUstream_st* consumer) {
+Result<DLManagedTensor*> export_dlpack(DeviceColumn&& column, const format::DTypePtr& dtype,
+                                       Stream& stream, CUstream_st* consumer) {
   const format::DType& t = dtype->storage();
   OC_EXPECT(t.kind == format::TypeKind::primitive && t.ptype != format::PType::f16, unsupported,
             "no DLPack export of {}", dtype->to_string());
-  OC_EXPECT(column.null_count == 0, unsupported, "DLPack has no validity: {} nulls", column.null_count);
+  OC_EXPECT(column.null_count == 0, unsupported, "DLPack has no validity: {} nulls",
+            column.null_count);
   OC_TRY(column.finish(stream));  // waits for the decode and checks its error word
   auto holder = std::make_unique<DlpackHolder>();
   holder->column = std::move(column);

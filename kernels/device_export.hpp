@@ -36,7 +36,8 @@ namespace oc::kernels {
 /// @return the tensor, owned by the caller until its deleter runs; `Errc::unsupported` for
 /// nulls (DLPack has no validity), decimals and non-primitive types; `Errc::corrupt` for a dict
 /// code out of range.
-[[nodiscard]] Result<DLManagedTensor*> export_dlpack(DeviceColumn&& column, const format::DTypePtr& dtype,
-                                                     Stream& stream, CUstream_st* consumer = nullptr);
+[[nodiscard]] Result<DLManagedTensor*> export_dlpack(DeviceColumn&& column,
+                                                     const format::DTypePtr& dtype, Stream& stream,
+                                                     CUstream_st* consumer = nullptr);
 
 }  // namespace oc::kernels

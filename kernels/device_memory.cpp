@@ -12,7 +12,8 @@ namespace oc::kernels {
 Result<Stream> Stream::create() {
   cudaStream_t s = nullptr;
   OC_TRY(cuda_check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate"));
-  return Stream(std::shared_ptr<CUstream_st>(s, [](cudaStream_t h) { (void)cudaStreamDestroy(h); }));
+  return Stream(
+      std::shared_ptr<CUstream_st>(s, [](cudaStream_t h) { (void)cudaStreamDestroy(h); }));
 }
 
 Result<void> Stream::synchronize() {
@@ -100,25 +101,26 @@ void PinnedBuffer::reset() noexcept {
   size_ = 0;
 }
 
-Result<void> use_device(int device) {
-  return cuda_check(cudaSetDevice(device), "cudaSetDevice");
-}
+Result<void> use_device(int device) { return cuda_check(cudaSetDevice(device), "cudaSetDevice"); }
 
 Result<void> copy_to_device(void* dst, const void* src, size_t bytes, Stream& stream) {
   if (bytes == 0) return {};
-  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.handle()), "copy to device");
+  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream.handle()),
+                    "copy to device");
 }
 
 Result<void> copy_to_host(void* dst, const void* src, size_t bytes, Stream& stream) {
   if (bytes == 0) return {};
-  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.handle()), "copy to host");
+  return cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream.handle()),
+                    "copy to host");
 }
 
 Result<void> copy_and_wait(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return {};
   // cudaMemcpy may return before a device-to-device copy is done; the calling thread's own
   // stream, waited for, covers every direction and waits for nothing else.
-  OC_TRY(cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamPerThread), "cudaMemcpyAsync"));
+  OC_TRY(cuda_check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, cudaStreamPerThread),
+                    "cudaMemcpyAsync"));
   return cuda_check(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
 }
 

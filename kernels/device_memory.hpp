@@ -75,7 +75,9 @@ class DeviceBuffer {
   [[nodiscard]] void* data() const noexcept { return data_; }
   [[nodiscard]] size_t size() const noexcept { return size_; }
   template <class T>
-  [[nodiscard]] T* as() const noexcept { return static_cast<T*>(data_); }
+  [[nodiscard]] T* as() const noexcept {
+    return static_cast<T*>(data_);
+  }
 
  private:
   void reset() noexcept;

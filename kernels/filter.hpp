@@ -44,6 +44,7 @@ struct FilteredColumn {
 /// @param validity  device address of the rows' Arrow bitmap (bit i = row i, LSB first), as
 ///                  `DeviceColumn::validity` holds it; null: every row valid.
 [[nodiscard]] Result<FilteredColumn> filter_on_device(const Predicate& p, const void* values,
-                                                      const uint8_t* validity, uint64_t n, Stream& stream);
+                                                      const uint8_t* validity, uint64_t n,
+                                                      Stream& stream);
 
 }  // namespace oc::kernels

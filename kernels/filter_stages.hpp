@@ -40,26 +40,35 @@ struct Predicate {
 template <class T>
 [[nodiscard]] OC_HOST_DEVICE inline bool filter_compare(CompareOp op, T a, T b) noexcept {
   switch (op) {
-    case CompareOp::eq: return a == b;
-    case CompareOp::ne: return a != b;
-    case CompareOp::lt: return a < b;
-    case CompareOp::le: return a <= b;
-    case CompareOp::gt: return a > b;
-    default: return a >= b;
+    case CompareOp::eq:
+      return a == b;
+    case CompareOp::ne:
+      return a != b;
+    case CompareOp::lt:
+      return a < b;
+    case CompareOp::le:
+      return a <= b;
+    case CompareOp::gt:
+      return a > b;
+    default:
+      return a >= b;
   }
 }
 
 /// @return whether the value whose bits are @p bits (low `value_bytes` bytes) satisfies @p p.
-[[nodiscard]] OC_HOST_DEVICE inline bool predicate_holds(const Predicate& p, uint64_t bits) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline bool predicate_holds(const Predicate& p,
+                                                         uint64_t bits) noexcept {
   switch (p.kind) {
     case ValueKind::unsigned_int:
-      return filter_compare(p.op, fused_mask(bits, p.value_bytes), fused_mask(p.literal_bits, p.value_bytes));
+      return filter_compare(p.op, fused_mask(bits, p.value_bytes),
+                            fused_mask(p.literal_bits, p.value_bytes));
     case ValueKind::signed_int:
       return filter_compare(p.op, static_cast<int64_t>(fused_sign_extend(bits, p.value_bytes)),
                             static_cast<int64_t>(fused_sign_extend(p.literal_bits, p.value_bytes)));
     default:
       if (p.value_bytes == 4) {
-        const auto a_bits = static_cast<uint32_t>(bits), b_bits = static_cast<uint32_t>(p.literal_bits);
+        const auto a_bits = static_cast<uint32_t>(bits),
+                   b_bits = static_cast<uint32_t>(p.literal_bits);
         float a, b;
         memcpy(&a, &a_bits, 4);
         memcpy(&b, &b_bits, 4);
@@ -74,7 +83,8 @@ template <class T>
 }
 
 /// @return whether row @p row is valid in the bitmap @p validity (layout above; null: every row).
-[[nodiscard]] OC_HOST_DEVICE inline bool filter_valid(const uint8_t* validity, uint64_t row) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline bool filter_valid(const uint8_t* validity,
+                                                      uint64_t row) noexcept {
   return validity == nullptr || ((validity[row >> 3] >> (row & 7)) & 1) != 0;
 }
 
@@ -82,8 +92,11 @@ template <class T>
 /// the row is valid and @p p holds for its value, else 0. The selection kernel and
 /// `select_on_host` both compute every flag with this function.
 [[nodiscard]] OC_HOST_DEVICE inline uint8_t select_row(const Predicate& p, const void* values,
-                                                      const uint8_t* validity, uint64_t row) noexcept {
-  return filter_valid(validity, row) && predicate_holds(p, fused_load(values, row, p.value_bytes)) ? 1 : 0;
+                                                       const uint8_t* validity,
+                                                       uint64_t row) noexcept {
+  return filter_valid(validity, row) && predicate_holds(p, fused_load(values, row, p.value_bytes))
+             ? 1
+             : 0;
 }
 
 }  // namespace oc::kernels

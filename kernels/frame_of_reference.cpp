@@ -13,8 +13,10 @@ Result<void> add_reference_on_device(std::span<T> values, T reference) {
   T* d = nullptr;
   OC_TRY(cuda_check(cudaMalloc(&d, bytes), "cudaMalloc"));
   auto result = [&]() -> Result<void> {
-    OC_TRY(cuda_check(cudaMemcpy(d, values.data(), bytes, cudaMemcpyHostToDevice), "copy to device"));
-    OC_TRY(cuda_check(detail::launch_add_reference<T>(d, values.size(), reference, nullptr), "add_reference_kernel"));
+    OC_TRY(
+        cuda_check(cudaMemcpy(d, values.data(), bytes, cudaMemcpyHostToDevice), "copy to device"));
+    OC_TRY(cuda_check(detail::launch_add_reference<T>(d, values.size(), reference, nullptr),
+                      "add_reference_kernel"));
     OC_TRY(cuda_check(cudaMemcpy(values.data(), d, bytes, cudaMemcpyDeviceToHost), "copy to host"));
     return {};
   }();

@@ -7,10 +7,12 @@
 namespace oc::kernels::detail {
 namespace {
 
-__global__ void __launch_bounds__(kThreadsPerBlock) fsst_kernel(const FsstParams p, uint32_t* error) {
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    fsst_kernel(const FsstParams p, uint32_t* error) {
   bool failed = false;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < p.rows; i += stride) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < p.rows;
+       i += stride) {
     failed |= !fsst_decode_row(p, i);
   }
   if (failed) atomicOr(error, 1u);

@@ -39,8 +39,9 @@ struct FsstPlan {
 /// Plans @p node, a `vortex.fsst` array of @p len rows of type @p dtype.
 /// @return `Errc::corrupt` as the CPU decoder for a malformed node; `Errc::unsupported` for the
 /// legacy form or more than 2 GiB of output (int32 offsets).
-[[nodiscard]] Result<FsstPlan> build_fsst_plan(const format::ArrayView& node, const format::DTypePtr& dtype,
-                                               uint64_t len, format::DecodeContext& ctx);
+[[nodiscard]] Result<FsstPlan> build_fsst_plan(const format::ArrayView& node,
+                                               const format::DTypePtr& dtype, uint64_t len,
+                                               format::DecodeContext& ctx);
 
 /// The decoded bytes, on the host, with the device's row function (the reference).
 [[nodiscard]] Result<std::vector<uint8_t>> run_fsst_on_host(const FsstPlan& plan);

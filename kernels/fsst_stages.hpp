@@ -29,9 +29,9 @@ struct FsstParams {
   const uint64_t begin = p.code_offsets[i], end = p.code_offsets[i + 1];
   if (begin > end || end > p.codes_size) return false;
   const auto capacity = static_cast<size_t>(p.offsets[i + 1] - p.offsets[i]);
-  const auto r = format::fsst::decompress(p.symbols, p.symbol_lengths, p.num_symbols, p.codes + begin,
-                                          static_cast<size_t>(end - begin), p.data + p.offsets[i], capacity,
-                                          capacity);
+  const auto r = format::fsst::decompress(p.symbols, p.symbol_lengths, p.num_symbols,
+                                          p.codes + begin, static_cast<size_t>(end - begin),
+                                          p.data + p.offsets[i], capacity, capacity);
   return r.status == format::fsst::DecodeStatus::ok && r.written == capacity;
 }
 

@@ -33,7 +33,8 @@ namespace oc::kernels {
 /// Decodes tile @p t of @p p (device or host pointers alike) with the threads of @p b, ORing
 /// kFusedError* bits into @p error (the calling thread's on the device, the block's on the host).
 template <class T, class Block>
-OC_HOST_DEVICE inline void fused_decode_tile(const FusedParams& p, uint64_t t, Block& b, T* tile, uint32_t& error) {
+OC_HOST_DEVICE inline void fused_decode_tile(const FusedParams& p, uint64_t t, Block& b, T* tile,
+                                             uint32_t& error) {
   using format::encodings::fastlanes_index;
   using format::encodings::kFastLanesBlock;
   constexpr unsigned kLanes = kFastLanesBlock / (sizeof(T) * 8);
@@ -60,7 +61,8 @@ OC_HOST_DEVICE inline void fused_decode_tile(const FusedParams& p, uint64_t t, B
     b.each([&](unsigned thread) {
       // Every thread finds the tile's patches itself: the same few cached loads, no barrier.
       const uint64_t begin = fused_lower_bound(p.patch_positions, p.patch_count, first);
-      const uint64_t end = fused_lower_bound(p.patch_positions, p.patch_count, first + kFastLanesBlock);
+      const uint64_t end =
+          fused_lower_bound(p.patch_positions, p.patch_count, first + kFastLanesBlock);
       for (uint64_t i = begin + thread; i < end; i += threads) {
         tile[p.patch_positions[i] - first] = static_cast<T>(p.patch_values[i]);
       }
@@ -72,7 +74,8 @@ OC_HOST_DEVICE inline void fused_decode_tile(const FusedParams& p, uint64_t t, B
     for (unsigned k = thread; k < kFastLanesBlock; k += threads) {
       const uint64_t position = first + k;
       if (position < p.offset || position - p.offset >= p.len) continue;
-      fused_store(p.out, position - p.offset, out_bytes, fused_apply_ops(p, tile[k], position - p.offset, error));
+      fused_store(p.out, position - p.offset, out_bytes,
+                  fused_apply_ops(p, tile[k], position - p.offset, error));
     }
   });
   b.sync();
@@ -93,13 +96,21 @@ OC_HOST_DEVICE inline void fused_decode_tile(const FusedParams& p, uint64_t t, B
 /// Decodes tile @p t of @p p with a tile of 8-byte words in shared memory, whatever the source's
 /// word type: the body of a batched launch, whose plans may differ in word type.
 template <class Block>
-OC_HOST_DEVICE inline void fused_decode_tile_any(const FusedParams& p, uint64_t t, Block& b, uint64_t* tile,
-                                                 uint32_t& error) {
+OC_HOST_DEVICE inline void fused_decode_tile_any(const FusedParams& p, uint64_t t, Block& b,
+                                                 uint64_t* tile, uint32_t& error) {
   switch (p.packed_bytes) {  // uniform across the block: a plan has one word type
-    case 1: fused_decode_tile(p, t, b, reinterpret_cast<uint8_t*>(tile), error); break;
-    case 2: fused_decode_tile(p, t, b, reinterpret_cast<uint16_t*>(tile), error); break;
-    case 4: fused_decode_tile(p, t, b, reinterpret_cast<uint32_t*>(tile), error); break;
-    default: fused_decode_tile(p, t, b, tile, error); break;
+    case 1:
+      fused_decode_tile(p, t, b, reinterpret_cast<uint8_t*>(tile), error);
+      break;
+    case 2:
+      fused_decode_tile(p, t, b, reinterpret_cast<uint16_t*>(tile), error);
+      break;
+    case 4:
+      fused_decode_tile(p, t, b, reinterpret_cast<uint32_t*>(tile), error);
+      break;
+    default:
+      fused_decode_tile(p, t, b, tile, error);
+      break;
   }
 }
 
@@ -115,7 +126,8 @@ struct FusedBatchParams {
 };
 
 /// @return the plan that block-tile @p g of @p batch belongs to (binary search over the starts).
-[[nodiscard]] OC_HOST_DEVICE inline uint32_t fused_batch_plan(const FusedBatchParams& batch, uint64_t g) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline uint32_t fused_batch_plan(const FusedBatchParams& batch,
+                                                              uint64_t g) noexcept {
   // The first start > g, minus one; empty plans (zero tiles) share their start with the next.
   return static_cast<uint32_t>(fused_upper_bound(batch.tile_starts, batch.count + 1, g) - 1);
 }
@@ -123,7 +135,8 @@ struct FusedBatchParams {
 /// Block @p block of a grid of @p grid blocks decodes tiles block, block + grid, ... of @p p,
 /// then reports its error bits to `p.error` (when set).
 template <class T, class Block>
-OC_HOST_DEVICE inline void fused_decode_grid(const FusedParams& p, uint64_t block, uint64_t grid, Block& b, T* tile) {
+OC_HOST_DEVICE inline void fused_decode_grid(const FusedParams& p, uint64_t block, uint64_t grid,
+                                             Block& b, T* tile) {
   uint32_t error = 0;
   for (uint64_t t = block; t < p.tiles(); t += grid) fused_decode_tile(p, t, b, tile, error);
   if (error != 0 && p.error != nullptr) b.report(p.error, error);
@@ -132,8 +145,8 @@ OC_HOST_DEVICE inline void fused_decode_grid(const FusedParams& p, uint64_t bloc
 /// Block @p block of a grid of @p grid blocks decodes block-tiles block, block + grid, ... of
 /// @p batch, reporting each tile's error bits to its own plan's error word.
 template <class Block>
-OC_HOST_DEVICE inline void fused_decode_batch_grid(const FusedBatchParams& batch, uint64_t block, uint64_t grid,
-                                                   Block& b, uint64_t* tile) {
+OC_HOST_DEVICE inline void fused_decode_batch_grid(const FusedBatchParams& batch, uint64_t block,
+                                                   uint64_t grid, Block& b, uint64_t* tile) {
   for (uint64_t g = block; g < batch.total_tiles; g += grid) {
     const uint32_t i = fused_batch_plan(batch, g);
     const FusedParams& p = batch.plans[i];

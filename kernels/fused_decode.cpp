@@ -36,8 +36,18 @@ struct PlanLayout {
   size_t error_offset = 0;
 };
 
-enum PartIndex : size_t { kPacked, kPatchPositions, kPatchValues, kRunEnds, kRunValues, kOutPatchRows,
-                          kOutPatchValues, kSourceValidity, kValidity, kFirstDict };
+enum PartIndex : size_t {
+  kPacked,
+  kPatchPositions,
+  kPatchValues,
+  kRunEnds,
+  kRunValues,
+  kOutPatchRows,
+  kOutPatchValues,
+  kSourceValidity,
+  kValidity,
+  kFirstDict
+};
 
 // Appends @p plan's parts to an arena of @p arena bytes so far.
 PlanLayout lay_out(const FusedPlan& plan, size_t& arena) {
@@ -94,7 +104,8 @@ FusedParams bind_device(const FusedPlan& plan, const PlanLayout& l, uint8_t* bas
 
 // The column of @p plan before its launch: output memory, and its bitmap copied out of the
 // arena (the column keeps it after the arena is freed).
-Result<DeviceColumn> new_column(const FusedPlan& plan, const PlanLayout& l, uint8_t* base, Stream& stream) {
+Result<DeviceColumn> new_column(const FusedPlan& plan, const PlanLayout& l, uint8_t* base,
+                                Stream& stream) {
   DeviceColumn col;
   col.rows = plan.params.len;
   col.value_bytes = plan.params.out_bytes();
@@ -117,18 +128,22 @@ Result<uint8_t*> staging_for(size_t arena, PinnedBuffer* shared, PinnedBuffer& o
 
 // Queues the copy of @p staging to @p device and records @p copied (if any) right after it:
 // the event that gates the next reuse of a shared staging buffer.
-Result<void> upload(void* device, const uint8_t* staging, size_t bytes, Stream& stream, cudaEvent_t copied) {
-  OC_TRY(cuda_check(cudaMemcpyAsync(device, staging, bytes, cudaMemcpyHostToDevice, stream.handle()),
-                    "copy inputs to device"));
-  if (copied != nullptr) OC_TRY(cuda_check(cudaEventRecord(copied, stream.handle()), "cudaEventRecord"));
+Result<void> upload(void* device, const uint8_t* staging, size_t bytes, Stream& stream,
+                    cudaEvent_t copied) {
+  OC_TRY(
+      cuda_check(cudaMemcpyAsync(device, staging, bytes, cudaMemcpyHostToDevice, stream.handle()),
+                 "copy inputs to device"));
+  if (copied != nullptr)
+    OC_TRY(cuda_check(cudaEventRecord(copied, stream.handle()), "cudaEventRecord"));
   return {};
 }
 
 // Copies @p col's output bitmap out of the arena, after the upload, in stream order.
 Result<void> keep_validity(DeviceColumn& col, const PlanLayout& l, uint8_t* base, Stream& stream) {
   if (col.validity.size() == 0) return {};
-  return cuda_check(cudaMemcpyAsync(col.validity.data(), base + l.parts[kValidity].offset, col.validity.size(),
-                                    cudaMemcpyDeviceToDevice, stream.handle()), "copy the validity");
+  return cuda_check(cudaMemcpyAsync(col.validity.data(), base + l.parts[kValidity].offset,
+                                    col.validity.size(), cudaMemcpyDeviceToDevice, stream.handle()),
+                    "copy the validity");
 }
 
 // A failed launch leaves the queued copy reading the staging memory: wait for it.
@@ -151,7 +166,7 @@ Result<DeviceColumn> stage_and_launch(const FusedPlan& plan, Stream& stream, Pin
   size_t arena = 0;
   const PlanLayout l = lay_out(plan, arena);
   PinnedBuffer own;
-  OC_ASSIGN_OR_RETURN(uint8_t* staging, staging_for(arena, shared, own));
+  OC_ASSIGN_OR_RETURN(uint8_t * staging, staging_for(arena, shared, own));
   stage(l, staging);
   OC_ASSIGN_OR_RETURN(DeviceBuffer inputs, DeviceBuffer::allocate(arena, stream));
   OC_ASSIGN_OR_RETURN(DeviceColumn col, new_column(plan, l, inputs.as<uint8_t>(), stream));
@@ -159,7 +174,8 @@ Result<DeviceColumn> stage_and_launch(const FusedPlan& plan, Stream& stream, Pin
   col.staging = std::move(own);
   OC_TRY(upload(col.inputs.data(), staging, arena, stream, copied));
   OC_TRY(keep_validity(col, l, col.inputs.as<uint8_t>(), stream));
-  OC_TRY(launched(detail::launch_fused_decode(col.params, stream.handle()), "fused_decode_kernel", stream));
+  OC_TRY(launched(detail::launch_fused_decode(col.params, stream.handle()), "fused_decode_kernel",
+                  stream));
   return col;
 }
 
@@ -177,7 +193,7 @@ Result<DeviceBatch> stage_and_launch_batch(std::span<const FusedPlan* const> pla
   const size_t starts_offset = arena;
   arena += aligned((plans.size() + 1) * sizeof(uint64_t));
 
-  OC_ASSIGN_OR_RETURN(uint8_t* staging, staging_for(arena, shared, batch.staging));
+  OC_ASSIGN_OR_RETURN(uint8_t * staging, staging_for(arena, shared, batch.staging));
   OC_ASSIGN_OR_RETURN(batch.inputs, DeviceBuffer::allocate(arena, stream));
   uint8_t* base = batch.inputs.as<uint8_t>();
   auto* params = reinterpret_cast<FusedParams*>(staging + params_offset);
@@ -191,21 +207,25 @@ Result<DeviceBatch> stage_and_launch_batch(std::span<const FusedPlan* const> pla
     batch.columns.push_back(std::move(col));
   }
   batch.params = {reinterpret_cast<const FusedParams*>(base + params_offset),
-                  reinterpret_cast<const uint64_t*>(base + starts_offset), static_cast<uint32_t>(plans.size()),
-                  starts[plans.size()]};
+                  reinterpret_cast<const uint64_t*>(base + starts_offset),
+                  static_cast<uint32_t>(plans.size()), starts[plans.size()]};
   OC_TRY(upload(base, staging, arena, stream, copied));
-  for (size_t i = 0; i < plans.size(); ++i) OC_TRY(keep_validity(batch.columns[i], layouts[i], base, stream));
-  OC_TRY(launched(detail::launch_fused_batch(batch.params, stream.handle()), "fused_batch_kernel", stream));
+  for (size_t i = 0; i < plans.size(); ++i)
+    OC_TRY(keep_validity(batch.columns[i], layouts[i], base, stream));
+  OC_TRY(launched(detail::launch_fused_batch(batch.params, stream.handle()), "fused_batch_kernel",
+                  stream));
   batch.queued_on = stream.handle();
   return batch;
 }
 
 // Copies the error words at @p words (device) to the host and waits for @p stream.
-Result<std::vector<uint32_t>> read_error_words(const std::vector<uint32_t*>& words, Stream& stream) {
+Result<std::vector<uint32_t>> read_error_words(const std::vector<uint32_t*>& words,
+                                               Stream& stream) {
   std::vector<uint32_t> host(words.size(), 0);
   for (size_t i = 0; i < words.size(); ++i) {
     if (words[i] == nullptr) continue;
-    OC_TRY(cuda_check(cudaMemcpyAsync(&host[i], words[i], sizeof(uint32_t), cudaMemcpyDeviceToHost, stream.handle()),
+    OC_TRY(cuda_check(cudaMemcpyAsync(&host[i], words[i], sizeof(uint32_t), cudaMemcpyDeviceToHost,
+                                      stream.handle()),
                       "copy the error word"));
   }
   OC_TRY(stream.synchronize());
@@ -221,7 +241,8 @@ Result<void> DeviceColumn::finish(Stream& stream) {
   inputs = DeviceBuffer();
   error = nullptr;
   finished = true;
-  OC_EXPECT((words[0] & kFusedErrorDictCode) == 0, corrupt, "dict code out of range (device decode)");
+  OC_EXPECT((words[0] & kFusedErrorDictCode) == 0, corrupt,
+            "dict code out of range (device decode)");
   return {};
 }
 
@@ -236,7 +257,8 @@ Result<void> DeviceBatch::finish(Stream& stream) {
   for (size_t i = 0; i < columns.size(); ++i) {
     columns[i].error = nullptr;
     columns[i].finished = true;
-    OC_EXPECT((host[i] & kFusedErrorDictCode) == 0, corrupt, "dict code out of range (device decode of plan {})", i);
+    OC_EXPECT((host[i] & kFusedErrorDictCode) == 0, corrupt,
+              "dict code out of range (device decode of plan {})", i);
   }
   return {};
 }
@@ -283,22 +305,24 @@ Result<DecodeSession::Slot*> DecodeSession::next_slot() {
   return &slot;
 }
 
-Result<std::vector<DeviceBuffer>> DecodeSession::upload(std::span<const std::span<const uint8_t>> parts) {
-  OC_ASSIGN_OR_RETURN(Slot* slot, next_slot());
+Result<std::vector<DeviceBuffer>> DecodeSession::upload(
+    std::span<const std::span<const uint8_t>> parts) {
+  OC_ASSIGN_OR_RETURN(Slot * slot, next_slot());
   size_t arena = 0;
   std::vector<size_t> offsets;
   for (const auto& part : parts) {
     offsets.push_back(arena);
     arena += aligned(part.size());
   }
-  OC_ASSIGN_OR_RETURN(uint8_t* staging, staging_for(arena, &slot->staging, slot->overflow));
+  OC_ASSIGN_OR_RETURN(uint8_t * staging, staging_for(arena, &slot->staging, slot->overflow));
   std::vector<DeviceBuffer> out;
   for (size_t i = 0; i < parts.size(); ++i) {
     if (!parts[i].empty()) std::memcpy(staging + offsets[i], parts[i].data(), parts[i].size());
     OC_ASSIGN_OR_RETURN(DeviceBuffer d, DeviceBuffer::allocate(parts[i].size(), slot->stream));
     if (!parts[i].empty()) {
-      OC_TRY(cuda_check(cudaMemcpyAsync(d.data(), staging + offsets[i], parts[i].size(), cudaMemcpyHostToDevice,
-                                        slot->stream.handle()), "upload to device"));
+      OC_TRY(cuda_check(cudaMemcpyAsync(d.data(), staging + offsets[i], parts[i].size(),
+                                        cudaMemcpyHostToDevice, slot->stream.handle()),
+                        "upload to device"));
     }
     out.push_back(std::move(d));
   }
@@ -307,14 +331,15 @@ Result<std::vector<DeviceBuffer>> DecodeSession::upload(std::span<const std::spa
 }
 
 Result<DeviceColumn> DecodeSession::decode(const FusedPlan& plan) {
-  OC_ASSIGN_OR_RETURN(Slot* slot, next_slot());
-  OC_ASSIGN_OR_RETURN(DeviceColumn col, stage_and_launch(plan, slot->stream, &slot->staging, slot->copied));
+  OC_ASSIGN_OR_RETURN(Slot * slot, next_slot());
+  OC_ASSIGN_OR_RETURN(DeviceColumn col,
+                      stage_and_launch(plan, slot->stream, &slot->staging, slot->copied));
   col.queued_on = slot->stream.handle();
   return col;
 }
 
 Result<DeviceBatch> DecodeSession::decode_batch(std::span<const FusedPlan* const> plans) {
-  OC_ASSIGN_OR_RETURN(Slot* slot, next_slot());
+  OC_ASSIGN_OR_RETURN(Slot * slot, next_slot());
   return stage_and_launch_batch(plans, slot->stream, &slot->staging, slot->copied);
 }
 
@@ -327,13 +352,13 @@ Result<Stream*> DecodeSession::stream_of(CUstream_st* queued_on) {
 
 Result<void> DecodeSession::finish(DeviceColumn& column) {
   if (column.finished) return {};
-  OC_ASSIGN_OR_RETURN(Stream* stream, stream_of(column.queued_on));
+  OC_ASSIGN_OR_RETURN(Stream * stream, stream_of(column.queued_on));
   return column.finish(*stream);
 }
 
 Result<void> DecodeSession::finish(DeviceBatch& batch) {
   if (batch.finished) return {};
-  OC_ASSIGN_OR_RETURN(Stream* stream, stream_of(batch.queued_on));
+  OC_ASSIGN_OR_RETURN(Stream * stream, stream_of(batch.queued_on));
   return batch.finish(*stream);
 }
 
@@ -348,7 +373,8 @@ Result<format::Buffer> decode_on_device_to_host(const FusedPlan& plan) {
   format::Buffer out = format::Buffer::allocate_for_overwrite(plan.output_bytes());
   if (out.size() > 0) {
     OC_TRY(cuda_check(cudaMemcpyAsync(out.mutable_data(), col.values.data(), out.size(),
-                                      cudaMemcpyDeviceToHost, stream.handle()), "copy values to host"));
+                                      cudaMemcpyDeviceToHost, stream.handle()),
+                      "copy values to host"));
   }
   OC_TRY(col.finish(stream));
   return out;

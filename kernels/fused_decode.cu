@@ -16,7 +16,9 @@ namespace {
 struct DeviceBlock {
   __device__ unsigned threads() const { return blockDim.x; }
   template <class F>
-  __device__ void each(F&& f) { f(threadIdx.x); }
+  __device__ void each(F&& f) {
+    f(threadIdx.x);
+  }
   __device__ void sync() { __syncthreads(); }
   __device__ void report(uint32_t* word, uint32_t bits) { atomicOr(word, bits); }
 };
@@ -28,13 +30,16 @@ __global__ void __launch_bounds__(kThreadsPerBlock) fused_decode_kernel(const Fu
   fused_decode_grid(p, blockIdx.x, gridDim.x, b, tile);
 }
 
-__global__ void __launch_bounds__(kThreadsPerBlock) fused_batch_kernel(const FusedBatchParams batch) {
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    fused_batch_kernel(const FusedBatchParams batch) {
   __shared__ uint64_t tile[format::encodings::kFastLanesBlock];
   DeviceBlock b;
   fused_decode_batch_grid(batch, blockIdx.x, gridDim.x, b, tile);
 }
 
-dim3 grid_for(uint64_t tiles) { return dim3(static_cast<unsigned>(tiles < kMaxGridBlocks ? tiles : kMaxGridBlocks)); }
+dim3 grid_for(uint64_t tiles) {
+  return dim3(static_cast<unsigned>(tiles < kMaxGridBlocks ? tiles : kMaxGridBlocks));
+}
 
 }  // namespace
 
@@ -42,11 +47,20 @@ cudaError_t launch_fused_decode(const FusedParams& params, cudaStream_t stream) 
   if (params.len == 0) return cudaSuccess;
   const dim3 grid = grid_for(params.tiles());
   switch (params.packed_bytes) {
-    case 1: fused_decode_kernel<uint8_t><<<grid, kThreadsPerBlock, 0, stream>>>(params); break;
-    case 2: fused_decode_kernel<uint16_t><<<grid, kThreadsPerBlock, 0, stream>>>(params); break;
-    case 4: fused_decode_kernel<uint32_t><<<grid, kThreadsPerBlock, 0, stream>>>(params); break;
-    case 8: fused_decode_kernel<uint64_t><<<grid, kThreadsPerBlock, 0, stream>>>(params); break;
-    default: return cudaErrorInvalidValue;
+    case 1:
+      fused_decode_kernel<uint8_t><<<grid, kThreadsPerBlock, 0, stream>>>(params);
+      break;
+    case 2:
+      fused_decode_kernel<uint16_t><<<grid, kThreadsPerBlock, 0, stream>>>(params);
+      break;
+    case 4:
+      fused_decode_kernel<uint32_t><<<grid, kThreadsPerBlock, 0, stream>>>(params);
+      break;
+    case 8:
+      fused_decode_kernel<uint64_t><<<grid, kThreadsPerBlock, 0, stream>>>(params);
+      break;
+    default:
+      return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
 }

@@ -28,13 +28,14 @@ namespace oc::kernels {
 
 /// A column decoding (or decoded) on the device, with the inputs the launch still reads.
 struct DeviceColumn {
-  DeviceBuffer values;   ///< `rows` values of `value_bytes` each, row 0 first
+  DeviceBuffer values;  ///< `rows` values of `value_bytes` each, row 0 first
   uint64_t rows = 0;
   unsigned value_bytes = 0;
   DeviceBuffer validity;  ///< Arrow bitmap (bit i = row i); empty when every row is valid
   int64_t null_count = 0;
-  DeviceBuffer inputs;   ///< staged inputs and the error word; freed after the kernel, in stream order
-  PinnedBuffer staging;  ///< host side of the input copy; must live until the copy completed
+  DeviceBuffer
+      inputs;  ///< staged inputs and the error word; freed after the kernel, in stream order
+  PinnedBuffer staging;       ///< host side of the input copy; must live until the copy completed
   uint32_t* error = nullptr;  ///< device address of the error word, inside `inputs`
   /// The launch's parameters, bound to `inputs` and `values`: a benchmark re-launches with them
   /// (detail::launch_fused_decode) while the column is unfinished.
@@ -51,7 +52,8 @@ struct DeviceColumn {
 /// The decodes of many plans, queued with one upload and one launch
 /// (`DecodeSession::decode_batch`): small chunks share a launch instead of leaving the GPU idle.
 struct DeviceBatch {
-  std::vector<DeviceColumn> columns;  ///< one per plan, in order; their `error` words lie in `inputs`
+  std::vector<DeviceColumn>
+      columns;           ///< one per plan, in order; their `error` words lie in `inputs`
   DeviceBuffer inputs;   ///< every plan's staged inputs, the bound parameters and the tile starts
   PinnedBuffer staging;  ///< host side of the copy when the session's staging was too small
   FusedBatchParams params;  ///< the launch's parameters, bound to `inputs`
@@ -93,7 +95,8 @@ class DecodeSession {
   /// they do not fit), then one asynchronous copy each. Returns once the bytes are staged: the
   /// host memory may change or go at once. The device buffers are complete when the stream
   /// is, e.g. after `synchronize`.
-  [[nodiscard]] Result<std::vector<DeviceBuffer>> upload(std::span<const std::span<const uint8_t>> parts);
+  [[nodiscard]] Result<std::vector<DeviceBuffer>> upload(
+      std::span<const std::span<const uint8_t>> parts);
   /// Waits for @p column (decoded by this session) and checks its error word.
   [[nodiscard]] Result<void> finish(DeviceColumn& column);
   /// Waits for @p batch (decoded by this session) and checks its error words.

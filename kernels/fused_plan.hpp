@@ -48,10 +48,10 @@ namespace oc::kernels {
 struct FusedPlan {
   /// Source, widths, offset and length; the pointer fields are null until bound to buffers.
   FusedParams params;
-  format::DTypePtr dtype;           ///< type of the decoded array
-  format::Buffer packed;            ///< bitpacked blocks or primitive values (a segment slice)
-  std::vector<uint64_t> patch_positions;  ///< packed positions (row + offset), ascending
-  std::vector<uint64_t> patch_values;     ///< the patched values' bits
+  format::DTypePtr dtype;  ///< type of the decoded array
+  format::Buffer packed;   ///< bitpacked blocks or primitive values (a segment slice)
+  std::vector<uint64_t> patch_positions;    ///< packed positions (row + offset), ascending
+  std::vector<uint64_t> patch_values;       ///< the patched values' bits
   std::vector<format::Buffer> dict_values;  ///< one per dict op, in op order (innermost first)
   format::Buffer validity;  ///< Arrow bitmap of the decoded rows (bit i = row i); empty: all valid
   int64_t null_count = 0;   ///< nulls in `validity`
@@ -62,8 +62,8 @@ struct FusedPlan {
   format::Buffer source_validity;
   std::vector<uint64_t> out_patch_rows;    ///< ALP: rows whose decoded value is replaced
   std::vector<uint64_t> out_patch_values;  ///< ALP: the replacing values' bits
-  std::vector<uint64_t> run_ends;    ///< runend: physical run ends, ascending
-  std::vector<uint64_t> run_values;  ///< runend: each run's value bits
+  std::vector<uint64_t> run_ends;          ///< runend: physical run ends, ascending
+  std::vector<uint64_t> run_values;        ///< runend: each run's value bits
 
   /// Bytes the decode writes: rows x output width.
   [[nodiscard]] uint64_t output_bytes() const noexcept { return params.len * params.out_bytes(); }
@@ -95,6 +95,7 @@ struct FusedPlan {
 /// block-tiles to plans), on the host.
 /// @return one buffer per plan, each equal to `run_plan_on_host` of that plan; the first
 /// plan's error otherwise.
-[[nodiscard]] Result<std::vector<format::Buffer>> run_batch_on_host(std::span<const FusedPlan* const> plans);
+[[nodiscard]] Result<std::vector<format::Buffer>> run_batch_on_host(
+    std::span<const FusedPlan* const> plans);
 
 }  // namespace oc::kernels

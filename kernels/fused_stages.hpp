@@ -69,10 +69,10 @@ enum class FusedSource : uint8_t {
 /// One scalar op of a fused decode.
 struct FusedOp {
   FusedOpKind kind = FusedOpKind::frame_of_reference;
-  uint8_t in_bytes = 0;        ///< width of the op's input value
-  uint8_t out_bytes = 0;       ///< width of its output value
-  bool codes_signed = false;   ///< dict: the codes are a signed type (negative ones are corrupt)
-  uint64_t reference = 0;      ///< frame_of_reference: the reference's bits
+  uint8_t in_bytes = 0;          ///< width of the op's input value
+  uint8_t out_bytes = 0;         ///< width of its output value
+  bool codes_signed = false;     ///< dict: the codes are a signed type (negative ones are corrupt)
+  uint64_t reference = 0;        ///< frame_of_reference: the reference's bits
   const void* values = nullptr;  ///< dict: `values_len` values of `out_bytes` each
   uint64_t values_len = 0;
   uint64_t f10_bits = 0, if10_bits = 0;  ///< alp: 10^f and 10^-e as bits of the float type
@@ -87,15 +87,15 @@ inline constexpr uint32_t kFusedErrorDictCode = 1;  ///< a dict code was negativ
 /// kernel, host pointers for the host executor). Plain data: it is the kernel's parameter.
 struct FusedParams {
   FusedSource source = FusedSource::primitive;
-  uint8_t packed_bytes = 0;    ///< width of the source values: 1, 2, 4 or 8
-  uint8_t bit_width = 0;       ///< bitpacked: bits per value, 0..8 x packed_bytes
-  uint32_t offset = 0;         ///< bitpacked: packed positions before row 0 (< 1024)
-  uint64_t len = 0;            ///< rows written
+  uint8_t packed_bytes = 0;  ///< width of the source values: 1, 2, 4 or 8
+  uint8_t bit_width = 0;     ///< bitpacked: bits per value, 0..8 x packed_bytes
+  uint32_t offset = 0;       ///< bitpacked: packed positions before row 0 (< 1024)
+  uint64_t len = 0;          ///< rows written
   const void* packed = nullptr;
   const uint64_t* patch_positions = nullptr;  ///< ascending packed positions
   const uint64_t* patch_values = nullptr;
   uint64_t patch_count = 0;
-  const uint64_t* out_patch_rows = nullptr;  ///< ascending rows whose output is replaced (ALP's)
+  const uint64_t* out_patch_rows = nullptr;    ///< ascending rows whose output is replaced (ALP's)
   const uint64_t* out_patch_values = nullptr;  ///< their output bits
   uint64_t out_patch_count = 0;
   /// The output patches cover rows whose dict codes are placeholders (ALP-RD's left parts): a
@@ -106,12 +106,12 @@ struct FusedParams {
   const uint64_t* run_ends = nullptr;             ///< runend: ascending physical ends
   const uint64_t* run_values = nullptr;
   uint64_t run_count = 0;
-  uint64_t run_offset = 0;                        ///< runend: physical row of row 0
+  uint64_t run_offset = 0;  ///< runend: physical row of row 0
   uint32_t op_count = 0;
   FusedOp ops[kMaxFusedOps] = {};
   const uint8_t* validity = nullptr;  ///< Arrow bitmap of the rows (bit i = row i); null: all valid
-  void* out = nullptr;         ///< len values of `out_bytes()`
-  uint32_t* error = nullptr;   ///< OR-ed with kFusedError* bits; may be null on the host
+  void* out = nullptr;                ///< len values of `out_bytes()`
+  uint32_t* error = nullptr;          ///< OR-ed with kFusedError* bits; may be null on the host
 
   /// Width of the values written.
   [[nodiscard]] OC_HOST_DEVICE unsigned out_bytes() const noexcept {
@@ -119,7 +119,8 @@ struct FusedParams {
   }
   /// Blocks of 1024 packed positions the decode covers.
   [[nodiscard]] OC_HOST_DEVICE uint64_t tiles() const noexcept {
-    return (len + offset + format::encodings::kFastLanesBlock - 1) / format::encodings::kFastLanesBlock;
+    return (len + offset + format::encodings::kFastLanesBlock - 1) /
+           format::encodings::kFastLanesBlock;
   }
 };
 
@@ -129,7 +130,8 @@ struct FusedParams {
 }
 
 /// @return @p v, a @p bytes-byte two's complement value, sign-extended to 64 bits.
-[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_sign_extend(uint64_t v, unsigned bytes) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_sign_extend(uint64_t v,
+                                                               unsigned bytes) noexcept {
   if (bytes >= 8) return v;
   const uint64_t sign = uint64_t{1} << (bytes * 8 - 1);
   return (fused_mask(v, bytes) ^ sign) - sign;
@@ -139,21 +141,34 @@ struct FusedParams {
 [[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_load(const void* base, uint64_t i,
                                                         unsigned bytes) noexcept {
   switch (bytes) {
-    case 1: return static_cast<const uint8_t*>(base)[i];
-    case 2: return static_cast<const uint16_t*>(base)[i];
-    case 4: return static_cast<const uint32_t*>(base)[i];
-    default: return static_cast<const uint64_t*>(base)[i];
+    case 1:
+      return static_cast<const uint8_t*>(base)[i];
+    case 2:
+      return static_cast<const uint16_t*>(base)[i];
+    case 4:
+      return static_cast<const uint32_t*>(base)[i];
+    default:
+      return static_cast<const uint64_t*>(base)[i];
   }
 }
 
 /// Stores the low @p bytes bytes of @p v as element @p i of the array at @p base; 16 and 32
 /// bytes (decimals) store @p v sign-extended, little endian.
-OC_HOST_DEVICE inline void fused_store(void* base, uint64_t i, unsigned bytes, uint64_t v) noexcept {
+OC_HOST_DEVICE inline void fused_store(void* base, uint64_t i, unsigned bytes,
+                                       uint64_t v) noexcept {
   switch (bytes) {
-    case 1: static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v); break;
-    case 2: static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(v); break;
-    case 4: static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(v); break;
-    case 8: static_cast<uint64_t*>(base)[i] = v; break;
+    case 1:
+      static_cast<uint8_t*>(base)[i] = static_cast<uint8_t>(v);
+      break;
+    case 2:
+      static_cast<uint16_t*>(base)[i] = static_cast<uint16_t>(v);
+      break;
+    case 4:
+      static_cast<uint32_t*>(base)[i] = static_cast<uint32_t>(v);
+      break;
+    case 8:
+      static_cast<uint64_t*>(base)[i] = v;
+      break;
     default: {
       const unsigned words = bytes / 8;
       uint64_t* w = static_cast<uint64_t*>(base) + i * words;
@@ -180,8 +195,8 @@ template <class T>
   // Promote before shifting: T may be narrower than int, and a shift by kBits is undefined.
   uint64_t v = static_cast<uint64_t>(word[0]) >> shift;
   if (shift + width > kBits) v |= static_cast<uint64_t>(word[kLanes]) << (kBits - shift);
-  return static_cast<T>(fused_mask(v & (width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1),
-                                   sizeof(T)));
+  return static_cast<T>(
+      fused_mask(v & (width >= 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1), sizeof(T)));
 }
 
 /// @return the ALP decode of the integer in the low bits of @p v, as the float's bits.
@@ -192,7 +207,8 @@ template <class Float, class Int>
   Float f10, if10;
   memcpy(&f10, &f10_bits, sizeof(Float));
   memcpy(&if10, &if10_bits, sizeof(Float));
-  const Float decoded = format::alp::decode_value<Float>(static_cast<Int>(static_cast<Bits>(v)), f10, if10);
+  const Float decoded =
+      format::alp::decode_value<Float>(static_cast<Int>(static_cast<Bits>(v)), f10, if10);
   Bits out;
   memcpy(&out, &decoded, sizeof(Float));
   return out;
@@ -205,10 +221,12 @@ template <class Float, class Int>
 
 /// @return the first index in the ascending @p positions[0, count) that is >= @p key.
 [[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_lower_bound(const uint64_t* positions,
-                                                               uint64_t count, uint64_t key) noexcept;
+                                                               uint64_t count,
+                                                               uint64_t key) noexcept;
 
 /// @return whether an output patch replaces row @p row (a rare path: binary search).
-[[nodiscard]] OC_HOST_DEVICE inline bool fused_out_patched(const FusedParams& p, uint64_t row) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline bool fused_out_patched(const FusedParams& p,
+                                                           uint64_t row) noexcept {
   const uint64_t k = fused_lower_bound(p.out_patch_rows, p.out_patch_count, row);
   return k < p.out_patch_count && p.out_patch_rows[k] == row;
 }
@@ -217,7 +235,8 @@ template <class Float, class Int>
 /// bits into @p error. A null row skips dict lookups (its code is arbitrary, its value undefined
 /// in Arrow), and so does a row an output patch replaces when `out_patches_cover_codes` says
 /// its code is a placeholder (ALP-RD).
-[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v, uint64_t row,
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_apply_ops(const FusedParams& p, uint64_t v,
+                                                             uint64_t row,
                                                              uint32_t& error) noexcept {
   const bool valid = fused_valid(p, row);
   for (uint32_t k = 0; k < p.op_count; ++k) {
@@ -234,7 +253,8 @@ template <class Float, class Int>
         if (!valid) {
           v = 0;
         } else if (code >= op.values_len) {  // a negative code wraps to a huge one
-          if (!p.out_patches_cover_codes || !fused_out_patched(p, row)) error |= kFusedErrorDictCode;
+          if (!p.out_patches_cover_codes || !fused_out_patched(p, row))
+            error |= kFusedErrorDictCode;
           v = 0;
         } else {
           v = fused_load(op.values, code, op.out_bytes);
@@ -245,7 +265,8 @@ template <class Float, class Int>
         v = fused_sign_extend(v, op.in_bytes);
         break;
       case FusedOpKind::alp:
-        v = op.out_bytes == 4 ? fused_alp<float, int32_t>(op, v) : fused_alp<double, int64_t>(op, v);
+        v = op.out_bytes == 4 ? fused_alp<float, int32_t>(op, v)
+                              : fused_alp<double, int64_t>(op, v);
         break;
     }
   }
@@ -254,11 +275,15 @@ template <class Float, class Int>
 
 /// @return the first index in the ascending @p positions[0, count) that is >= @p key.
 [[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_lower_bound(const uint64_t* positions,
-                                                               uint64_t count, uint64_t key) noexcept {
+                                                               uint64_t count,
+                                                               uint64_t key) noexcept {
   uint64_t lo = 0, hi = count;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (positions[mid] < key) lo = mid + 1; else hi = mid;
+    if (positions[mid] < key)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
@@ -269,14 +294,18 @@ template <class Float, class Int>
   uint64_t lo = 0, hi = count;
   while (lo < hi) {
     const uint64_t mid = lo + (hi - lo) / 2;
-    if (ends[mid] <= key) lo = mid + 1; else hi = mid;
+    if (ends[mid] <= key)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   return lo;
 }
 
 /// @return the source value of row @p row (< len) for every source but bitpacked, which
 /// unpacks whole tiles instead.
-[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_source_value(const FusedParams& p, uint64_t row) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t fused_source_value(const FusedParams& p,
+                                                                uint64_t row) noexcept {
   switch (p.source) {
     case FusedSource::sequence:
       return fused_mask(p.sequence_base + row * p.sequence_step, p.packed_bytes);

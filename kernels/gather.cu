@@ -14,7 +14,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock) gather_kernel(const GatherPa
   __syncthreads();
   unsigned long long nulls = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < p.octets(); k += stride) {
+  for (uint64_t k = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; k < p.octets();
+       k += stride) {
     nulls += gather_octet(p, k);
   }
   if (nulls != 0) atomicAdd(&block_nulls, nulls);

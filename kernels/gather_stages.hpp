@@ -25,13 +25,13 @@ namespace oc::kernels {
 /// What a gather reads and writes, as raw pointers (device or host alike).
 struct GatherParams {
   const uint8_t* source = nullptr;
-  const uint8_t* validity = nullptr;  ///< null: every source row valid
+  const uint8_t* validity = nullptr;    ///< null: every source row valid
   const uint32_t* selection = nullptr;  ///< null: rows first .. first + n - 1
   uint64_t first = 0;
   uint64_t n = 0;  ///< output rows
   uint32_t width = 0;
   uint8_t* out = nullptr;
-  uint8_t* out_validity = nullptr;  ///< written when set (leave it null when no row is null)
+  uint8_t* out_validity = nullptr;      ///< written when set (leave it null when no row is null)
   unsigned long long* nulls = nullptr;  ///< null rows are added here; may be null
 
   [[nodiscard]] OC_HOST_DEVICE uint64_t octets() const noexcept { return (n + 7) / 8; }
@@ -39,7 +39,8 @@ struct GatherParams {
 
 /// Gathers output rows 8k .. 8k + 7 (those below n).
 /// @return how many of them are null.
-[[nodiscard]] OC_HOST_DEVICE inline unsigned gather_octet(const GatherParams& p, uint64_t k) noexcept {
+[[nodiscard]] OC_HOST_DEVICE inline unsigned gather_octet(const GatherParams& p,
+                                                          uint64_t k) noexcept {
   uint8_t bits = 0;
   unsigned nulls = 0;
   for (unsigned j = 0; j < 8; ++j) {

@@ -40,8 +40,10 @@ template <class F>
 Result<void> lookup(const char* name, F& fn) {
   void* p = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
-  OC_TRY(cuda_check(cudaGetDriverEntryPointByVersion(name, &p, kDriverAbi, cudaEnableDefault, &found), name));
-  OC_EXPECT(found == cudaDriverEntryPointSuccess && p != nullptr, cuda, "the CUDA driver has no {}", name);
+  OC_TRY(cuda_check(
+      cudaGetDriverEntryPointByVersion(name, &p, kDriverAbi, cudaEnableDefault, &found), name));
+  OC_EXPECT(found == cudaDriverEntryPointSuccess && p != nullptr, cuda, "the CUDA driver has no {}",
+            name);
   fn = reinterpret_cast<F>(p);
   return {};
 }
@@ -93,7 +95,8 @@ CUmemAllocationProp vmm_properties(int device) {
 
 // Reserves an address range for @p handle's @p bytes, maps it and opens it to @p device.
 // @return the address; on failure nothing stays reserved or mapped.
-Result<CUdeviceptr> map_for(const Driver& d, CUmemGenericAllocationHandle handle, size_t bytes, int device) {
+Result<CUdeviceptr> map_for(const Driver& d, CUmemGenericAllocationHandle handle, size_t bytes,
+                            int device) {
   CUdeviceptr ptr = 0;
   OC_TRY(cu_check(d.reserve(&ptr, bytes, 0, 0, 0), "cuMemAddressReserve"));
   if (auto r = cu_check(d.map(ptr, bytes, 0, handle, 0), "cuMemMap"); !r.ok()) {
@@ -134,9 +137,11 @@ Result<ShareKind> share_kind(int device) {
   CUdevice dev = 0;
   OC_TRY(cu_check((*d)->device_get(&dev, device), "cuDeviceGet"));
   int vmm = 0, fds = 0;
-  OC_TRY(cu_check((*d)->device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
-                  "cuDeviceGetAttribute(VMM)"));
-  OC_TRY(cu_check((*d)->device_attribute(&fds, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev),
+  OC_TRY(cu_check(
+      (*d)->device_attribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev),
+      "cuDeviceGetAttribute(VMM)"));
+  OC_TRY(cu_check((*d)->device_attribute(
+                      &fds, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, dev),
                   "cuDeviceGetAttribute(POSIX descriptors)"));
   return vmm != 0 && fds != 0 ? ShareKind::vmm : ShareKind::ipc;
 }
@@ -186,14 +191,16 @@ Result<SharedDeviceMemory> SharedDeviceMemory::import_fd(int device, int fd, siz
   return m;
 }
 
-Result<SharedDeviceMemory> SharedDeviceMemory::import_ipc(int device, const std::array<uint8_t, 64>& handle) {
+Result<SharedDeviceMemory> SharedDeviceMemory::import_ipc(int device,
+                                                          const std::array<uint8_t, 64>& handle) {
   OC_TRY(enter(device));
   SharedDeviceMemory m;
   m.kind_ = ShareKind::ipc;
   m.imported_ = true;
   cudaIpcMemHandle_t h;
   std::memcpy(&h, handle.data(), sizeof(h));
-  OC_TRY(cuda_check(cudaIpcOpenMemHandle(&m.data_, h, cudaIpcMemLazyEnablePeerAccess), "cudaIpcOpenMemHandle"));
+  OC_TRY(cuda_check(cudaIpcOpenMemHandle(&m.data_, h, cudaIpcMemLazyEnablePeerAccess),
+                    "cudaIpcOpenMemHandle"));
   return m;
 }
 
@@ -230,7 +237,8 @@ void SharedDeviceMemory::reset() noexcept {
 }
 
 Result<int> SharedDeviceMemory::export_fd() const {
-  OC_EXPECT(kind_ == ShareKind::vmm && handle_ != 0, invalid, "only VMM memory exports a descriptor");
+  OC_EXPECT(kind_ == ShareKind::vmm && handle_ != 0, invalid,
+            "only VMM memory exports a descriptor");
   OC_ASSIGN_OR_RETURN(const Driver* d, driver());
   int fd = -1;
   OC_TRY(cu_check(d->export_handle(&fd, handle_, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),

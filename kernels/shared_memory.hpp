@@ -42,12 +42,14 @@ class SharedDeviceMemory {
  public:
   SharedDeviceMemory() = default;
   /// @return at least @p bytes on @p device, shared the way @p kind says.
-  [[nodiscard]] static Result<SharedDeviceMemory> allocate(int device, size_t bytes, ShareKind kind);
+  [[nodiscard]] static Result<SharedDeviceMemory> allocate(int device, size_t bytes,
+                                                           ShareKind kind);
   /// Maps @p bytes (the exporter's `size()`) of the VMM allocation behind descriptor @p fd on
   /// @p device, readable and writable by this process. @p fd stays the caller's.
   [[nodiscard]] static Result<SharedDeviceMemory> import_fd(int device, int fd, size_t bytes);
   /// Opens the cudaMalloc memory behind IPC handle @p handle on @p device.
-  [[nodiscard]] static Result<SharedDeviceMemory> import_ipc(int device, const std::array<uint8_t, 64>& handle);
+  [[nodiscard]] static Result<SharedDeviceMemory> import_ipc(int device,
+                                                             const std::array<uint8_t, 64>& handle);
   SharedDeviceMemory(SharedDeviceMemory&& other) noexcept;
   SharedDeviceMemory& operator=(SharedDeviceMemory&& other) noexcept;
   SharedDeviceMemory(const SharedDeviceMemory&) = delete;
@@ -57,7 +59,9 @@ class SharedDeviceMemory {
   ~SharedDeviceMemory();
 
   [[nodiscard]] void* data() const noexcept { return data_; }
-  [[nodiscard]] size_t size() const noexcept { return size_; }  ///< allocated: rounded up to the granularity
+  [[nodiscard]] size_t size() const noexcept {
+    return size_;
+  }  ///< allocated: rounded up to the granularity
   [[nodiscard]] ShareKind kind() const noexcept { return kind_; }
   [[nodiscard]] bool imported() const noexcept { return imported_; }
   /// vmm: a new descriptor for the allocation, owned by the caller (close it once sent).

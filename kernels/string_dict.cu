@@ -11,13 +11,15 @@ namespace {
 
 unsigned grid_for(uint64_t n) {
   uint64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
-  return static_cast<unsigned>(blocks > kMaxGridBlocks ? kMaxGridBlocks : (blocks == 0 ? 1 : blocks));
+  return static_cast<unsigned>(blocks > kMaxGridBlocks ? kMaxGridBlocks
+                                                       : (blocks == 0 ? 1 : blocks));
 }
 
 __global__ void __launch_bounds__(kThreadsPerBlock) lengths_kernel(const StringDictParams p) {
   uint32_t error = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i <= p.rows; i += stride) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i <= p.rows;
+       i += stride) {
     p.offsets[i] = i == p.rows ? 0 : string_dict_length(p, i, error);
   }
   if (error != 0) atomicOr(p.error, error);
@@ -25,7 +27,8 @@ __global__ void __launch_bounds__(kThreadsPerBlock) lengths_kernel(const StringD
 
 __global__ void __launch_bounds__(kThreadsPerBlock) gather_kernel(const StringDictParams p) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < p.rows; i += stride) {
+  for (uint64_t i = blockIdx.x * static_cast<uint64_t>(blockDim.x) + threadIdx.x; i < p.rows;
+       i += stride) {
     string_dict_gather(p, i);
   }
 }
@@ -37,8 +40,10 @@ cudaError_t launch_string_lengths(const StringDictParams& p, cudaStream_t stream
   return cudaGetLastError();
 }
 
-cudaError_t exclusive_sum(void* scratch, size_t& scratch_bytes, int32_t* values, uint64_t n, cudaStream_t stream) {
-  return cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, values, values, static_cast<int64_t>(n), stream);
+cudaError_t exclusive_sum(void* scratch, size_t& scratch_bytes, int32_t* values, uint64_t n,
+                          cudaStream_t stream) {
+  return cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, values, values,
+                                       static_cast<int64_t>(n), stream);
 }
 
 cudaError_t launch_string_gather(const StringDictParams& p, cudaStream_t stream) {

@@ -31,9 +31,9 @@ namespace oc::kernels {
 
 /// A string dictionary decode, planned on the host.
 struct StringDictPlan {
-  FusedPlan codes;                    ///< the codes chain, decoded as unsigned integers
-  bool codes_signed = false;          ///< negative codes are corrupt
-  std::vector<int64_t> value_offsets; ///< values_len + 1 offsets into `value_bytes`
+  FusedPlan codes;                     ///< the codes chain, decoded as unsigned integers
+  bool codes_signed = false;           ///< negative codes are corrupt
+  std::vector<int64_t> value_offsets;  ///< values_len + 1 offsets into `value_bytes`
   format::Buffer value_bytes;
   uint64_t max_value_len = 0;
   format::DTypePtr dtype;
@@ -47,7 +47,8 @@ struct StringDictPlan {
 /// @return `Errc::unsupported` for other trees, codes chains the fused kernel cannot decode, null
 /// dictionary values, or results past int32 offsets (2 GiB).
 [[nodiscard]] Result<StringDictPlan> build_string_dict_plan(const format::ArrayView& node,
-                                                            const format::DTypePtr& dtype, uint64_t len,
+                                                            const format::DTypePtr& dtype,
+                                                            uint64_t len,
                                                             format::DecodeContext& ctx);
 
 /// An Arrow utf8 column on the host.
@@ -63,11 +64,11 @@ struct HostStrings {
 
 /// An Arrow utf8 column on the device.
 struct DeviceStrings {
-  DeviceBuffer offsets;   ///< rows + 1 int32
-  DeviceBuffer data;      ///< `data_bytes_bound()` bytes, the first offsets[rows] used
-  DeviceColumn codes;     ///< the decoded codes; its validity is the column's
-  DeviceBuffer inputs;    ///< the uploaded dictionary and the error word
-  DeviceBuffer scratch;   ///< CUB's scan storage
+  DeviceBuffer offsets;  ///< rows + 1 int32
+  DeviceBuffer data;     ///< `data_bytes_bound()` bytes, the first offsets[rows] used
+  DeviceColumn codes;    ///< the decoded codes; its validity is the column's
+  DeviceBuffer inputs;   ///< the uploaded dictionary and the error word
+  DeviceBuffer scratch;  ///< CUB's scan storage
   PinnedBuffer staging;
   uint32_t* error = nullptr;
 
@@ -76,6 +77,7 @@ struct DeviceStrings {
 };
 
 /// Queues the decode of @p plan on @p stream.
-[[nodiscard]] Result<DeviceStrings> decode_strings_on_device(const StringDictPlan& plan, Stream& stream);
+[[nodiscard]] Result<DeviceStrings> decode_strings_on_device(const StringDictPlan& plan,
+                                                             Stream& stream);
 
 }  // namespace oc::kernels

@@ -12,28 +12,35 @@
 
 namespace oc::kernels {
 
-Result<StringDictPlan> build_string_dict_plan(const format::ArrayView& node, const format::DTypePtr& dtype,
-                                              uint64_t len, format::DecodeContext& ctx) {
-  OC_EXPECT(node.encoding == "vortex.dict", unsupported, "{} is not a string dictionary", node.encoding);
+Result<StringDictPlan> build_string_dict_plan(const format::ArrayView& node,
+                                              const format::DTypePtr& dtype, uint64_t len,
+                                              format::DecodeContext& ctx) {
+  OC_EXPECT(node.encoding == "vortex.dict", unsupported, "{} is not a string dictionary",
+            node.encoding);
   const format::DType& storage = dtype->storage();
-  OC_EXPECT(storage.kind == format::TypeKind::utf8 || storage.kind == format::TypeKind::binary, unsupported,
-            "vortex.dict of {} is not a string dictionary", dtype->to_string());
+  OC_EXPECT(storage.kind == format::TypeKind::utf8 || storage.kind == format::TypeKind::binary,
+            unsupported, "vortex.dict of {} is not a string dictionary", dtype->to_string());
   OC_ASSIGN_OR_RETURN(auto shape, format::encodings::parse_dict(node, dtype));
   StringDictPlan plan;
   plan.dtype = dtype;
   OC_ASSIGN_OR_RETURN(plan.codes, build_fused_plan(node.children[0], shape.codes_t, len, ctx));
   plan.codes_signed = format::ptype_is_signed(shape.codes_t->storage().ptype);
-  OC_ASSIGN_OR_RETURN(auto decoded, ctx.without_window([&] { return ctx.decode(node.children[1], dtype, shape.values_len); }));
+  OC_ASSIGN_OR_RETURN(auto decoded, ctx.without_window([&] {
+    return ctx.decode(node.children[1], dtype, shape.values_len);
+  }));
   OC_ASSIGN_OR_RETURN(auto values, format::string_offsets(decoded));
-  OC_EXPECT(values->validity.empty(), unsupported, "string dictionary values with nulls are not decoded on the GPU yet");
+  OC_EXPECT(values->validity.empty(), unsupported,
+            "string dictionary values with nulls are not decoded on the GPU yet");
   const int32_t* o = values->offsets();
   plan.value_offsets.assign(o, o + shape.values_len + 1);
   plan.value_bytes = values->buffers[1];
   for (uint64_t k = 0; k < shape.values_len; ++k) {
-    plan.max_value_len = std::max<uint64_t>(plan.max_value_len, static_cast<uint64_t>(o[k + 1] - o[k]));
+    plan.max_value_len =
+        std::max<uint64_t>(plan.max_value_len, static_cast<uint64_t>(o[k + 1] - o[k]));
   }
-  OC_EXPECT(plan.data_bytes_bound() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()), unsupported,
-            "{} rows of up to {} bytes may pass int32 offsets", len, plan.max_value_len);
+  OC_EXPECT(plan.data_bytes_bound() <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()),
+            unsupported, "{} rows of up to {} bytes may pass int32 offsets", len,
+            plan.max_value_len);
   return plan;
 }
 

@@ -13,7 +13,7 @@ namespace oc::kernels {
 /// What the length and gather stages read: device pointers for the kernels, host ones for the
 /// reference.
 struct StringDictParams {
-  const void* codes = nullptr;        ///< rows codes of `code_bytes` each
+  const void* codes = nullptr;  ///< rows codes of `code_bytes` each
   uint8_t code_bytes = 0;
   bool codes_signed = false;
   const uint8_t* validity = nullptr;  ///< null: every row valid
@@ -21,14 +21,15 @@ struct StringDictParams {
   const int64_t* value_offsets = nullptr;  ///< values_len + 1
   uint64_t values_len = 0;
   const uint8_t* value_bytes = nullptr;
-  int32_t* offsets = nullptr;         ///< rows + 1; lengths before the scan
+  int32_t* offsets = nullptr;  ///< rows + 1; lengths before the scan
   uint8_t* data = nullptr;
   uint32_t* error = nullptr;
 };
 
 /// @return the dictionary index of row @p i, or values_len when the row is null or its code
 /// is out of range (the latter also sets kFusedErrorDictCode in @p error).
-[[nodiscard]] OC_HOST_DEVICE inline uint64_t string_dict_index(const StringDictParams& p, uint64_t i,
+[[nodiscard]] OC_HOST_DEVICE inline uint64_t string_dict_index(const StringDictParams& p,
+                                                               uint64_t i,
                                                                uint32_t& error) noexcept {
   if (p.validity != nullptr && ((p.validity[i >> 3] >> (i & 7)) & 1) == 0) return p.values_len;
   const uint64_t raw = fused_load(p.codes, i, p.code_bytes);
@@ -41,7 +42,8 @@ struct StringDictParams {
 }
 
 /// @return the length of row @p i (0 for null or corrupt rows).
-[[nodiscard]] OC_HOST_DEVICE inline int32_t string_dict_length(const StringDictParams& p, uint64_t i,
+[[nodiscard]] OC_HOST_DEVICE inline int32_t string_dict_length(const StringDictParams& p,
+                                                               uint64_t i,
                                                                uint32_t& error) noexcept {
   const uint64_t k = string_dict_index(p, i, error);
   return k == p.values_len ? 0 : static_cast<int32_t>(p.value_offsets[k + 1] - p.value_offsets[k]);

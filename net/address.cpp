@@ -70,14 +70,14 @@ bool v6_public(const uint8_t* a) {
       starts_with(a, {0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0})) {
     return v4_public(load_be32(a + 12));
   }
-  if (a[0] == 0xff) return false;                            // multicast
-  if ((a[0] & 0xfe) == 0xfc) return false;                   // unique local fc00::/7
-  if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return false;   // link-local fe80::/10
-  if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0) return false;   // site-local fec0::/10
+  if (a[0] == 0xff) return false;                                    // multicast
+  if ((a[0] & 0xfe) == 0xfc) return false;                           // unique local fc00::/7
+  if (a[0] == 0xfe && (a[1] & 0xc0) == 0x80) return false;           // link-local fe80::/10
+  if (a[0] == 0xfe && (a[1] & 0xc0) == 0xc0) return false;           // site-local fec0::/10
   if (starts_with(a, {0x01, 0x00, 0, 0, 0, 0, 0, 0})) return false;  // discard 100::/64
   if (starts_with(a, {0x20, 0x01, 0x0d, 0xb8})) return false;        // documentation
-  if (a[0] == 0x20 && a[1] == 0x01 && a[2] <= 0x01) return false;  // 2001::/23, IETF assignments
-  if (starts_with(a, {0x20, 0x02})) {                    // 6to4: judged by the embedded IPv4
+  if (a[0] == 0x20 && a[1] == 0x01 && a[2] <= 0x01) return false;    // 2001::/23, IETF assignments
+  if (starts_with(a, {0x20, 0x02})) {  // 6to4: judged by the embedded IPv4
     return v4_public(load_be32(a + 2));
   }
   return true;

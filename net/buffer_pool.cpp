@@ -109,7 +109,8 @@ Region::Region(size_t bytes) {
   const size_t len = round_up(bytes, kHugePage);
   // Explicit huge pages first (fewest TLB misses, and io_uring/CUDA pin fewer pages); without a
   // hugetlb reservation the kernel refuses, and transparent huge pages are the next best thing.
-  void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+  void* p =
+      mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
   hugepages = p != MAP_FAILED;
   if (!hugepages) {
     p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -173,9 +174,8 @@ Result<Lease> BufferPool::acquire(size_t bytes) {
   if (offset < r.capacity) {
     lease.data_ = r.base + offset;
     lease.pinned_ = true;
-    lease.owner_ = std::shared_ptr<void>(lease.data_, [region = state_->region, offset, len](void*) {
-      region->give(offset, len);
-    });
+    lease.owner_ = std::shared_ptr<void>(
+        lease.data_, [region = state_->region, offset, len](void*) { region->give(offset, len); });
     return lease;
   }
   OC_ASSIGN_OR_RETURN(lease.owner_, map_fallback(bytes));
@@ -196,7 +196,9 @@ FixedSlot BufferPool::fixed_slot(const void* p, size_t n) const noexcept {
   return FixedSlot{static_cast<int>(index), piece_base};
 }
 
-std::span<const iovec> BufferPool::registration() const noexcept { return state_->region->registration; }
+std::span<const iovec> BufferPool::registration() const noexcept {
+  return state_->region->registration;
+}
 
 PoolCounters BufferPool::counters() const {
   Region& r = *state_->region;

@@ -140,7 +140,8 @@ CredentialsProvider::CredentialsProvider(CredentialsOptions options, GetEnv env,
     : options_(std::move(options)),
       env_(std::move(env)),
       fetch_(std::move(fetch)),
-      clock_(clock ? std::move(clock) : WallClock([] { return std::chrono::system_clock::now(); })) {}
+      clock_(clock ? std::move(clock)
+                   : WallClock([] { return std::chrono::system_clock::now(); })) {}
 
 Result<ResolvedCredentials> CredentialsProvider::get() {
   std::unique_lock lock(mu_);

@@ -37,12 +37,12 @@ namespace oc::net {
 using HeaderField = std::pair<std::string_view, std::string_view>;
 
 struct HttpRequest {
-  std::string_view method;                ///< "GET", "HEAD", "PUT", "POST", "DELETE"
-  std::string_view target;                ///< origin-form, already percent-encoded: "/b/k?x=1"
-  std::string_view host;                  ///< the Host header value
-  std::span<const HeaderField> headers;   ///< without Host and Content-Length (added here)
-  std::span<const std::byte> body;        ///< sent with Content-Length when non-empty or a PUT/POST
-  bool expect_continue = false;           ///< send `Expect: 100-continue`, wait before the body
+  std::string_view method;               ///< "GET", "HEAD", "PUT", "POST", "DELETE"
+  std::string_view target;               ///< origin-form, already percent-encoded: "/b/k?x=1"
+  std::string_view host;                 ///< the Host header value
+  std::span<const HeaderField> headers;  ///< without Host and Content-Length (added here)
+  std::span<const std::byte> body;       ///< sent with Content-Length when non-empty or a PUT/POST
+  bool expect_continue = false;          ///< send `Expect: 100-continue`, wait before the body
 };
 
 /// Deadlines of one exchange, from the defaults table unless overridden.
@@ -57,10 +57,10 @@ struct HttpTimeouts {
 /// What an exchange got done, filled in even when it fails (for retries that resume).
 struct ExchangeProgress {
   bool request_sent = false;
-  bool first_byte = false;        ///< any response byte arrived
+  bool first_byte = false;  ///< any response byte arrived
   bool head_complete = false;
-  uint64_t body_bytes = 0;        ///< body bytes placed in the destination so far
-  uint64_t copied_bytes = 0;      ///< of those, bytes copied in user space (not received in place)
+  uint64_t body_bytes = 0;    ///< body bytes placed in the destination so far
+  uint64_t copied_bytes = 0;  ///< of those, bytes copied in user space (not received in place)
   uint64_t receive_calls = 0;
   Clock::duration time_to_first_byte{};
 };
@@ -76,8 +76,8 @@ struct HttpResponse {
 using HeadCheck = std::function<Result<void>(const ResponseHead&)>;
 
 struct ExchangeOptions {
-  bool head_only = false;               ///< a HEAD request: headers, never a body
-  HeadCheck check;                      ///< run on a 2xx head bound for the destination
+  bool head_only = false;  ///< a HEAD request: headers, never a body
+  HeadCheck check;         ///< run on a 2xx head bound for the destination
   uint64_t max_text = uint64_t{16} << 20;
   /// A multi-range GET: a 2xx answer must be a 206 `multipart/byteranges` with a Content-Length,
   /// deframed into these slots (net/byteranges.hpp); any other 2xx answer (200 with the whole

@@ -32,7 +32,8 @@ Result<FetchResponse> fetch_once(const std::shared_ptr<TlsContext>& tls, const F
 HttpFetch make_http_fetch(std::shared_ptr<TlsContext> tls) {
   // Credential fetches are requests like any other: under the in-flight cap, on a reactor.
   return [tls](const FetchRequest& req) -> Result<FetchResponse> {
-    return Scheduler::global().call([&]() -> Result<FetchResponse> { return fetch_once(tls, req); });
+    return Scheduler::global().call(
+        [&]() -> Result<FetchResponse> { return fetch_once(tls, req); });
   };
 }
 

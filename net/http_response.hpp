@@ -62,6 +62,7 @@ class ResponseParser {
 };
 
 /// Fuzzing entry point: parses @p bytes as one response, split at @p split into two feeds.
-[[nodiscard]] Result<ResponseHead> fuzz_parse_response(std::span<const uint8_t> bytes, size_t split);
+[[nodiscard]] Result<ResponseHead> fuzz_parse_response(std::span<const uint8_t> bytes,
+                                                       size_t split);
 
 }  // namespace oc::net

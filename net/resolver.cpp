@@ -75,7 +75,8 @@ std::vector<ResolvedAddress> with_port(std::vector<ResolvedAddress> list, uint16
 }  // namespace
 
 std::string_view unbracketed(std::string_view host) noexcept {
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') return host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    return host.substr(1, host.size() - 2);
   return host;
 }
 
@@ -163,7 +164,8 @@ void Resolver::worker() {
     lock.lock();
     if (r.ok() && ttl_.count() > 0) cache_locked(p->host, r.value());
     p->result = std::move(r);
-    if (auto it = pending_.find(p->host); it != pending_.end() && it->second == p) pending_.erase(it);
+    if (auto it = pending_.find(p->host); it != pending_.end() && it->second == p)
+      pending_.erase(it);
     for (Waiter* w : p->waiters) w->notify();
     p->waiters.clear();
   }
@@ -172,7 +174,8 @@ void Resolver::worker() {
 // Entries are otherwise dropped only when their own name is asked for again after the TTL, so
 // a full cache is swept here: the expired names first, then (all still fresh) the one that
 // expires first. A sweep is linear in the cache; only a new name in a full cache sweeps.
-void Resolver::cache_locked(const std::string& host, const std::vector<ResolvedAddress>& addresses) {
+void Resolver::cache_locked(const std::string& host,
+                            const std::vector<ResolvedAddress>& addresses) {
   const Clock::time_point now = Clock::now();
   if (!cache_.contains(host) && cache_.size() >= max_cached_) {
     std::erase_if(cache_, [&](const auto& e) { return e.second.expires <= now; });

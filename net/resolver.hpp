@@ -66,7 +66,7 @@ class Resolver {
   [[nodiscard]] Result<std::vector<ResolvedAddress>> resolve(std::string_view host, uint16_t port,
                                                              Deadline deadline);
 
-  [[nodiscard]] uint64_t lookups() const;  ///< lookups started (cache misses)
+  [[nodiscard]] uint64_t lookups() const;     ///< lookups started (cache misses)
   [[nodiscard]] size_t cached_hosts() const;  ///< names in the cache, expired ones included
 
  private:

@@ -35,8 +35,9 @@ void register_pool(detail::RingCore& s) {
   if (rc < 0) {
     static std::once_flag logged;
     std::call_once(logged, [rc] {
-      log::get().debug("net: registering the buffer pool with io_uring failed ({}); using plain recv",
-                       std::strerror(-rc));
+      log::get().debug(
+          "net: registering the buffer pool with io_uring failed ({}); using plain recv",
+          std::strerror(-rc));
     });
     return;
   }
@@ -69,7 +70,9 @@ Result<int> run_blocking(detail::RingCore& s, const char* op, int fd, Deadline d
     rc = io_uring_submit_and_wait(&s.ring, pending);
     s.count_submit();
   } while (rc == -EINTR);
-  if (rc < 0) return errno_error(rc, fmt::format("io_uring_enter for {} on fd {}", op, fd), __FILE__, __LINE__);
+  if (rc < 0)
+    return errno_error(rc, fmt::format("io_uring_enter for {} on fd {}", op, fd), __FILE__,
+                       __LINE__);
   int res = 0;
   while (pending > 0) {
     io_uring_cqe* cqe = nullptr;
@@ -77,7 +80,8 @@ Result<int> run_blocking(detail::RingCore& s, const char* op, int fd, Deadline d
       s.count_submit();
       rc = io_uring_wait_cqe(&s.ring, &cqe);
       if (rc == -EINTR) continue;
-      if (rc < 0) return errno_error(rc, fmt::format("waiting for {} on fd {}", op, fd), __FILE__, __LINE__);
+      if (rc < 0)
+        return errno_error(rc, fmt::format("waiting for {} on fd {}", op, fd), __FILE__, __LINE__);
     }
     if (cqe->user_data == detail::kOpTag) res = cqe->res;
     io_uring_cqe_seen(&s.ring, cqe);
@@ -182,7 +186,8 @@ Result<int> Ring::run(const char* op, int fd, Deadline deadline, const F& prep) 
     s.core.pool_registered = false;
   }
   if (!s.core.live) {
-    OC_EXPECT(ring_features().io_uring, unsupported, "io_uring is not available (kernel or seccomp)");
+    OC_EXPECT(ring_features().io_uring, unsupported,
+              "io_uring is not available (kernel or seccomp)");
     // Every operation may need a second SQE for its linked timeout. No pool registration here:
     // client requests run on reactors, whose rings pin the pool at start-up; pinning it for a
     // plain thread's first operation could take seconds of that operation's deadline.
@@ -244,15 +249,14 @@ Result<size_t> Ring::recv(int fd, std::span<std::byte> dest, Deadline deadline) 
     }
   }
   const bool fixed = index >= 0;
-  OC_ASSIGN_OR_RETURN(const int got, run(fixed ? "read_fixed" : "recv", fd, deadline,
-                                         [&](io_uring_sqe* sqe) {
-                                           if (fixed) {
-                                             io_uring_prep_read_fixed(sqe, fd, dest.data(),
-                                                                      static_cast<unsigned>(len), 0, index);
-                                           } else {
-                                             io_uring_prep_recv(sqe, fd, dest.data(), len, 0);
-                                           }
-                                         }));
+  OC_ASSIGN_OR_RETURN(
+      const int got, run(fixed ? "read_fixed" : "recv", fd, deadline, [&](io_uring_sqe* sqe) {
+        if (fixed) {
+          io_uring_prep_read_fixed(sqe, fd, dest.data(), static_cast<unsigned>(len), 0, index);
+        } else {
+          io_uring_prep_recv(sqe, fd, dest.data(), len, 0);
+        }
+      }));
   if (fixed) {
     if (Reactor* r = Reactor::current()) {
       r->count_fixed_read();

@@ -59,7 +59,8 @@ class Ring {
   [[nodiscard]] static Result<Ring*> this_thread();
 
   /// Non-blocking-style connect through the ring (IORING_OP_CONNECT).
-  [[nodiscard]] Result<void> connect(int fd, const sockaddr* addr, socklen_t len, Deadline deadline);
+  [[nodiscard]] Result<void> connect(int fd, const sockaddr* addr, socklen_t len,
+                                     Deadline deadline);
   /// Sends all of @p pieces (IORING_OP_SENDMSG, resubmitted on short writes).
   [[nodiscard]] Result<void> send_all(int fd, std::span<const iovec> pieces, Deadline deadline);
   /// Receives at most @p dest.size() bytes; 0 means orderly EOF. On a reactor, when @p dest lies

@@ -24,7 +24,7 @@ class Mapping {
   Result<void> open_read(const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) return errno_error(-errno, "open " + path, __FILE__, __LINE__);
-    struct stat st{};
+    struct stat st {};
     if (::fstat(fd_, &st) != 0) return errno_error(-errno, "stat " + path, __FILE__, __LINE__);
     OC_EXPECT(S_ISREG(st.st_mode), invalid, "{} is not a regular file", path);
     size_ = static_cast<size_t>(st.st_size);
@@ -63,7 +63,7 @@ class Mapping {
 
 Result<TransferResult> download_to_file(S3Client& client, const ObjectRef& src,
                                         const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   // Never replace a device or a directory entry that is not a plain file (think /dev/null).
   if (::stat(path.c_str(), &st) == 0) {
     OC_EXPECT(S_ISREG(st.st_mode), invalid, "{} exists and is not a regular file", path);
@@ -85,8 +85,8 @@ Result<TransferResult> download_to_file(S3Client& client, const ObjectRef& src,
     if (r.ok()) r = file.sync(tmp);
     if (!r.ok()) {
       ::unlink(tmp.c_str());
-      return std::move(r).error().with_context(fmt::format("copying {} to {}", src.describe(),
-                                                           path));
+      return std::move(r).error().with_context(
+          fmt::format("copying {} to {}", src.describe(), path));
     }
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -117,10 +117,11 @@ Result<TransferResult> upload_from_file(S3Client& client, const std::string& pat
     TaskGroup group;
     for (size_t i = 0; i < count; ++i) {
       group.run([&, i]() -> Result<void> {
-        const auto body = bytes.subspan(i * part, std::min<uint64_t>(part, bytes.size() - i * part));
-        OC_ASSIGN_OR_RETURN(std::string etag,
-                            client.upload_part(bucket, key, upload_id,
-                                               static_cast<uint32_t>(i + 1), body));
+        const auto body =
+            bytes.subspan(i * part, std::min<uint64_t>(part, bytes.size() - i * part));
+        OC_ASSIGN_OR_RETURN(
+            std::string etag,
+            client.upload_part(bucket, key, upload_id, static_cast<uint32_t>(i + 1), body));
         parts[i] = CompletedPart{static_cast<uint32_t>(i + 1), std::move(etag)};
         return {};
       });

@@ -80,7 +80,7 @@ class Scheduler {
   std::condition_variable drained_;
   pid_t owner_ = 0;
   std::vector<std::unique_ptr<Reactor>> reactors_;
-  std::vector<uint32_t> load_;               // jobs running per reactor
+  std::vector<uint32_t> load_;              // jobs running per reactor
   std::list<std::shared_ptr<Lane>> ready_;  // lanes with queued jobs, in round-robin order
   uint32_t running_ = 0, peak_ = 0;
 };

@@ -30,9 +30,9 @@ struct SigningInput {
   std::string_view path;                                     ///< raw path, e.g. "/bucket/a b.txt"
   std::vector<std::pair<std::string, std::string>> query;    ///< raw (unencoded) names and values
   std::vector<std::pair<std::string, std::string>> headers;  ///< any case; values are trimmed
-  std::string_view payload_hash;      ///< hex SHA-256 of the body, or "UNSIGNED-PAYLOAD"
-  std::string_view amz_date;          ///< ISO 8601 basic, "20130524T000000Z"
-  std::string_view region;            ///< "us-east-1"
+  std::string_view payload_hash;  ///< hex SHA-256 of the body, or "UNSIGNED-PAYLOAD"
+  std::string_view amz_date;      ///< ISO 8601 basic, "20130524T000000Z"
+  std::string_view region;        ///< "us-east-1"
   std::string_view service = "s3";
 };
 
@@ -57,6 +57,7 @@ struct Signature {
 
 /// The canonical query string: names and values URI-encoded ('/' too), pairs sorted, '&'-joined.
 /// It is also the query of a presigned URL.
-[[nodiscard]] std::string canonical_query(const std::vector<std::pair<std::string, std::string>>& query);
+[[nodiscard]] std::string canonical_query(
+    const std::vector<std::pair<std::string, std::string>>& query);
 
 }  // namespace oc::net

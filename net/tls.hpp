@@ -77,5 +77,4 @@ class TlsSession {
 [[nodiscard]] bool ktls_enabled() noexcept;
 void disable_ktls() noexcept;
 
-
 }  // namespace oc::net::detail

@@ -14,14 +14,15 @@ namespace {
 
 bool is_ip_literal(const std::string& host) {
   in6_addr addr{};
-  return inet_pton(AF_INET, host.c_str(), &addr) == 1 || inet_pton(AF_INET6, host.c_str(), &addr) == 1;
+  return inet_pton(AF_INET, host.c_str(), &addr) == 1 ||
+         inet_pton(AF_INET6, host.c_str(), &addr) == 1;
 }
 
 // SNI is only defined for DNS names (RFC 6066 §3); an address is checked against IP SANs.
 Result<void> configure_peer(SSL* ssl, const std::string& host, bool verify) {
   const bool ip = is_ip_literal(host);
-  OC_EXPECT(ip || SSL_set_tlsext_host_name(ssl, host.c_str()) == 1, invalid, "TLS: bad SNI name '{}': {}",
-            host, openssl_errors());
+  OC_EXPECT(ip || SSL_set_tlsext_host_name(ssl, host.c_str()) == 1, invalid,
+            "TLS: bad SNI name '{}': {}", host, openssl_errors());
   if (!verify) return {};
   const int ok = ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host.c_str())
                     : SSL_set1_host(ssl, host.c_str());
@@ -142,7 +143,8 @@ Error TlsSession::failure(const char* what, int ssl_result) {
   if (err == SSL_ERROR_SYSCALL && eof_) reason = "peer closed the connection";
   const long verify = SSL_get_verify_result(ssl_);
   if (verify != X509_V_OK) {
-    reason += fmt::format("; certificate verification failed: {}", X509_verify_cert_error_string(verify));
+    reason +=
+        fmt::format("; certificate verification failed: {}", X509_verify_cert_error_string(verify));
   }
   return OC_ERROR(Errc::protocol, "TLS {} with {} failed: {}", what, peer_, reason);
 }
@@ -217,7 +219,8 @@ Result<size_t> TlsSession::recv(std::span<std::byte> dest, Deadline deadline) {
   const int rc = SSL_read_ex(ssl_, dest.data(), dest.size(), &got);
   if (rc == 1) return got;
   const int err = SSL_get_error(ssl_, rc);
-  if (!bio_error_ && (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && eof_))) return size_t{0};
+  if (!bio_error_ && (err == SSL_ERROR_ZERO_RETURN || (err == SSL_ERROR_SYSCALL && eof_)))
+    return size_t{0};
   return failure("read", rc);
 }
 

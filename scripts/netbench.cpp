@@ -38,19 +38,25 @@ int main(int argc, char** argv) {
   uint64_t ranges = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i], v = argv[i + 1];
-    if (a == "--url") url = v;
-    else if (a == "--connections") connections = v;
-    else if (a == "--ranges") ranges = std::strtoull(v.c_str(), nullptr, 10);
-    else if (a == "--range-bytes") range_bytes = v;
-    else if (a == "--ca-file") ca_file = v;
+    if (a == "--url")
+      url = v;
+    else if (a == "--connections")
+      connections = v;
+    else if (a == "--ranges")
+      ranges = std::strtoull(v.c_str(), nullptr, 10);
+    else if (a == "--range-bytes")
+      range_bytes = v;
+    else if (a == "--ca-file")
+      ca_file = v;
     else {
       std::fprintf(stderr, "onecopy-netbench: unknown option %s\n", a.c_str());
       return 2;
     }
   }
   if (url.empty()) {
-    std::fprintf(stderr, "usage: onecopy-netbench --url URL [--connections N] [--ranges K "
-                         "--range-bytes SIZE] [--ca-file F]\n");
+    std::fprintf(stderr,
+                 "usage: onecopy-netbench --url URL [--connections N] [--ranges K "
+                 "--range-bytes SIZE] [--ca-file F]\n");
     return 2;
   }
   // The connection count is the scheduler's cap on requests in flight. The pinned pool must hold
@@ -102,16 +108,16 @@ int main(int argc, char** argv) {
   const auto ring1 = oc::net::ring_totals();
 
   const auto& c = (*client)->counters();
-  std::printf("bytes=%llu wall_s=%.4f user_s=%.4f sys_s=%.4f requests=%llu copied=%llu "
-              "connections=%llu pinned=%d ring_enters=%llu ring_ops=%llu fixed_reads=%llu\n",
-              static_cast<unsigned long long>(total), wall,
-              seconds(after.ru_utime) - seconds(before.ru_utime),
-              seconds(after.ru_stime) - seconds(before.ru_stime),
-              static_cast<unsigned long long>(c.requests.load()),
-              static_cast<unsigned long long>(c.copied_bytes.load()),
-              static_cast<unsigned long long>(n), dest->pinned() ? 1 : 0,
-              static_cast<unsigned long long>(ring1.submits - ring0.submits),
-              static_cast<unsigned long long>(ring1.operations - ring0.operations),
-              static_cast<unsigned long long>(ring1.fixed_reads - ring0.fixed_reads));
+  std::printf(
+      "bytes=%llu wall_s=%.4f user_s=%.4f sys_s=%.4f requests=%llu copied=%llu "
+      "connections=%llu pinned=%d ring_enters=%llu ring_ops=%llu fixed_reads=%llu\n",
+      static_cast<unsigned long long>(total), wall,
+      seconds(after.ru_utime) - seconds(before.ru_utime),
+      seconds(after.ru_stime) - seconds(before.ru_stime),
+      static_cast<unsigned long long>(c.requests.load()),
+      static_cast<unsigned long long>(c.copied_bytes.load()), static_cast<unsigned long long>(n),
+      dest->pinned() ? 1 : 0, static_cast<unsigned long long>(ring1.submits - ring0.submits),
+      static_cast<unsigned long long>(ring1.operations - ring0.operations),
+      static_cast<unsigned long long>(ring1.fixed_reads - ring0.fixed_reads));
   return 0;
 }

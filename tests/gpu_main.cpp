@@ -4,7 +4,6 @@
 // (the reference every GPU test decodes with) and run the Catch2 session.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 
 #include "config/defaults.hpp"

@@ -2,7 +2,6 @@
 // Catch2 v2 entry point for `onecopy-tests`, which needs no optional capability.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <cstdio>
 #include <cstdlib>
 

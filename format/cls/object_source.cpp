@@ -12,7 +12,9 @@ namespace {
 class ObjectSource final : public SegmentSource {
  public:
   ObjectSource(ObjectRead read, uint64_t size, std::string name)
-      : read_(std::move(read)), size_(size), name_(std::move(name)),
+      : read_(std::move(read)),
+        size_(size),
+        name_(std::move(name)),
         owner_(std::this_thread::get_id()) {}
 
   uint64_t size() const override { return size_; }
@@ -35,8 +37,8 @@ class ObjectSource final : public SegmentSource {
       OC_ASSIGN_OR_RETURN(Buffer b, read_(r.offset, r.length));
       // The size was checked at open and an object does not change under a method call (its
       // placement group is locked), so a short read is the storage failing.
-      OC_EXPECT(b.size() == r.length, io, "{}: read [{}, +{}) returned {} bytes", name_,
-                r.offset, r.length, b.size());
+      OC_EXPECT(b.size() == r.length, io, "{}: read [{}, +{}) returned {} bytes", name_, r.offset,
+                r.length, b.size());
       out.push_back(std::move(b));
       ++reads_;
       bytes_ += r.length;

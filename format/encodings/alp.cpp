@@ -26,8 +26,8 @@ namespace {
 // Decodes the node's rows @p rows (all @p len of them when null) of @p t, of @p len rows.
 template <class Float>
 Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& meta,
-                               const DTypePtr& t, uint64_t len, const std::span<const uint64_t>* rows,
-                               DecodeContext& ctx) {
+                               const DTypePtr& t, uint64_t len,
+                               const std::span<const uint64_t>* rows, DecodeContext& ctx) {
   using Int = typename alp::EncodedInt<Float>::type;
   constexpr PType kIntPType = sizeof(Float) == 4 ? PType::i32 : PType::i64;
   const uint32_t e = meta.exp_e(), f = meta.exp_f();
@@ -40,8 +40,9 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPMetadata& met
   OC_TRY(ctx.check_alloc(n, sizeof(Float), "ALP values"));
 
   const DTypePtr encoded_type = DType::make_primitive(kIntPType, t->nullable);
-  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, rows ? ctx.decode_take(node.children[0], encoded_type, len, *rows)
-                                              : ctx.decode(node.children[0], encoded_type, len));
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded,
+                      rows ? ctx.decode_take(node.children[0], encoded_type, len, *rows)
+                           : ctx.decode(node.children[0], encoded_type, len));
   Buffer values = Buffer::allocate_array_for_overwrite(n, sizeof(Float));
   Float* out = values.mutable_as<Float>();
   const Int* in = encoded->values<Int>();
@@ -73,9 +74,12 @@ Result<ColumnPtr> decode_or_take(const ArrayView& node, const DTypePtr& t, uint6
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::ALPMetadata>(node.metadata, "vortex.alp"));
   OC_EXPECT(t->kind == TypeKind::primitive, corrupt, "vortex.alp for {}", t->to_string());
   switch (t->ptype) {
-    case PType::f32: return decode_typed<float>(node, meta, t, len, rows, ctx);
-    case PType::f64: return decode_typed<double>(node, meta, t, len, rows, ctx);
-    default: return OC_ERROR(Errc::corrupt, "vortex.alp for {}", t->to_string());
+    case PType::f32:
+      return decode_typed<float>(node, meta, t, len, rows, ctx);
+    case PType::f64:
+      return decode_typed<double>(node, meta, t, len, rows, ctx);
+    default:
+      return OC_ERROR(Errc::corrupt, "vortex.alp for {}", t->to_string());
   }
 }
 

@@ -33,9 +33,13 @@ inline constexpr uint8_t kMaxExponent = sizeof(Float) == 4 ? 10 : 18;
 template <class Float>
 struct EncodedInt;
 template <>
-struct EncodedInt<float> { using type = int32_t; };
+struct EncodedInt<float> {
+  using type = int32_t;
+};
 template <>
-struct EncodedInt<double> { using type = int64_t; };
+struct EncodedInt<double> {
+  using type = int64_t;
+};
 
 /// Powers of ten 10^0 .. 10^n and their inverses 10^-0 .. 10^-n (n = 10 for f32, 23 for f64), each
 /// the nearest value of its type to the decimal literal (written per type, so f32 entries are

@@ -30,8 +30,8 @@ namespace {
 // Decodes the node's rows @p rows (all @p len of them when null) of @p t, of @p len rows.
 template <class Bits>
 Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& meta,
-                               const DTypePtr& t, uint64_t len, const std::span<const uint64_t>* rows,
-                               DecodeContext& ctx) {
+                               const DTypePtr& t, uint64_t len,
+                               const std::span<const uint64_t>* rows, DecodeContext& ctx) {
   constexpr PType kRightPType = sizeof(Bits) == 4 ? PType::u32 : PType::u64;
   constexpr uint32_t kBits = sizeof(Bits) * 8;
   const uint32_t shift = meta.right_bit_width();
@@ -54,10 +54,12 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
 
   const DTypePtr left_type = DType::make_primitive(PType::u16, t->nullable);
   const DTypePtr right_type = DType::make_primitive(kRightPType, false);
-  OC_ASSIGN_OR_RETURN(ColumnPtr left, rows ? ctx.decode_take(node.children[0], left_type, len, *rows)
-                                           : ctx.decode(node.children[0], left_type, len));
-  OC_ASSIGN_OR_RETURN(ColumnPtr right, rows ? ctx.decode_take(node.children[1], right_type, len, *rows)
-                                            : ctx.decode(node.children[1], right_type, len));
+  OC_ASSIGN_OR_RETURN(ColumnPtr left, rows
+                                          ? ctx.decode_take(node.children[0], left_type, len, *rows)
+                                          : ctx.decode(node.children[0], left_type, len));
+  OC_ASSIGN_OR_RETURN(ColumnPtr right,
+                      rows ? ctx.decode_take(node.children[1], right_type, len, *rows)
+                           : ctx.decode(node.children[1], right_type, len));
   Buffer values = Buffer::allocate_array_for_overwrite(n, sizeof(Bits));
   Bits* out = values.mutable_as<Bits>();
   const uint16_t* codes = left->values<uint16_t>();
@@ -76,9 +78,9 @@ Result<ColumnPtr> decode_typed(const ArrayView& node, const pb::ALPRDMetadata& m
   std::vector<uint64_t> patched;
   if (meta.has_patches()) {
     size_t used = 0;
-    OC_ASSIGN_OR_RETURN(DecodedPatches patches,
-                        decode_patches(node, 2, meta.patches(), left_type->with_nullable(false),
-                                       len, ctx, used));
+    OC_ASSIGN_OR_RETURN(
+        DecodedPatches patches,
+        decode_patches(node, 2, meta.patches(), left_type->with_nullable(false), len, ctx, used));
     OC_EXPECT(node.children.size() == 2 + used, corrupt,
               "vortex.alprd has {} children, expected {}", node.children.size(), 2 + used);
     if (rows) {
@@ -112,9 +114,12 @@ Result<ColumnPtr> decode_or_take(const ArrayView& node, const DTypePtr& t, uint6
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::ALPRDMetadata>(node.metadata, "vortex.alprd"));
   OC_EXPECT(t->kind == TypeKind::primitive, corrupt, "vortex.alprd for {}", t->to_string());
   switch (t->ptype) {
-    case PType::f32: return decode_typed<uint32_t>(node, meta, t, len, rows, ctx);
-    case PType::f64: return decode_typed<uint64_t>(node, meta, t, len, rows, ctx);
-    default: return OC_ERROR(Errc::corrupt, "vortex.alprd for {}", t->to_string());
+    case PType::f32:
+      return decode_typed<uint32_t>(node, meta, t, len, rows, ctx);
+    case PType::f64:
+      return decode_typed<uint64_t>(node, meta, t, len, rows, ctx);
+    default:
+      return OC_ERROR(Errc::corrupt, "vortex.alprd for {}", t->to_string());
   }
 }
 

@@ -48,7 +48,8 @@ static_assert([] {
 }());
 
 /// @return bytes of one packed block at @p width bits per value (the same for every T).
-[[nodiscard]] OC_FASTLANES_HOST_DEVICE constexpr size_t packed_block_bytes(unsigned width) noexcept {
+[[nodiscard]] OC_FASTLANES_HOST_DEVICE constexpr size_t packed_block_bytes(
+    unsigned width) noexcept {
   return size_t{128} * width;
 }
 
@@ -62,7 +63,8 @@ OC_FASTLANES_HOST_DEVICE void unpack_block_fixed(const T* packed, T* out) noexce
   if constexpr (W == 0) {
     for (unsigned i = 0; i < kFastLanesBlock; ++i) out[i] = 0;
   } else {
-    constexpr T kMask = W == kBits ? static_cast<T>(~T{0}) : static_cast<T>((T{1} << (W % kBits)) - 1);
+    constexpr T kMask =
+        W == kBits ? static_cast<T>(~T{0}) : static_cast<T>((T{1} << (W % kBits)) - 1);
     // Row by row, every lane at once: contiguous loads and stores the compiler vectorizes.
     for (unsigned row = 0; row < kBits; ++row) {
       const unsigned first_bit = row * W;

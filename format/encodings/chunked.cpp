@@ -27,8 +27,8 @@ Result<ColumnPtr> decode_chunked(const ArrayView& node, const DTypePtr& t, uint6
   OC_EXPECT(offsets[nchunks] - offsets[0] == len, corrupt,
             "chunk offsets span {} rows, expected {}", offsets[nchunks] - offsets[0], len);
   OC_EXPECT(offsets[nchunks] == len, corrupt,
-            "vortex.chunked has {} chunks whose offsets end at {}, expected the length {}",
-            nchunks, offsets[nchunks], len);
+            "vortex.chunked has {} chunks whose offsets end at {}, expected the length {}", nchunks,
+            offsets[nchunks], len);
   if (nchunks == 0) return make_all_null(t, 0);
   std::vector<ColumnPtr> chunks;
   chunks.reserve(nchunks);

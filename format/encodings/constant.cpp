@@ -10,7 +10,8 @@
 namespace oc::format::encodings {
 namespace {
 
-Result<ColumnPtr> decode_constant(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+Result<ColumnPtr> decode_constant(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                  DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 1, 0, 0));
   OC_ASSIGN_OR_RETURN(Scalar s, parse_scalar(node.buffers[0].span()));
   const uint64_t rows = ctx.window() ? ctx.window()->size() : len;

@@ -43,11 +43,20 @@ Result<Buffer> resize_decimal_values(const uint8_t* src, size_t src_width, uint6
   uint8_t* dst = out.mutable_data();
   if (out_width == 16 || out_width == 32) {
     switch (src_width) {
-      case 1: widen<int8_t>(src, len, dst, out_width); return out;
-      case 2: widen<int16_t>(src, len, dst, out_width); return out;
-      case 4: widen<int32_t>(src, len, dst, out_width); return out;
-      case 8: widen<int64_t>(src, len, dst, out_width); return out;
-      default: break;
+      case 1:
+        widen<int8_t>(src, len, dst, out_width);
+        return out;
+      case 2:
+        widen<int16_t>(src, len, dst, out_width);
+        return out;
+      case 4:
+        widen<int32_t>(src, len, dst, out_width);
+        return out;
+      case 8:
+        widen<int64_t>(src, len, dst, out_width);
+        return out;
+      default:
+        break;
     }
   }
   const size_t keep = src_width < out_width ? src_width : out_width;

@@ -62,15 +62,16 @@ Result<ColumnPtr> widen(const ColumnPtr& msp, const DTypePtr& t, DecodeContext& 
 Result<ColumnPtr> decode_decimal_byte_parts(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                             DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(PType p, msp_ptype_of(node, t));
-  OC_ASSIGN_OR_RETURN(auto msp, ctx.decode(node.children[0], DType::make_primitive(p, t->nullable), len));
+  OC_ASSIGN_OR_RETURN(auto msp,
+                      ctx.decode(node.children[0], DType::make_primitive(p, t->nullable), len));
   return widen(msp, t, ctx);
 }
 
 Result<ColumnPtr> take_decimal_byte_parts(const ArrayView& node, const DTypePtr& t, uint64_t len,
                                           std::span<const uint64_t> rows, DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(PType p, msp_ptype_of(node, t));
-  OC_ASSIGN_OR_RETURN(auto msp, ctx.decode_take(node.children[0], DType::make_primitive(p, t->nullable),
-                                                len, rows));
+  OC_ASSIGN_OR_RETURN(auto msp, ctx.decode_take(node.children[0],
+                                                DType::make_primitive(p, t->nullable), len, rows));
   return widen(msp, t, ctx);
 }
 

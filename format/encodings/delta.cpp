@@ -56,9 +56,9 @@ static_assert([] {
 struct Checked {
   uint64_t deltas_len = 0;
   uint64_t offset = 0;
-  size_t width = 0;      // bytes of one value
-  unsigned lanes = 0;    // bases per chunk
-  DTypePtr child_type;   // of both children: the array's ptype and nullability
+  size_t width = 0;     // bytes of one value
+  unsigned lanes = 0;   // bases per chunk
+  DTypePtr child_type;  // of both children: the array's ptype and nullability
 };
 
 Result<Checked> checked(const ArrayView& node, const DTypePtr& t, uint64_t len,
@@ -67,8 +67,8 @@ Result<Checked> checked(const ArrayView& node, const DTypePtr& t, uint64_t len,
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
             "fastlanes.delta for {}, expected an integer type", t->to_string());
-  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::DeltaMetadata>(node.metadata,
-                                                                     "fastlanes.delta"));
+  OC_ASSIGN_OR_RETURN(auto meta,
+                      parse_metadata<pb::DeltaMetadata>(node.metadata, "fastlanes.delta"));
   Checked k;
   k.deltas_len = meta.deltas_len();
   k.offset = meta.offset();
@@ -137,8 +137,7 @@ Result<ColumnPtr> decode_delta(const ArrayView& node, const DTypePtr& t, uint64_
   // A slice decode undeltas only the chunks that hold the window's rows.
   const RowWindow rows = ctx.window().value_or(RowWindow{0, len});
   const uint64_t first = (k.offset + rows.begin) / kChunk;
-  const uint64_t end =
-      rows.size() == 0 ? first : (k.offset + rows.end + kChunk - 1) / kChunk;
+  const uint64_t end = rows.size() == 0 ? first : (k.offset + rows.end + kChunk - 1) / kChunk;
   const uint64_t chunks = end - first;
 
   auto c = std::make_shared<Column>();
@@ -147,18 +146,26 @@ Result<ColumnPtr> decode_delta(const ArrayView& node, const DTypePtr& t, uint64_
   c->offset = chunks == 0 ? 0 : k.offset + rows.begin - first * kChunk;
   Buffer out = Buffer::allocate_array_for_overwrite(chunks * kChunk, k.width);
   if (chunks > 0) {
-    OC_ASSIGN_OR_RETURN(ColumnPtr bases,
-                        ctx.decode_slice(node.children[0], k.child_type,
-                                         k.deltas_len / kChunk * k.lanes,
-                                         RowWindow{first * k.lanes, end * k.lanes}));
+    OC_ASSIGN_OR_RETURN(
+        ColumnPtr bases,
+        ctx.decode_slice(node.children[0], k.child_type, k.deltas_len / kChunk * k.lanes,
+                         RowWindow{first * k.lanes, end * k.lanes}));
     OC_ASSIGN_OR_RETURN(ColumnPtr deltas,
                         ctx.decode_slice(node.children[1], k.child_type, k.deltas_len,
                                          RowWindow{first * kChunk, end * kChunk}));
     switch (k.width) {
-      case 1: undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint8_t>()); break;
-      case 2: undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint16_t>()); break;
-      case 4: undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint32_t>()); break;
-      default: undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint64_t>()); break;
+      case 1:
+        undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint8_t>());
+        break;
+      case 2:
+        undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint16_t>());
+        break;
+      case 4:
+        undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint32_t>());
+        break;
+      default:
+        undelta_chunks(*bases, *deltas, chunks, out.mutable_as<uint64_t>());
+        break;
     }
     if (t->storage().nullable) untranspose_validity(*deltas, *c);
   }
@@ -187,7 +194,8 @@ Slot locate(const Checked& k, uint64_t row) noexcept {
 
 // Index of @p value in the sorted @p sorted, which holds it.
 size_t index_of(const std::vector<uint64_t>& sorted, uint64_t value) noexcept {
-  return static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), value) - sorted.begin());
+  return static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), value) -
+                             sorted.begin());
 }
 
 Result<ColumnPtr> take_delta(const ArrayView& node, const DTypePtr& t, uint64_t len,
@@ -220,9 +228,8 @@ Result<ColumnPtr> take_delta(const ArrayView& node, const DTypePtr& t, uint64_t 
   base_rows.erase(std::unique(base_rows.begin(), base_rows.end()), base_rows.end());
   std::sort(delta_rows.begin(), delta_rows.end());
   delta_rows.erase(std::unique(delta_rows.begin(), delta_rows.end()), delta_rows.end());
-  OC_ASSIGN_OR_RETURN(ColumnPtr bases,
-                      ctx.decode_take(node.children[0], k.child_type,
-                                      k.deltas_len / kChunk * k.lanes, base_rows));
+  OC_ASSIGN_OR_RETURN(ColumnPtr bases, ctx.decode_take(node.children[0], k.child_type,
+                                                       k.deltas_len / kChunk * k.lanes, base_rows));
   OC_ASSIGN_OR_RETURN(ColumnPtr deltas,
                       ctx.decode_take(node.children[1], k.child_type, k.deltas_len, delta_rows));
 
@@ -232,8 +239,8 @@ Result<ColumnPtr> take_delta(const ArrayView& node, const DTypePtr& t, uint64_t 
     // Summed in 64 bits and cut to the value's width: the same as wrapping in that width.
     uint64_t acc = bits_at(*bases, index_of(base_rows, s.chunk * k.lanes + s.lane), k.width);
     for (unsigned r = 0; r <= s.lane_row; ++r) {
-      acc += bits_at(*deltas,
-                     index_of(delta_rows, s.chunk * kChunk + fastlanes_index(r, s.lane)), k.width);
+      acc += bits_at(*deltas, index_of(delta_rows, s.chunk * kChunk + fastlanes_index(r, s.lane)),
+                     k.width);
     }
     std::memcpy(out.mutable_data() + n * k.width, &acc, k.width);  // little endian
     if (!validity.empty() &&

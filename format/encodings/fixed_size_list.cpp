@@ -22,7 +22,8 @@ Result<ColumnPtr> decode_fixed_size_list(const ArrayView& node, const DTypePtr& 
             t->to_string());
   const uint64_t size = t->list_size;
   const auto elements_len = checked_mul(len, size);
-  OC_EXPECT(elements_len.has_value(), corrupt, "fixed-size list of {} x {} elements overflows", len, size);
+  OC_EXPECT(elements_len.has_value(), corrupt, "fixed-size list of {} x {} elements overflows", len,
+            size);
   OC_ASSIGN_OR_RETURN(auto elements, ctx.decode(node.children[0], t->children[0], *elements_len));
   auto c = std::make_shared<Column>();
   c->dtype = t;

@@ -42,10 +42,14 @@ enum class DecodeStatus : uint8_t {
 /// @return a short description of @p status for error messages.
 [[nodiscard]] constexpr const char* describe(DecodeStatus status) noexcept {
   switch (status) {
-    case DecodeStatus::ok: return "ok";
-    case DecodeStatus::unknown_code: return "a code with no symbol";
-    case DecodeStatus::dangling_escape: return "an escape code at the end";
-    case DecodeStatus::output_overflow: return "more bytes than declared";
+    case DecodeStatus::ok:
+      return "ok";
+    case DecodeStatus::unknown_code:
+      return "a code with no symbol";
+    case DecodeStatus::dangling_escape:
+      return "an escape code at the end";
+    case DecodeStatus::output_overflow:
+      return "more bytes than declared";
   }
   return "unknown status";
 }
@@ -72,11 +76,10 @@ struct DecodeResult {
 ///                        advances by its length, the bytes past it being scratch
 /// @return `ok` and the decompressed size, or the failure and the bytes written until then.
 /// @p out must not overlap the other arrays (they are read through restrict pointers).
-[[nodiscard]] OC_FSST_HOST_DEVICE inline DecodeResult decompress(const uint64_t* __restrict__ symbols,
-                                             const uint8_t* __restrict__ symbol_lengths,
-                                             size_t num_symbols, const uint8_t* __restrict__ codes,
-                                             size_t num_codes, uint8_t* __restrict__ out,
-                                             size_t out_capacity, size_t out_writable = 0) noexcept {
+[[nodiscard]] OC_FSST_HOST_DEVICE inline DecodeResult decompress(
+    const uint64_t* __restrict__ symbols, const uint8_t* __restrict__ symbol_lengths,
+    size_t num_symbols, const uint8_t* __restrict__ codes, size_t num_codes,
+    uint8_t* __restrict__ out, size_t out_capacity, size_t out_writable = 0) noexcept {
   if (out_writable < out_capacity) out_writable = out_capacity;
   size_t w = 0, i = 0;
   // Where a whole word for every code fits in what may be written (the usual case: the rest of

@@ -38,12 +38,16 @@ Result<void> widen_rows(const Column& c, const uint8_t* base, std::vector<uint64
   if (c.validity.empty()) {
     for (uint64_t i = 0; i < n; ++i) {
       const T v = load_le<T>(base + i * sizeof(T));
-      o[i] = static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
+      o[i] = static_cast<uint64_t>(
+          static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v));
     }
   } else {
     for (uint64_t i = 0; i < n; ++i) {
       const T v = load_le<T>(base + i * sizeof(T));
-      o[i] = c.is_valid(i) ? static_cast<uint64_t>(static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v)) : 0;
+      o[i] = c.is_valid(i)
+                 ? static_cast<uint64_t>(
+                       static_cast<std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>>(v))
+                 : 0;
     }
   }
   if constexpr (std::is_signed_v<T>) {
@@ -74,14 +78,30 @@ Result<void> widen_rows(const Column& c, const uint8_t* base, std::vector<uint64
   const uint8_t* base = c.buffers[0].data() + c.offset * ptype_width(t.ptype);
   Result<void> r;
   switch (t.ptype) {
-    case PType::u8: r = detail::widen_rows<uint8_t>(c, base, out, what); break;
-    case PType::u16: r = detail::widen_rows<uint16_t>(c, base, out, what); break;
-    case PType::u32: r = detail::widen_rows<uint32_t>(c, base, out, what); break;
-    case PType::u64: r = detail::widen_rows<uint64_t>(c, base, out, what); break;
-    case PType::i8: r = detail::widen_rows<int8_t>(c, base, out, what); break;
-    case PType::i16: r = detail::widen_rows<int16_t>(c, base, out, what); break;
-    case PType::i32: r = detail::widen_rows<int32_t>(c, base, out, what); break;
-    default: r = detail::widen_rows<int64_t>(c, base, out, what); break;
+    case PType::u8:
+      r = detail::widen_rows<uint8_t>(c, base, out, what);
+      break;
+    case PType::u16:
+      r = detail::widen_rows<uint16_t>(c, base, out, what);
+      break;
+    case PType::u32:
+      r = detail::widen_rows<uint32_t>(c, base, out, what);
+      break;
+    case PType::u64:
+      r = detail::widen_rows<uint64_t>(c, base, out, what);
+      break;
+    case PType::i8:
+      r = detail::widen_rows<int8_t>(c, base, out, what);
+      break;
+    case PType::i16:
+      r = detail::widen_rows<int16_t>(c, base, out, what);
+      break;
+    case PType::i32:
+      r = detail::widen_rows<int32_t>(c, base, out, what);
+      break;
+    default:
+      r = detail::widen_rows<int64_t>(c, base, out, what);
+      break;
   }
   OC_TRY(r);
   return out;

@@ -10,10 +10,11 @@
 namespace oc::format::encodings {
 namespace {
 
-Result<ColumnPtr> decode_masked(const ArrayView& node, const DTypePtr& t, uint64_t len, DecodeContext& ctx) {
+Result<ColumnPtr> decode_masked(const ArrayView& node, const DTypePtr& t, uint64_t len,
+                                DecodeContext& ctx) {
   OC_TRY(expect_shape(node, 0, 1, 2));
-  OC_EXPECT(t->nullable, corrupt, "vortex.masked for non-nullable {} ({} children)",
-            t->to_string(), node.children.size());
+  OC_EXPECT(t->nullable, corrupt, "vortex.masked for non-nullable {} ({} children)", t->to_string(),
+            node.children.size());
   OC_ASSIGN_OR_RETURN(auto values, ctx.decode(node.children[0], t->with_nullable(false), len));
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 1, t->nullable, len, ctx, nulls));

@@ -75,8 +75,7 @@ Result<ColumnPtr> decode_onpair(const ArrayView& node, const DTypePtr& t, uint64
   OC_EXPECT(codes_offsets.back() <= codes.size(), corrupt,
             "onpair codes offsets end at {} past {} codes", codes_offsets.back(), codes.size());
   int64_t null_count = 0;
-  OC_ASSIGN_OR_RETURN(Buffer validity,
-                      decode_validity(node, 4, st.nullable, len, ctx, null_count));
+  OC_ASSIGN_OR_RETURN(Buffer validity, decode_validity(node, 4, st.nullable, len, ctx, null_count));
 
   OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(len + 1, sizeof(int32_t))),
                          "onpair values"));
@@ -94,12 +93,12 @@ Result<ColumnPtr> decode_onpair(const ArrayView& node, const DTypePtr& t, uint64
     const uint64_t row_end = pos + lengths[i];  // <= total, checked above
     for (uint64_t j = first; j < end; ++j) {
       const uint64_t code = codes[j];
-      OC_EXPECT(code < meta.dict_size(), corrupt, "onpair code {} at {} names no token of {}",
-                code, j, meta.dict_size());
+      OC_EXPECT(code < meta.dict_size(), corrupt, "onpair code {} at {} names no token of {}", code,
+                j, meta.dict_size());
       const uint64_t begin = dict_offsets[code];
       const uint64_t size = dict_offsets[code + 1] - begin;
-      OC_EXPECT(size <= row_end - pos, corrupt,
-                "onpair row {} decodes past its {} bytes", i, lengths[i]);
+      OC_EXPECT(size <= row_end - pos, corrupt, "onpair row {} decodes past its {} bytes", i,
+                lengths[i]);
       if (size != 0) std::memcpy(bytes.mutable_data() + pos, dict_bytes.data() + begin, size);
       pos += size;
     }

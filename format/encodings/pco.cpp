@@ -28,9 +28,9 @@ namespace oc::format::encodings {
 namespace {
 
 struct Page {
-  size_t chunk = 0;        // index of its chunk (and chunk-meta buffer)
-  size_t buffer = 0;       // index of its buffer in the node
-  uint64_t first = 0;      // index of its first value among all stored values
+  size_t chunk = 0;    // index of its chunk (and chunk-meta buffer)
+  size_t buffer = 0;   // index of its buffer in the node
+  uint64_t first = 0;  // index of its first value among all stored values
   uint32_t n_values = 0;
 };
 
@@ -51,29 +51,39 @@ Result<pcodec::Number> number_of(const DType& st, bool v2, std::string_view id) 
       OC_EXPECT(v2, corrupt, "{} holds no 8-bit values (vortex.pco.v2 does), found {}", id,
                 st.to_string());
       return st.ptype == PType::u8 ? pcodec::Number::u8 : pcodec::Number::i8;
-    case PType::u16: return pcodec::Number::u16;
-    case PType::i16: return pcodec::Number::i16;
-    case PType::u32: return pcodec::Number::u32;
-    case PType::i32: return pcodec::Number::i32;
-    case PType::u64: return pcodec::Number::u64;
-    case PType::i64: return pcodec::Number::i64;
-    case PType::f16: return pcodec::Number::f16;
-    case PType::f32: return pcodec::Number::f32;
-    case PType::f64: return pcodec::Number::f64;
+    case PType::u16:
+      return pcodec::Number::u16;
+    case PType::i16:
+      return pcodec::Number::i16;
+    case PType::u32:
+      return pcodec::Number::u32;
+    case PType::i32:
+      return pcodec::Number::i32;
+    case PType::u64:
+      return pcodec::Number::u64;
+    case PType::i64:
+      return pcodec::Number::i64;
+    case PType::f16:
+      return pcodec::Number::f16;
+    case PType::f32:
+      return pcodec::Number::f32;
+    case PType::f64:
+      return pcodec::Number::f64;
   }
   return OC_ERROR(Errc::corrupt, "{} for {}", id, st.to_string());
 }
 
 Result<PcoArray> read_array(const ArrayView& node, const DType& st, bool v2) {
-  OC_EXPECT(node.children.size() <= 1, corrupt, "{} has {} children, expected 0..1",
-            node.encoding, node.children.size());
+  OC_EXPECT(node.children.size() <= 1, corrupt, "{} has {} children, expected 0..1", node.encoding,
+            node.children.size());
   PcoArray a;
   OC_ASSIGN_OR_RETURN(a.number, number_of(st, v2, node.encoding));
   a.width = pcodec::width(a.number);
   OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::PcoMetadata>(node.metadata, "vortex.pco"));
   const auto& header = meta.header();
-  OC_ASSIGN_OR_RETURN(a.version, pcodec::parse_wrapped_header(std::span<const uint8_t>(
-                                     reinterpret_cast<const uint8_t*>(header.data()), header.size())));
+  OC_ASSIGN_OR_RETURN(a.version,
+                      pcodec::parse_wrapped_header(std::span<const uint8_t>(
+                          reinterpret_cast<const uint8_t*>(header.data()), header.size())));
   const size_t chunks = static_cast<size_t>(meta.chunks_size());
   size_t buffer = chunks;
   for (size_t c = 0; c < chunks; ++c) {
@@ -98,9 +108,8 @@ Result<Buffer> decode_values(const ArrayView& node, const PcoArray& a, uint64_t 
                              uint64_t last, DecodeContext& ctx) {
   OC_TRY(ctx.check_alloc(last - first, a.width, "pco values"));
   Buffer out = Buffer::allocate_array_for_overwrite(last - first, a.width);
-  auto page = std::partition_point(a.pages.begin(), a.pages.end(), [&](const Page& p) {
-    return p.first + p.n_values <= first;
-  });
+  auto page = std::partition_point(a.pages.begin(), a.pages.end(),
+                                   [&](const Page& p) { return p.first + p.n_values <= first; });
   std::optional<pcodec::ChunkDecoder> chunk;
   size_t chunk_index = SIZE_MAX;
   std::vector<uint8_t> scratch;
@@ -195,7 +204,8 @@ Result<ColumnPtr> take_pco_as(const ArrayView& node, const DTypePtr& t, uint64_t
   uint64_t scanned = 0, nulls_before = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!validity.empty()) {
-      nulls_before += static_cast<uint64_t>(count_nulls(validity.data(), scanned, rows[i] - scanned));
+      nulls_before +=
+          static_cast<uint64_t>(count_nulls(validity.data(), scanned, rows[i] - scanned));
       scanned = rows[i];
       if (!bitmap_get(validity.data(), rows[i])) {
         ++out_nulls;

@@ -55,18 +55,18 @@ Result<ColumnPtr> decode_rle(const ArrayView& node, const DTypePtr& t, uint64_t 
             meta.values_len(), indices_len);
   const size_t width = ptype_width(storage.ptype);
   // Bounds every child by the indices, whose size the context then limits.
-  OC_TRY(ctx.check_alloc(indices_len, 8,
-                         "fastlanes.rle"));
+  OC_TRY(ctx.check_alloc(indices_len, 8, "fastlanes.rle"));
 
-  OC_ASSIGN_OR_RETURN(ColumnPtr values,
-                      ctx.decode(node.children[0], DType::make_primitive(storage.ptype, false),
-                                 meta.values_len()));
-  OC_ASSIGN_OR_RETURN(ColumnPtr indices,
-                      ctx.decode(node.children[1],
-                                 DType::make_primitive(index_ptype, storage.nullable), indices_len));
-  OC_ASSIGN_OR_RETURN(ColumnPtr offsets,
-                      ctx.decode(node.children[2], DType::make_primitive(offsets_ptype, false),
-                                 blocks));
+  OC_ASSIGN_OR_RETURN(
+      ColumnPtr values,
+      ctx.decode(node.children[0], DType::make_primitive(storage.ptype, false), meta.values_len()));
+  OC_ASSIGN_OR_RETURN(
+      ColumnPtr indices,
+      ctx.decode(node.children[1], DType::make_primitive(index_ptype, storage.nullable),
+                 indices_len));
+  OC_ASSIGN_OR_RETURN(
+      ColumnPtr offsets,
+      ctx.decode(node.children[2], DType::make_primitive(offsets_ptype, false), blocks));
 
   Buffer out = Buffer::allocate_array(len, width);
   const uint8_t* value_bytes = values->buffers[0].data() + values->offset * width;
@@ -75,12 +75,12 @@ Result<ColumnPtr> decode_rle(const ArrayView& node, const DTypePtr& t, uint64_t 
     const uint64_t block = (offset + row) / kBlock;
     const uint64_t block_end = std::min<uint64_t>((block + 1) * kBlock - offset, len);
     const uint64_t start = unsigned_at(*offsets, block) - first_offset;
-    const uint64_t end = block + 1 < blocks ? unsigned_at(*offsets, block + 1) - first_offset
-                                            : meta.values_len();
-    OC_EXPECT(unsigned_at(*offsets, block) >= first_offset && start < end &&
-                  end <= meta.values_len(),
-              corrupt, "fastlanes.rle block {} has values [{}, {}) of {}", block, start, end,
-              meta.values_len());
+    const uint64_t end =
+        block + 1 < blocks ? unsigned_at(*offsets, block + 1) - first_offset : meta.values_len();
+    OC_EXPECT(
+        unsigned_at(*offsets, block) >= first_offset && start < end && end <= meta.values_len(),
+        corrupt, "fastlanes.rle block {} has values [{}, {}) of {}", block, start, end,
+        meta.values_len());
     const uint64_t count = end - start;
     for (; row < block_end; ++row) {
       uint64_t k = 0;

@@ -30,8 +30,8 @@ void fill_rows(uint8_t* out, std::span<const uint64_t> rows, uint64_t base, uint
 
 // @return the raw bits of the serialized ScalarValue @p bytes as a value of @p ptype.
 Result<uint64_t> scalar_field(const std::string& bytes, PType ptype, const char* what) {
-  OC_ASSIGN_OR_RETURN(Scalar s, parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()),
-                                              bytes.size()}));
+  OC_ASSIGN_OR_RETURN(Scalar s,
+                      parse_scalar({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
   OC_EXPECT(!s.is_null(), corrupt, "vortex.sequence {} is missing or null", what);
   return scalar_to_bits(s, ptype);
 }
@@ -45,8 +45,8 @@ Result<Sequence> parse_sequence(const ArrayView& node, const DTypePtr& t) {
   const DType& storage = t->storage();
   OC_EXPECT(storage.kind == TypeKind::primitive && !ptype_is_float(storage.ptype), corrupt,
             "vortex.sequence for {}", t->to_string());
-  OC_ASSIGN_OR_RETURN(auto meta, parse_metadata<pb::SequenceMetadata>(node.metadata,
-                                                                        "vortex.sequence"));
+  OC_ASSIGN_OR_RETURN(auto meta,
+                      parse_metadata<pb::SequenceMetadata>(node.metadata, "vortex.sequence"));
   Sequence s;
   OC_ASSIGN_OR_RETURN(s.base, scalar_field(meta.base(), storage.ptype, "base"));
   OC_ASSIGN_OR_RETURN(s.multiplier, scalar_field(meta.multiplier(), storage.ptype, "multiplier"));
@@ -62,10 +62,18 @@ Result<ColumnPtr> decode_sequence(const ArrayView& node, const DTypePtr& t, uint
   OC_TRY(ctx.check_alloc(len, width, "vortex.sequence"));
   Buffer values = Buffer::allocate_array_for_overwrite(len, width);
   switch (width) {
-    case 1: fill_sequence<uint8_t>(values.mutable_data(), len, base, multiplier); break;
-    case 2: fill_sequence<uint16_t>(values.mutable_data(), len, base, multiplier); break;
-    case 4: fill_sequence<uint32_t>(values.mutable_data(), len, base, multiplier); break;
-    default: fill_sequence<uint64_t>(values.mutable_data(), len, base, multiplier); break;
+    case 1:
+      fill_sequence<uint8_t>(values.mutable_data(), len, base, multiplier);
+      break;
+    case 2:
+      fill_sequence<uint16_t>(values.mutable_data(), len, base, multiplier);
+      break;
+    case 4:
+      fill_sequence<uint32_t>(values.mutable_data(), len, base, multiplier);
+      break;
+    default:
+      fill_sequence<uint64_t>(values.mutable_data(), len, base, multiplier);
+      break;
   }
   auto out = std::make_shared<Column>();
   out->dtype = t;
@@ -80,10 +88,18 @@ Result<ColumnPtr> take_sequence(const ArrayView& node, const DTypePtr& t, uint64
   const size_t width = ptype_width(t->storage().ptype);
   Buffer values = Buffer::allocate_array_for_overwrite(rows.size(), width);
   switch (width) {
-    case 1: fill_rows<uint8_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
-    case 2: fill_rows<uint16_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
-    case 4: fill_rows<uint32_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
-    default: fill_rows<uint64_t>(values.mutable_data(), rows, seq.base, seq.multiplier); break;
+    case 1:
+      fill_rows<uint8_t>(values.mutable_data(), rows, seq.base, seq.multiplier);
+      break;
+    case 2:
+      fill_rows<uint16_t>(values.mutable_data(), rows, seq.base, seq.multiplier);
+      break;
+    case 4:
+      fill_rows<uint32_t>(values.mutable_data(), rows, seq.base, seq.multiplier);
+      break;
+    default:
+      fill_rows<uint64_t>(values.mutable_data(), rows, seq.base, seq.multiplier);
+      break;
   }
   auto out = std::make_shared<Column>();
   out->dtype = t;

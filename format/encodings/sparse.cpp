@@ -26,8 +26,8 @@ Result<ColumnPtr> decode_sparse(const ArrayView& node, const DTypePtr& t, uint64
   OC_ASSIGN_OR_RETURN(auto meta,
                       parse_metadata<pb::SparseMetadata>(node.metadata, "vortex.sparse"));
   OC_ASSIGN_OR_RETURN(Scalar fill, parse_scalar(node.buffers[0].span()));
-  OC_TRY(ctx.check_alloc(saturating_mul(len, std::max<size_t>(fixed_width_of(*t), 1)),
-                         "sparse fill"));
+  OC_TRY(
+      ctx.check_alloc(saturating_mul(len, std::max<size_t>(fixed_width_of(*t), 1)), "sparse fill"));
   OC_ASSIGN_OR_RETURN(ColumnPtr filled, scalar_to_column(fill, t, len));
   size_t used = 0;  // always 2: expect_shape leaves no room for chunk offsets
   OC_ASSIGN_OR_RETURN(DecodedPatches patches,

@@ -77,7 +77,8 @@ Result<ColumnPtr> take_views(const ArrayView& node, const DTypePtr& t, uint64_t 
   }
   OC_EXPECT(total <= INT32_MAX, unsupported,
             "varbinview take of {} bytes exceeds Arrow's 2 GiB i32 offsets", total);
-  OC_TRY(ctx.check_alloc(saturating_add(total, saturating_mul(n, kViewBytes)), "varbinview values"));
+  OC_TRY(
+      ctx.check_alloc(saturating_add(total, saturating_mul(n, kViewBytes)), "varbinview values"));
 
   // Pass 2: every view is written, canonical (format/string_views.hpp).
   Buffer out_views = Buffer::allocate_array_for_overwrite(n, kViewBytes);
@@ -120,7 +121,8 @@ Result<ColumnPtr> decode_varbinview(const ArrayView& node, const DTypePtr& t, ui
   OC_ASSIGN_OR_RETURN(Buffer validity,
                       decode_validity(node, 0, t->storage().nullable, len, ctx, nulls));
   std::vector<Buffer> data(node.buffers.begin(), node.buffers.end() - 1);
-  return make_views_column(t, len, std::move(validity), nulls, node.buffers.back(), std::move(data));
+  return make_views_column(t, len, std::move(validity), nulls, node.buffers.back(),
+                           std::move(data));
 }
 
 Result<ColumnPtr> take_varbinview(const ArrayView& node, const DTypePtr& t, uint64_t len,
@@ -129,8 +131,8 @@ Result<ColumnPtr> take_varbinview(const ArrayView& node, const DTypePtr& t, uint
   int64_t nulls = 0;
   OC_ASSIGN_OR_RETURN(Buffer validity,
                       take_validity(node, 0, t->storage().nullable, len, rows, ctx, nulls));
-  return take_views(node, t, rows.size(), [&](uint64_t i) { return rows[i]; },
-                    std::move(validity), nulls, ctx);
+  return take_views(
+      node, t, rows.size(), [&](uint64_t i) { return rows[i]; }, std::move(validity), nulls, ctx);
 }
 
 }  // namespace

@@ -49,7 +49,8 @@ struct Inflater {
   size_t first_frame = 0;  // buffer index of frame 0: 1 when a dictionary leads
 
   // Inflates frame @p f of @p node into @p dst, exactly its declared size.
-  Result<void> frame(const ArrayView& node, const pb::ZstdMetadata& meta, int f, uint8_t* dst) const {
+  Result<void> frame(const ArrayView& node, const pb::ZstdMetadata& meta, int f,
+                     uint8_t* dst) const {
     const uint64_t expected = meta.frames(f).uncompressed_size();
     if (expected == 0) return {};
     const Buffer& src = node.buffers[first_frame + static_cast<size_t>(f)];
@@ -68,9 +69,9 @@ struct Inflater {
 Result<Inflater> inflater_for(const ArrayView& node, const pb::ZstdMetadata& meta) {
   Inflater in;
   in.first_frame = meta.dictionary_size() != 0 ? 1 : 0;
-  OC_EXPECT(node.buffers.size() == in.first_frame + static_cast<size_t>(meta.frames_size()), corrupt,
-            "vortex.zstd has {} buffers for {} frames{}", node.buffers.size(), meta.frames_size(),
-            in.first_frame ? " and a dictionary" : "");
+  OC_EXPECT(node.buffers.size() == in.first_frame + static_cast<size_t>(meta.frames_size()),
+            corrupt, "vortex.zstd has {} buffers for {} frames{}", node.buffers.size(),
+            meta.frames_size(), in.first_frame ? " and a dictionary" : "");
   in.dctx.reset(ZSTD_createDCtx());
   OC_EXPECT(in.dctx != nullptr, out_of_memory, "cannot create a zstd decompression context");
   if (in.first_frame) {
@@ -126,7 +127,9 @@ Result<std::vector<Buffer>> split_strings(const Buffer& stream, uint64_t len, ui
   const uint64_t value_bytes = stream.size() - num_valid * kPrefix;
   OC_EXPECT(value_bytes <= INT32_MAX, unsupported,
             "zstd string column of {} bytes exceeds Arrow's 2 GiB i32 offsets", value_bytes);
-  OC_TRY(ctx.check_alloc(saturating_add(value_bytes, saturating_mul(saturating_add(len, 1), sizeof(int32_t))), "zstd strings"));
+  OC_TRY(ctx.check_alloc(
+      saturating_add(value_bytes, saturating_mul(saturating_add(len, 1), sizeof(int32_t))),
+      "zstd strings"));
   // Every offset is written, and every byte once the stream checks out (the last check).
   Buffer offsets = Buffer::allocate_array_for_overwrite(len + 1, sizeof(int32_t));
   Buffer bytes = Buffer::allocate_for_overwrite(value_bytes);
@@ -234,7 +237,8 @@ Result<ColumnPtr> take_zstd(const ArrayView& node, const DTypePtr& t, uint64_t l
   size_t f = 0;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (!validity.empty()) {
-      nulls_before += static_cast<uint64_t>(count_nulls(validity.data(), scanned, rows[i] - scanned));
+      nulls_before +=
+          static_cast<uint64_t>(count_nulls(validity.data(), scanned, rows[i] - scanned));
       scanned = rows[i];
       if (!bitmap_get(validity.data(), rows[i])) {
         ++out_nulls;
@@ -302,7 +306,8 @@ Result<ColumnPtr> take_zstd(const ArrayView& node, const DTypePtr& t, uint64_t l
       if (cursor_value == k) {
         OC_EXPECT(bytes.size() + size <= INT32_MAX, unsupported,
                   "zstd take of {} bytes exceeds Arrow's 2 GiB i32 offsets", bytes.size() + size);
-        bytes.append(reinterpret_cast<const char*>(frame.data() + cursor_byte + sizeof(uint32_t)), size);
+        bytes.append(reinterpret_cast<const char*>(frame.data() + cursor_byte + sizeof(uint32_t)),
+                     size);
         break;
       }
       cursor_byte += sizeof(uint32_t) + size;
@@ -314,7 +319,8 @@ Result<ColumnPtr> take_zstd(const ArrayView& node, const DTypePtr& t, uint64_t l
   if (is_string) {
     values.mutable_as<int32_t>()[rows.size()] = static_cast<int32_t>(bytes.size());
     c->buffers.push_back(std::move(values));
-    c->buffers.push_back(Buffer::copy_of({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
+    c->buffers.push_back(
+        Buffer::copy_of({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}));
   } else {
     c->buffers.push_back(std::move(values));
   }

@@ -19,9 +19,9 @@ namespace oc::format::pcodec::detail {
 
 /// One table state, as the decoder needs it.
 struct AnsNode {
-  uint32_t symbol = 0;              ///< the bin index (0 when there are no bins)
-  uint16_t next_state_base = 0;     ///< the next state before adding the bits read
-  uint8_t bits_to_read = 0;         ///< bits read to move to the next state
+  uint32_t symbol = 0;           ///< the bin index (0 when there are no bins)
+  uint16_t next_state_base = 0;  ///< the next state before adding the bits read
+  uint8_t bits_to_read = 0;      ///< bits read to move to the next state
 };
 
 /// Builds the decoding table for @p weights, which must sum to 2^size_log (size_log <= 14);

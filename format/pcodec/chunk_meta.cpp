@@ -65,8 +65,7 @@ Result<LatentVarMeta> read_latent_var(SafeBitReader& r, uint32_t bits, const cha
   const auto n_bins = static_cast<uint32_t>(r.read(kNBinsBits));
   OC_EXPECT(!r.overran(), corrupt, "pco chunk meta ends inside the {} latent header", name);
   OC_EXPECT(var.ans_size_log <= kMaxAnsSizeLog, corrupt,
-            "pco {} latents: ANS size log {} exceeds {}", name, var.ans_size_log,
-            kMaxAnsSizeLog);
+            "pco {} latents: ANS size log {} exceeds {}", name, var.ans_size_log, kMaxAnsSizeLog);
   OC_EXPECT(n_bins <= (uint32_t{1} << var.ans_size_log), corrupt,
             "pco {} latents: {} bins do not fit an ANS table of 2^{}", name, n_bins,
             var.ans_size_log);
@@ -199,12 +198,11 @@ Result<void> validate(const ChunkMeta& m) {
   if (m.delta.kind == DeltaKind::conv1) {
     const uint32_t primary_bits = m.primary.bits;
     OC_EXPECT(primary_bits <= 32, corrupt,
-              "pco Conv1 delta encoding on {}-bit latents (at most 32 are allowed)",
-              primary_bits);
+              "pco Conv1 delta encoding on {}-bit latents (at most 32 are allowed)", primary_bits);
     const uint32_t conv_bits = 2 * primary_bits;  // i16, i32 or i64 arithmetic
     const uint32_t max_q = std::min(kMaxConvQuantization, conv_bits - 1);
-    OC_EXPECT(m.delta.quantization <= max_q, corrupt,
-              "pco Conv1 quantization {} exceeds {}", m.delta.quantization, max_q);
+    OC_EXPECT(m.delta.quantization <= max_q, corrupt, "pco Conv1 quantization {} exceeds {}",
+              m.delta.quantization, max_q);
     double abs_weights = 0;
     for (int64_t w : m.delta.weights) abs_weights += std::fabs(static_cast<double>(w));
     const double max_pred = std::fabs(static_cast<double>(m.delta.bias)) +
@@ -231,8 +229,7 @@ Result<void> validate(const ChunkMeta& m) {
       // pco 0.4 (format 3) let k be 0; pco 1.0 requires 0 < k.
       const uint32_t min_k = m.version.major >= 4 ? 1 : 0;
       OC_EXPECT(m.quant_k >= min_k && m.quant_k <= mantissa_bits(bits), corrupt,
-                "pco FloatQuant k {} is outside [{}, {}]", m.quant_k, min_k,
-                mantissa_bits(bits));
+                "pco FloatQuant k {} is outside [{}, {}]", m.quant_k, min_k, mantissa_bits(bits));
       break;
     }
   }
@@ -241,11 +238,16 @@ Result<void> validate(const ChunkMeta& m) {
 
 const char* mode_name(ModeKind k) {
   switch (k) {
-    case ModeKind::classic: return "classic";
-    case ModeKind::int_mult: return "int_mult";
-    case ModeKind::float_mult: return "float_mult";
-    case ModeKind::float_quant: return "float_quant";
-    case ModeKind::dict: return "dict";
+    case ModeKind::classic:
+      return "classic";
+    case ModeKind::int_mult:
+      return "int_mult";
+    case ModeKind::float_mult:
+      return "float_mult";
+    case ModeKind::float_quant:
+      return "float_quant";
+    case ModeKind::dict:
+      return "dict";
   }
   return "?";
 }
@@ -262,10 +264,14 @@ bool is_signed_int(Number n) {
 
 uint32_t DeltaMeta::state_n() const {
   switch (kind) {
-    case DeltaKind::none: return 0;
-    case DeltaKind::consecutive: return order;
-    case DeltaKind::lookback: return uint32_t{1} << state_n_log;
-    case DeltaKind::conv1: return static_cast<uint32_t>(weights.size());
+    case DeltaKind::none:
+      return 0;
+    case DeltaKind::consecutive:
+      return order;
+    case DeltaKind::lookback:
+      return uint32_t{1} << state_n_log;
+    case DeltaKind::conv1:
+      return static_cast<uint32_t>(weights.size());
   }
   return 0;
 }
@@ -279,13 +285,22 @@ std::string ChunkMeta::describe() const {
   std::string s = mode_name(mode);
   switch (mode) {
     case ModeKind::int_mult:
-    case ModeKind::float_mult: s += fmt::format("(base={:#x})", base); break;
-    case ModeKind::float_quant: s += fmt::format("(k={})", quant_k); break;
-    case ModeKind::dict: s += fmt::format("(n={})", dict.size()); break;
-    case ModeKind::classic: break;
+    case ModeKind::float_mult:
+      s += fmt::format("(base={:#x})", base);
+      break;
+    case ModeKind::float_quant:
+      s += fmt::format("(k={})", quant_k);
+      break;
+    case ModeKind::dict:
+      s += fmt::format("(n={})", dict.size());
+      break;
+    case ModeKind::classic:
+      break;
   }
   switch (delta.kind) {
-    case DeltaKind::none: s += " none"; break;
+    case DeltaKind::none:
+      s += " none";
+      break;
     case DeltaKind::consecutive:
       s += fmt::format(" consecutive(order={},secondary={:d})", delta.order,
                        delta.secondary_uses_delta);

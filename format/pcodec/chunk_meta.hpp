@@ -34,8 +34,8 @@
 
 namespace oc::format::pcodec::detail {
 
-inline constexpr uint32_t kMaxAnsSizeLog = 14;      ///< MAX_ANS_BITS
-inline constexpr uint32_t kMaxConsecutiveOrder = 7;  ///< fits the 3-bit order field
+inline constexpr uint32_t kMaxAnsSizeLog = 14;         ///< MAX_ANS_BITS
+inline constexpr uint32_t kMaxConsecutiveOrder = 7;    ///< fits the 3-bit order field
 inline constexpr uint32_t kMaxLookbackWindowLog = 24;  ///< pcodec > 1.0.3 rejects larger windows
 inline constexpr uint32_t kMaxConvQuantization = 31;
 inline constexpr uint32_t kMaxDictLen = (uint32_t{1} << 25) - 1;
@@ -65,10 +65,10 @@ struct DeltaMeta {
   DeltaKind kind = DeltaKind::none;
   uint32_t order = 0;  ///< Consecutive: the order; Conv1: the number of weights
   bool secondary_uses_delta = false;
-  uint32_t window_n_log = 0;  ///< Lookback
-  uint32_t state_n_log = 0;   ///< Lookback
-  uint32_t quantization = 0;  ///< Conv1
-  int64_t bias = 0;           ///< Conv1
+  uint32_t window_n_log = 0;     ///< Lookback
+  uint32_t state_n_log = 0;      ///< Lookback
+  uint32_t quantization = 0;     ///< Conv1
+  int64_t bias = 0;              ///< Conv1
   std::vector<int64_t> weights;  ///< Conv1
 
   /// @return the latents the page header stores per delta'd variable ("delta state"): the

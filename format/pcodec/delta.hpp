@@ -31,9 +31,13 @@ inline constexpr L kMid = static_cast<L>(L{1} << (sizeof(L) * 8 - 1));
 template <class L>
 using Wide = std::conditional_t<(sizeof(L) < 4), uint32_t, L>;
 template <class L>
-inline L wadd(L a, L b) { return static_cast<L>(Wide<L>(a) + Wide<L>(b)); }
+inline L wadd(L a, L b) {
+  return static_cast<L>(Wide<L>(a) + Wide<L>(b));
+}
 template <class L>
-inline L wmul(L a, L b) { return static_cast<L>(Wide<L>(a) * Wide<L>(b)); }
+inline L wmul(L a, L b) {
+  return static_cast<L>(Wide<L>(a) * Wide<L>(b));
+}
 
 /// Consecutive of order k: the k moments (state) seed k running sums, highest order first.
 /// Decodes @p n latents in place and leaves the moments for the next batch.

@@ -42,9 +42,9 @@ struct LatentDecoder {
   uint32_t ans_size_log = 0;
   uint32_t n_bins = 0;
   uint32_t max_offset_bits = 0;
-  L only_lower = 0;             ///< with at most one bin: its lower (0 with none)
+  L only_lower = 0;  ///< with at most one bin: its lower (0 with none)
   uint32_t only_offset_bits = 0;
-  std::vector<Entry> table;     ///< 2^ans_size_log entries; used with 2 or more bins
+  std::vector<Entry> table;  ///< 2^ans_size_log entries; used with 2 or more bins
 
   explicit LatentDecoder(const LatentVarMeta& meta) : ans_size_log(meta.ans_size_log) {
     n_bins = static_cast<uint32_t>(meta.bins.size());
@@ -96,14 +96,14 @@ struct LatentDecoder {
       byte += bit >> 3;
       bit &= 7;
       const uint64_t word = load_u64(buf + byte);
-#define OC_PCO_ANS_STEP(J, S)                                                  \
-  {                                                                            \
-    const Entry& e = t[S];                                                     \
+#define OC_PCO_ANS_STEP(J, S)                                                         \
+  {                                                                                   \
+    const Entry& e = t[S];                                                            \
     const auto v = static_cast<uint32_t>(word >> bit) & ((1u << e.bits_to_read) - 1); \
-    bit += e.bits_to_read;                                                     \
-    dst[i + (J)] = e.lower;                                                    \
-    offset_bits[i + (J)] = e.offset_bits;                                      \
-    S = e.next_state_base + v;                                                 \
+    bit += e.bits_to_read;                                                            \
+    dst[i + (J)] = e.lower;                                                           \
+    offset_bits[i + (J)] = e.offset_bits;                                             \
+    S = e.next_state_base + v;                                                        \
   }
       OC_PCO_ANS_STEP(0, s0)
       OC_PCO_ANS_STEP(1, s1)
@@ -117,8 +117,8 @@ struct LatentDecoder {
       bit &= 7;
       uint32_t& state = s[i % kInterleaving];
       const Entry& e = t[state];
-      const auto v = static_cast<uint32_t>(load_u64(buf + byte) >> bit) &
-                     ((1u << e.bits_to_read) - 1);
+      const auto v =
+          static_cast<uint32_t>(load_u64(buf + byte) >> bit) & ((1u << e.bits_to_read) - 1);
       bit += e.bits_to_read;
       dst[i] = e.lower;
       offset_bits[i] = e.offset_bits;

@@ -40,7 +40,7 @@ inline uint16_t f32_to_f16_bits(float f) {
   }
   const int half_exp = static_cast<int>(exp) - 127 + 15;
   if (half_exp >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to infinity
-  if (half_exp <= 0) {                                                  // subnormal or zero
+  if (half_exp <= 0) {                                                 // subnormal or zero
     if (half_exp < -10) return static_cast<uint16_t>(sign);
     man |= 0x80'0000u;
     const auto shift = static_cast<uint32_t>(14 - half_exp);
@@ -51,7 +51,8 @@ inline uint16_t f32_to_f16_bits(float f) {
   }
   const uint32_t out = sign | (static_cast<uint32_t>(half_exp) << 10) | (man >> 13);
   const uint32_t round_bit = 0x1000u;
-  if ((man & round_bit) != 0 && (man & (3 * round_bit - 1)) != 0) return static_cast<uint16_t>(out + 1);
+  if ((man & round_bit) != 0 && (man & (3 * round_bit - 1)) != 0)
+    return static_cast<uint16_t>(out + 1);
   return static_cast<uint16_t>(out);
 }
 
@@ -136,8 +137,8 @@ inline L int_float_from_latent(L l) {
 template <class L>
 struct ModeParams {
   ModeKind mode = ModeKind::classic;
-  L base = 0;       ///< IntMult: the base; FloatMult: the base's float bits
-  uint32_t k = 0;   ///< FloatQuant
+  L base = 0;      ///< IntMult: the base; FloatMult: the base's float bits
+  uint32_t k = 0;  ///< FloatQuant
   const L* dict = nullptr;
   size_t dict_len = 0;
 };

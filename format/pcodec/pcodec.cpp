@@ -76,8 +76,7 @@ class TypedChunk final : public ChunkImpl {
     mode_.dict_len = dict_.size();
   }
 
-  Result<void> decode_page(std::span<const uint8_t> page, uint32_t n,
-                           uint8_t* out) const override {
+  Result<void> decode_page(std::span<const uint8_t> page, uint32_t n, uint8_t* out) const override {
     OC_EXPECT(n <= kMaxPageValues, corrupt, "pco page of {} values (at most {})", n,
               kMaxPageValues);
     thread_local std::vector<uint8_t> padded;
@@ -95,7 +94,8 @@ class TypedChunk final : public ChunkImpl {
     uint64_t header_bits = 4 * uint64_t{meta.primary.ans_size_log} + state_n * meta.primary.bits;
     if (meta.lookback) header_bits += 4 * uint64_t{meta.lookback->ans_size_log};
     if (meta.secondary) {
-      header_bits += 4 * uint64_t{meta.secondary->ans_size_log} + sec_state_n * meta.secondary->bits;
+      header_bits +=
+          4 * uint64_t{meta.secondary->ans_size_log} + sec_state_n * meta.secondary->bits;
     }
     OC_EXPECT(header_bits <= bit_size, corrupt,
               "pco page of {} bytes is shorter than its {}-bit header", page.size(), header_bits);
@@ -255,16 +255,20 @@ std::unique_ptr<ChunkImpl> make_typed(ChunkMeta m) {
 size_t width(Number n) {
   switch (n) {
     case Number::u8:
-    case Number::i8: return 1;
+    case Number::i8:
+      return 1;
     case Number::u16:
     case Number::i16:
-    case Number::f16: return 2;
+    case Number::f16:
+      return 2;
     case Number::u32:
     case Number::i32:
-    case Number::f32: return 4;
+    case Number::f32:
+      return 4;
     case Number::u64:
     case Number::i64:
-    case Number::f64: return 8;
+    case Number::f64:
+      return 8;
   }
   return 0;
 }
@@ -285,8 +289,8 @@ Result<FormatVersion> parse_wrapped_header(std::span<const uint8_t> header) {
               v.major);
     v.minor = header[1];
   }
-  OC_EXPECT(v.major <= 4, unsupported, "pco format {}.{} is newer than the 4.x this reads",
-            v.major, v.minor);
+  OC_EXPECT(v.major <= 4, unsupported, "pco format {}.{} is newer than the 4.x this reads", v.major,
+            v.minor);
   return v;
 }
 
@@ -297,15 +301,23 @@ ChunkDecoder::~ChunkDecoder() = default;
 
 Result<ChunkDecoder> ChunkDecoder::parse(FormatVersion v, Number n,
                                          std::span<const uint8_t> chunk_meta) {
-  OC_EXPECT(v.major <= 4, unsupported, "pco format {}.{} is newer than the 4.x this reads",
-            v.major, v.minor);
+  OC_EXPECT(v.major <= 4, unsupported, "pco format {}.{} is newer than the 4.x this reads", v.major,
+            v.minor);
   OC_ASSIGN_OR_RETURN(detail::ChunkMeta meta, detail::parse_chunk_meta(v, n, chunk_meta));
   std::unique_ptr<detail::ChunkImpl> impl;
   switch (detail::latent_bits(n)) {
-    case 8: impl = detail::make_typed<uint8_t>(std::move(meta)); break;
-    case 16: impl = detail::make_typed<uint16_t>(std::move(meta)); break;
-    case 32: impl = detail::make_typed<uint32_t>(std::move(meta)); break;
-    default: impl = detail::make_typed<uint64_t>(std::move(meta)); break;
+    case 8:
+      impl = detail::make_typed<uint8_t>(std::move(meta));
+      break;
+    case 16:
+      impl = detail::make_typed<uint16_t>(std::move(meta));
+      break;
+    case 32:
+      impl = detail::make_typed<uint32_t>(std::move(meta));
+      break;
+    default:
+      impl = detail::make_typed<uint64_t>(std::move(meta));
+      break;
   }
   return ChunkDecoder(std::move(impl));
 }

@@ -2,7 +2,6 @@
 // `onecopy status` for people: sizes in binary units with three significant digits, durations
 // from milliseconds to days, and every figure of the status in the text.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "client/status_text.hpp"

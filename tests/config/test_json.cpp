@@ -16,9 +16,10 @@ TEST_CASE("json_string escapes quotes, backslashes and control characters", "[co
 TEST_CASE("json_string keeps valid UTF-8 and replaces each invalid byte", "[config][json]") {
   CHECK(json_string("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") ==
         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"");
-  CHECK(json_string("a\xff" "b") == "\"a\\ufffdb\"");
-  CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");          // overlong '/'
+  CHECK(json_string("a\xff"
+                    "b") == "\"a\\ufffdb\"");
+  CHECK(json_string("\xc0\xaf") == "\"\\ufffd\\ufffd\"");             // overlong '/'
   CHECK(json_string("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\"");  // a UTF-16 surrogate
   CHECK(json_string("\xf4\x90\x80\x80") == "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");  // past U+10FFFF
-  CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");          // cut short at the end
+  CHECK(json_string("\xe2\x82") == "\"\\ufffd\\ufffd\"");  // cut short at the end
 }

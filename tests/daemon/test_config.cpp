@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // onecopyd's TOML config: knob names, type and range checks, unknown keys with their line.
 #include <catch2/catch.hpp>
-
 #include <map>
 
 #include "daemon/config.hpp"

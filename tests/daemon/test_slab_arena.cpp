@@ -30,8 +30,9 @@ format::Buffer filled(size_t n, uint8_t seed) {
 
 format::ColumnPtr i64_column(std::vector<format::Buffer> bufs, uint64_t rows) {
   auto c = std::make_shared<format::Column>();
-  c->dtype = format::DType::make_struct({"a", "b"}, {format::DType::make_primitive(format::PType::i64, false),
-                                                     format::DType::make_primitive(format::PType::i64, false)},
+  c->dtype = format::DType::make_struct({"a", "b"},
+                                        {format::DType::make_primitive(format::PType::i64, false),
+                                         format::DType::make_primitive(format::PType::i64, false)},
                                         false);
   c->length = rows;
   for (auto& b : bufs) {
@@ -84,10 +85,12 @@ TEST_CASE("slab arena: parallel_for items allocate in their caller's arena", "[d
   std::vector<format::Buffer> got(16);
   {
     format::ArenaScope in_slabs(arena.get());
-    REQUIRE(format::parallel_for(got.size(), format::kParallelFromRows * 4, [&](size_t i) -> Result<void> {
-              got[i] = format::Buffer::allocate_for_overwrite(4096);
-              return {};
-            }).ok());
+    REQUIRE(format::parallel_for(got.size(), format::kParallelFromRows * 4,
+                                 [&](size_t i) -> Result<void> {
+                                   got[i] = format::Buffer::allocate_for_overwrite(4096);
+                                   return {};
+                                 })
+                .ok());
   }
   std::set<uint64_t> offsets;
   for (const auto& b : got) {
@@ -140,15 +143,17 @@ TEST_CASE("slab arena: a batch settles where it was decoded, copying only the re
   CHECK(settled->in_place == kRows * 8);
   CHECK(settled->copied == kRows * 8);
   CHECK(settled->copied_after_decode == 0);  // fetched bytes: the one copy
-  CHECK_FALSE(layout.batch);                  // dropped; `hold` keeps what the batch needs
+  CHECK_FALSE(layout.batch);                 // dropped; `hold` keeps what the batch needs
   CHECK(layout.pinned == 2 * kRows * 8);
   // Arrays: the struct (validity only), then a's and b's validity and values.
   REQUIRE(layout.arrays.size() == 3);
   const auto& a = layout.arrays[1].buffers;
   const auto& b = layout.arrays[2].buffers;
   CHECK(settled->offset + a[1].offset() == decoded_at);  // not moved
-  CHECK(std::memcmp(slab->base() + settled->offset + a[1].offset(), decoded.data(), kRows * 8) == 0);
-  CHECK(std::memcmp(slab->base() + settled->offset + b[1].offset(), fetched.data(), kRows * 8) == 0);
+  CHECK(std::memcmp(slab->base() + settled->offset + a[1].offset(), decoded.data(), kRows * 8) ==
+        0);
+  CHECK(std::memcmp(slab->base() + settled->offset + b[1].offset(), fetched.data(), kRows * 8) ==
+        0);
   CHECK(b[1].offset() + b[1].length() <= layout.bytes);
   CHECK_FALSE(a[0].present());
   // The client's lease holds both ranges; dropping it (and the decoder's own reference) frees them.

@@ -54,10 +54,11 @@ TEST_CASE("a status survives the StatusReply round trip", "[daemon][status]") {
 
 TEST_CASE("status JSON lists scans with their stages in seconds", "[daemon][status]") {
   const std::string json = status_json(sample());
-  for (const char* key : {"\"scans\": [{\"scan\": 12, \"pid\": 4242, \"uid\": 1000",
-                          "\"uri\": \"s3://b/\\u001b[2Jk\\ufffd.vortex\"", "\"state\": \"running\"",
-                          "\"rows\": 1000", "\"decode_s\": 2.500000", "\"consumer_wait_s\": 0.500000",
-                          "\"wall_s\": 3.000000", "\"bottleneck\": \"decode\""}) {
+  for (const char* key :
+       {"\"scans\": [{\"scan\": 12, \"pid\": 4242, \"uid\": 1000",
+        "\"uri\": \"s3://b/\\u001b[2Jk\\ufffd.vortex\"", "\"state\": \"running\"", "\"rows\": 1000",
+        "\"decode_s\": 2.500000", "\"consumer_wait_s\": 0.500000", "\"wall_s\": 3.000000",
+        "\"bottleneck\": \"decode\""}) {
     INFO(key);
     CHECK(json.find(key) != std::string::npos);
   }
@@ -74,10 +75,11 @@ TEST_CASE("status JSON and Prometheus text carry every field", "[daemon][status]
     CHECK(json.find(key) != std::string::npos);
   }
   const std::string prom = status_prometheus(sample());
-  for (const char* line : {"onecopy_build_info{version=\"9.9.9\"} 1\n", "onecopy_uptime_seconds 1.5\n",
-                           "onecopy_clients 3\n", "# TYPE onecopy_requests_refused_total counter\n",
-                           "onecopy_connections_refused_total 2\n", "onecopy_descriptors 17\n",
-                           "onecopy_s3_failures_total 6\n"}) {
+  for (const char* line :
+       {"onecopy_build_info{version=\"9.9.9\"} 1\n", "onecopy_uptime_seconds 1.5\n",
+        "onecopy_clients 3\n", "# TYPE onecopy_requests_refused_total counter\n",
+        "onecopy_connections_refused_total 2\n", "onecopy_descriptors 17\n",
+        "onecopy_s3_failures_total 6\n"}) {
     INFO(line);
     CHECK(prom.find(line) != std::string::npos);
   }

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // onecopyd framing: round trips, and every malformed frame is an error, never a crash.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 
 #include "daemon/wire.hpp"

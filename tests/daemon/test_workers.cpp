@@ -34,10 +34,13 @@ TEST_CASE("jobs run on workers, completions on the draining thread", "[daemon][w
   const auto me = std::this_thread::get_id();
   std::vector<std::thread::id> completed_on;
   std::thread::id job_thread;
-  w.submit(1, 1, [&] {
-    job_thread = std::this_thread::get_id();
-    return Workers::Completion([&] { completed_on.push_back(std::this_thread::get_id()); });
-  }, {});
+  w.submit(
+      1, 1,
+      [&] {
+        job_thread = std::this_thread::get_id();
+        return Workers::Completion([&] { completed_on.push_back(std::this_thread::get_id()); });
+      },
+      {});
   REQUIRE(wait_readable(w.event_fd()));
   REQUIRE(completed_on.empty());  // nothing runs on the loop's side before drain()
   w.drain();
@@ -51,10 +54,12 @@ TEST_CASE("pending counts jobs queued and running", "[daemon][workers]") {
   std::atomic<bool> go{false};
   int done = 0;
   for (int i = 0; i < 3; ++i) {
-    w.submit(7, 7, [&] {
-      while (!go) std::this_thread::yield();
-      return Workers::Completion([&] { ++done; });
-    }, {});
+    w.submit(7, 7,
+             [&] {
+               while (!go) std::this_thread::yield();
+               return Workers::Completion([&] { ++done; });
+             },
+             {});
   }
   REQUIRE(w.pending() == 3);
   go = true;
@@ -68,10 +73,12 @@ TEST_CASE("owners take turns: a long queue does not stand in front of another ow
   std::atomic<bool> go{false};
   std::vector<int> order;
   // Owner 1 queues ten jobs behind one that blocks; owner 2 then queues one.
-  w.submit(1, 1, [&] {
-    while (!go) std::this_thread::yield();
-    return Workers::Completion([&] { order.push_back(1); });
-  }, {});
+  w.submit(1, 1,
+           [&] {
+             while (!go) std::this_thread::yield();
+             return Workers::Completion([&] { order.push_back(1); });
+           },
+           {});
   while (w.pending() != 1) std::this_thread::yield();
   for (int i = 0; i < 10; ++i) {
     w.submit(1, 1, [&] { return Workers::Completion([&] { order.push_back(1); }); }, {});
@@ -89,11 +96,13 @@ TEST_CASE("a capped owner never holds every thread", "[daemon][workers]") {
   std::atomic<int> blocked{0};
   int done = 0;
   for (int i = 0; i < 4; ++i) {  // owner 1's jobs would block both threads without the cap
-    w.submit(1, 1, [&] {
-      ++blocked;
-      while (!release) std::this_thread::yield();
-      return Workers::Completion([&] { ++done; });
-    }, {});
+    w.submit(1, 1,
+             [&] {
+               ++blocked;
+               while (!release) std::this_thread::yield();
+               return Workers::Completion([&] { ++done; });
+             },
+             {});
   }
   bool other_ran = false;
   w.submit(2, 2, [&] { return Workers::Completion([&] { other_ran = true; }); }, {});
@@ -111,11 +120,13 @@ TEST_CASE("a capped group leaves a thread to other groups, however many owners i
   int done = 0;
   for (uint64_t owner = 1; owner <= 3; ++owner) {  // three owners of group 100
     for (int i = 0; i < 2; ++i) {
-      w.submit(owner, 100, [&] {
-        ++blocked;
-        while (!release) std::this_thread::yield();
-        return Workers::Completion([&] { ++done; });
-      }, {});
+      w.submit(owner, 100,
+               [&] {
+                 ++blocked;
+                 while (!release) std::this_thread::yield();
+                 return Workers::Completion([&] { ++done; });
+               },
+               {});
     }
   }
   bool other_ran = false;
@@ -130,8 +141,8 @@ TEST_CASE("a job that throws runs its if_thrown completion, and the pool goes on
           "[daemon][workers]") {
   Workers w(1, 0, 0);
   int failed = 0, ok = 0;
-  w.submit(1, 1, []() -> Workers::Completion { throw std::bad_alloc(); },
-           [&] { ++failed; });
+  w.submit(
+      1, 1, []() -> Workers::Completion { throw std::bad_alloc(); }, [&] { ++failed; });
   w.submit(1, 1, [&] { return Workers::Completion([&] { ++ok; }); }, {});
   drain_until(w, [&] { return failed == 1 && ok == 1; });
 }
@@ -141,10 +152,12 @@ TEST_CASE("an inline pool runs the job at submit and its completion at drain",
   auto w = Workers::inline_pool();
   CHECK(w->size() == 0);
   bool ran = false, completed = false;
-  w->submit(1, 1, [&] {
-    ran = true;
-    return Workers::Completion([&] { completed = true; });
-  }, {});
+  w->submit(1, 1,
+            [&] {
+              ran = true;
+              return Workers::Completion([&] { completed = true; });
+            },
+            {});
   CHECK(ran);
   CHECK_FALSE(completed);
   w->drain();

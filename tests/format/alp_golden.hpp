@@ -14,11 +14,11 @@ namespace oc::test::alp_golden {
 
 /// The oracle's decoded values (format in golden_common.py, typed_values).
 struct Expected {
-  std::string type;                ///< a ptype name such as "f64", or "utf8"
+  std::string type;  ///< a ptype name such as "f64", or "utf8"
   bool nullable = false;
   uint64_t rows = 0;
-  std::vector<uint8_t> valid;      ///< one 0/1 byte per row
-  std::string values;              ///< fixed width: rows x width bytes; utf8: offsets + bytes
+  std::vector<uint8_t> valid;  ///< one 0/1 byte per row
+  std::string values;          ///< fixed width: rows x width bytes; utf8: offsets + bytes
 };
 
 struct Case {

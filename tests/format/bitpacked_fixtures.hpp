@@ -58,7 +58,8 @@ ArrayView bitpacked_node(const std::vector<T>& values, unsigned width, unsigned 
   std::vector<T> padded(blocks * 1024, 0), packed;
   std::copy(values.begin(), values.end(), padded.begin() + offset);
   for (size_t b = 0; b < blocks; ++b) {
-    auto block = pack_reference(std::vector<T>(padded.begin() + b * 1024, padded.begin() + (b + 1) * 1024), width);
+    auto block = pack_reference(
+        std::vector<T>(padded.begin() + b * 1024, padded.begin() + (b + 1) * 1024), width);
     packed.insert(packed.end(), block.begin(), block.end());
   }
   return node("fastlanes.bitpacked", bitpacked_meta<T>(width, offset), {buffer_of(packed)});

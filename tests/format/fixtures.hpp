@@ -47,7 +47,8 @@ ArrayView primitive_node(const std::vector<T>& values) {
 /// A vortex.bool node from a vector of bools (LSB-first bitmap, bit offset 0).
 inline ArrayView bool_node(const std::vector<bool>& bits) {
   std::vector<uint8_t> packed((bits.size() + 7) / 8);
-  for (size_t i = 0; i < bits.size(); ++i) if (bits[i]) packed[i / 8] |= uint8_t(1u << (i % 8));
+  for (size_t i = 0; i < bits.size(); ++i)
+    if (bits[i]) packed[i / 8] |= uint8_t(1u << (i % 8));
   return node("vortex.bool", {}, {buffer_of(packed)});
 }
 
@@ -61,7 +62,8 @@ inline Result<ColumnPtr> decode(const ArrayView& n, const DTypePtr& t, uint64_t 
 template <class T>
 std::vector<T> values_of(const format::Column& c) {
   std::vector<T> out(c.length);
-  if (c.length != 0) std::memcpy(out.data(), c.values<T>(), c.length * sizeof(T));  // no null memcpy
+  if (c.length != 0)
+    std::memcpy(out.data(), c.values<T>(), c.length * sizeof(T));  // no null memcpy
   return out;
 }
 
@@ -73,7 +75,8 @@ inline std::vector<bool> validity_of(const format::Column& c) {
 
 inline std::vector<bool> bools_of(const format::Column& c) {
   std::vector<bool> out(c.length);
-  for (uint64_t i = 0; i < c.length; ++i) out[i] = format::bitmap_get(c.buffers[0].data(), c.offset + i);
+  for (uint64_t i = 0; i < c.length; ++i)
+    out[i] = format::bitmap_get(c.buffers[0].data(), c.offset + i);
   return out;
 }
 
@@ -89,7 +92,8 @@ inline std::string row_text(const format::Column& c, uint64_t i) {
   if (!c.is_valid(i)) return "null";
   const DType& s = c.dtype->storage();
   switch (s.kind) {
-    case format::TypeKind::null: return "null";
+    case format::TypeKind::null:
+      return "null";
     case format::TypeKind::boolean:
       return format::bitmap_get(c.buffers[0].data(), c.offset + i) ? "t" : "f";
     case format::TypeKind::utf8:
@@ -98,7 +102,8 @@ inline std::string row_text(const format::Column& c, uint64_t i) {
     case format::TypeKind::list: {
       const int32_t* o = c.offsets();
       std::string out = "[";
-      for (int32_t k = o[i]; k < o[i + 1]; ++k) out += row_text(*c.children[0], static_cast<uint64_t>(k)) + ",";
+      for (int32_t k = o[i]; k < o[i + 1]; ++k)
+        out += row_text(*c.children[0], static_cast<uint64_t>(k)) + ",";
       return out + "]";
     }
     case format::TypeKind::fixed_size_list: {
@@ -116,7 +121,8 @@ inline std::string row_text(const format::Column& c, uint64_t i) {
     default: {
       const size_t w = format::fixed_width_of(s);
       std::string out;
-      for (size_t k = 0; k < w; ++k) out += std::to_string(c.buffers[0].data()[(c.offset + i) * w + k]) + ".";
+      for (size_t k = 0; k < w; ++k)
+        out += std::to_string(c.buffers[0].data()[(c.offset + i) * w + k]) + ".";
       return out;
     }
   }

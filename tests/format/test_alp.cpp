@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 
@@ -34,10 +33,10 @@ pb::PatchesMetadata patches_metadata(uint64_t len, PType indices) {
 TEST_CASE("vortex.alp metadata parses the upstream golden bytes", "[format][alp]") {
   // encodings/alp/goldenfiles/alp.metadata: e = f = u32::MAX, patches { len = offset = u64::MAX,
   // indices_ptype = u64 }.
-  const std::vector<uint8_t> golden = {
-      0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x10, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x1a,
-      0x18, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x10,
-      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x18, 0x03};
+  const std::vector<uint8_t> golden = {0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x10, 0xff, 0xff, 0xff,
+                                       0xff, 0x0f, 0x1a, 0x18, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0x01, 0x10, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x18, 0x03};
   auto m = format::parse_metadata<pb::ALPMetadata>(golden, "vortex.alp");
   REQUIRE(m.ok());
   CHECK(m->exp_e() == std::numeric_limits<uint32_t>::max());
@@ -94,8 +93,7 @@ TEST_CASE("vortex.alp multiplies by 10^f, then by 10^-e, in the float's precisio
   CHECK(format::alp::decode_with_exponents<float>(kEncoded32, 8, 6) == ordered32);
 }
 
-TEST_CASE("vortex.alp takes validity from its encoded child and patches over it",
-          "[format][alp]") {
+TEST_CASE("vortex.alp takes validity from its encoded child and patches over it", "[format][alp]") {
   auto encoded = primitive_node<int64_t>({15, 0, -7, 0});
   encoded.children.push_back(bool_node({true, false, true, true}));
   auto patches = patches_metadata(1, PType::u8);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <limits>
 
@@ -35,10 +34,10 @@ constexpr uint32_t kOne = 0x3FF0, kTwo = 0x4000, kThree = 0x4008;
 TEST_CASE("vortex.alprd metadata parses the upstream golden bytes", "[format][alprd]") {
   // encodings/alp/goldenfiles/alprd.metadata: right_bit_width = u32::MAX, dict_len = 8 with no
   // dictionary entries, left_parts_ptype = u64, patches { len = offset = u64::MAX, u64 indices }.
-  const std::vector<uint8_t> golden = {
-      0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x10, 0x08, 0x20, 0x03, 0x2a, 0x18,
-      0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x10,
-      0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x18, 0x03};
+  const std::vector<uint8_t> golden = {0x08, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x10, 0x08, 0x20,
+                                       0x03, 0x2a, 0x18, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0x01, 0x10, 0xff, 0xff, 0xff,
+                                       0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0x18, 0x03};
   auto m = format::parse_metadata<pb::ALPRDMetadata>(golden, "vortex.alprd");
   REQUIRE(m.ok());
   CHECK(m->right_bit_width() == std::numeric_limits<uint32_t>::max());
@@ -73,8 +72,7 @@ TEST_CASE("vortex.alprd joins dictionary left parts, patches and right bits", "[
                  primitive_node<uint8_t>({3}), primitive_node<uint16_t>({kThree})});
   auto c = decode(n, DType::make_primitive(PType::f64, false), 4);
   REQUIRE(c.ok());
-  CHECK(values_of<double>(**c) ==
-        std::vector<double>{1.0, 2.0, std::nextafter(1.0, 2.0), 3.0});
+  CHECK(values_of<double>(**c) == std::vector<double>{1.0, 2.0, std::nextafter(1.0, 2.0), 3.0});
 
   // f32: 16 right bits; 1.0f = 0x3F80'0000, 1.5f = 0x3FC0'0000.
   n = node("vortex.alprd", alprd_metadata(16, {0x3F80, 0x3FC0}), {},
@@ -120,8 +118,8 @@ TEST_CASE("vortex.alprd rejects malformed nodes", "[format][alprd]") {
     REQUIRE_FALSE(c.ok());
     CHECK(c.error().code() == code);
   };
-  expect_error(alprd_metadata(64, {kOne}), parts, f64, Errc::corrupt);       // shift too wide
-  expect_error(alprd_metadata(48, {0x10000}), parts, f64, Errc::corrupt);    // entry > 16 bits
+  expect_error(alprd_metadata(64, {kOne}), parts, f64, Errc::corrupt);     // shift too wide
+  expect_error(alprd_metadata(48, {0x10000}), parts, f64, Errc::corrupt);  // entry > 16 bits
   expect_error(alprd_metadata(48, {kOne}, 0, PType::u32), parts, f64, Errc::unsupported);
   expect_error(alprd_metadata(48, {kOne}), parts, DType::make_primitive(PType::i64, false),
                Errc::corrupt);

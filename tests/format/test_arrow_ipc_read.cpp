@@ -283,9 +283,8 @@ std::string hand_batch(const HandBatch& h) {
   const auto buffers = b.CreateVectorOfStructs(h.buffers);
   const auto variadic = h.variadic ? b.CreateVector(*h.variadic)
                                    : flatbuffers::Offset<flatbuffers::Vector<int64_t>>();
-  const auto compression =
-      h.codec ? afb::CreateBodyCompression(b, *h.codec, h.method)
-              : flatbuffers::Offset<afb::BodyCompression>();
+  const auto compression = h.codec ? afb::CreateBodyCompression(b, *h.codec, h.method)
+                                   : flatbuffers::Offset<afb::BodyCompression>();
   const auto rb = afb::CreateRecordBatch(b, h.length, nodes, buffers, compression, variadic);
   b.Finish(afb::CreateMessage(b, h.version, afb::MessageHeader::RecordBatch, rb.Union(),
                               h.body_length.value_or(static_cast<int64_t>(h.body.size()))));
@@ -842,14 +841,16 @@ std::vector<std::pair<std::string, std::string>> fuzz_seeds() {
     fv.push_back(i % 3 == 0 ? std::nullopt : std::optional<bool>(i % 2 == 0));
     dv.push_back(i / 2.0);
   }
-  const ColumnPtr long_flat = named(
-      0, {prim<int64_t>(PType::i64, iv), strs(sv), bools(fv), prim<double>(PType::f64, dv), nulls(200)},
-      200);
+  const ColumnPtr long_flat = named(0,
+                                    {prim<int64_t>(PType::i64, iv), strs(sv), bools(fv),
+                                     prim<double>(PType::f64, dv), nulls(200)},
+                                    200);
   const auto zstd = ArrowIpcWriter::make(
       dtypes[0], ArrowIpcOptions{.compression = format::IpcCompression::zstd, .zstd_level = 1});
   REQUIRE(zstd.ok());
-  out.emplace_back("flat_offsets_zstd",
-                   std::string(1, '\0') + stream_of(*zstd, {long_flat, format::slice(long_flat, 1, 1)}));
+  out.emplace_back(
+      "flat_offsets_zstd",
+      std::string(1, '\0') + stream_of(*zstd, {long_flat, format::slice(long_flat, 1, 1)}));
   return out;
 }
 
@@ -945,8 +946,11 @@ TEST_CASE("zstd-compressed streams of every type read back equal", "[format][arr
   const StringLayout layout = GENERATE(StringLayout::offsets, StringLayout::views);
   INFO("views: " << (layout == StringLayout::views));
   const ColumnPtr b = every_type(300);
-  const std::vector<ColumnPtr> batches = {b, format::slice(b, 3, 5), format::slice(b, 7, 1),
-                                          format::slice(b, 2, 0), format::slice(b, 9, 250),
+  const std::vector<ColumnPtr> batches = {b,
+                                          format::slice(b, 3, 5),
+                                          format::slice(b, 7, 1),
+                                          format::slice(b, 2, 0),
+                                          format::slice(b, 9, 250),
                                           with_dtype(every_type(0), b->dtype)};
   const std::string compressed = stream_of(zstd_writer_of(b->dtype, layout), batches);
   const std::string plain = stream_of(writer_of(b->dtype, layout), batches);
@@ -968,8 +972,8 @@ TEST_CASE("decompressed bytes count once against max_decoded_bytes", "[format][a
   CHECK(bytes.size() < 2'000);  // the values (16000 bytes in all) did compress
   ArrowIpcReadOptions o;
   o.max_decoded_bytes = 12'000;
-  require_error(format::read_arrow_ipc_stream(buffer_from(bytes), b->dtype, o),
-                Errc::out_of_memory, "max_decoded_bytes");
+  require_error(format::read_arrow_ipc_stream(buffer_from(bytes), b->dtype, o), Errc::out_of_memory,
+                "max_decoded_bytes");
   o.max_decoded_bytes = 20'000;
   CHECK(format::read_arrow_ipc_stream(buffer_from(bytes), b->dtype, o).ok());
 }
@@ -981,22 +985,30 @@ TEST_CASE("pyarrow's zstd-compressed stream reads as its uncompressed one",
       slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_offsets.arrows"));
   const std::string zstd =
       slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_offsets_zstd.arrows"));
-  const std::string big = slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_zstd_big.arrows"));
+  const std::string big =
+      slurp(source_path("tests/format/golden/arrow_ipc/pyarrow_zstd_big.arrows"));
   // The dtype of offsets_table(), as "pyarrow's streams read as the same columns" has it.
   using nested_golden::make_temporal;
   auto pair = fixed_list_of(prim<float>(PType::f32, {1, 2}), 2);
-  auto st = nullable_struct({"a", "b"}, {prim<int32_t>(PType::i32, {1}), strs({std::nullopt})},
-                            {false});
+  auto st =
+      nullable_struct({"a", "b"}, {prim<int32_t>(PType::i32, {1}), strs({std::nullopt})}, {false});
   std::vector<DTypePtr> types = {
-      DType::make_primitive(PType::i64, true), DType::make_primitive(PType::u8, false),
-      DType::make_primitive(PType::f64, false), DType::make_bool(true), DType::make_utf8(true),
-      DType::make_binary(false), DType::make_null(), decimal_column(10, {std::nullopt})->dtype,
+      DType::make_primitive(PType::i64, true),
+      DType::make_primitive(PType::u8, false),
+      DType::make_primitive(PType::f64, false),
+      DType::make_bool(true),
+      DType::make_utf8(true),
+      DType::make_binary(false),
+      DType::make_null(),
+      decimal_column(10, {std::nullopt})->dtype,
       make_temporal("vortex.date", format::TimeUnit::days, PType::i32, false),
       make_temporal("vortex.timestamp", format::TimeUnit::us, PType::i64, false, "UTC"),
-      list_of(prim<int32_t>(PType::i32, {1}), {0, 1})->dtype, pair->dtype, st->dtype};
-  const auto t = DType::make_struct({"i64", "u8", "f64", "flag", "s", "bin", "nothing", "dec",
-                                     "day", "ts", "tags", "pair", "st"},
-                                    types, false);
+      list_of(prim<int32_t>(PType::i32, {1}), {0, 1})->dtype,
+      pair->dtype,
+      st->dtype};
+  const auto t = DType::make_struct(
+      {"i64", "u8", "f64", "flag", "s", "bin", "nothing", "dec", "day", "ts", "tags", "pair", "st"},
+      types, false);
   const auto want = read_ok(plain, t);
   const auto got = read_ok(zstd, t);
   REQUIRE(got.size() == want.size());
@@ -1061,8 +1073,7 @@ TEST_CASE("hostile length prefixes and zstd frames are corrupt or past the budge
   // -1 with fewer raw bytes than the rows need: checked as an uncompressed buffer.
   require_error(batch(prefixed(-1, values.substr(0, 4))), Errc::corrupt, "4 bytes");
   // A prefix past the budget is refused before anything is allocated, whatever the frame says.
-  require_error(batch(prefixed(int64_t{1} << 60, frame)), Errc::out_of_memory,
-                "max_decoded_bytes");
+  require_error(batch(prefixed(int64_t{1} << 60, frame)), Errc::out_of_memory, "max_decoded_bytes");
   require_error(batch(prefixed(INT64_MAX, frame)), Errc::out_of_memory, "max_decoded_bytes");
   const std::string big(1 << 16, 'x');
   require_error(batch(prefixed(1 << 16, zstd_frame(big)), 1 << 15), Errc::out_of_memory,

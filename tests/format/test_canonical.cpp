@@ -44,9 +44,11 @@ TEST_CASE("vortex.bool honours its bit offset", "[format][canonical]") {
 }
 
 TEST_CASE("vortex.struct decodes fields after an optional validity child", "[format][canonical]") {
-  auto t = DType::make_struct({"a", "b"}, {DType::make_primitive(PType::u8, false), DType::make_bool(false)}, true);
+  auto t = DType::make_struct(
+      {"a", "b"}, {DType::make_primitive(PType::u8, false), DType::make_bool(false)}, true);
   auto n = node("vortex.struct", {}, {},
-                {bool_node({true, false, true}), primitive_node<uint8_t>({7, 8, 9}), bool_node({false, false, true})});
+                {bool_node({true, false, true}), primitive_node<uint8_t>({7, 8, 9}),
+                 bool_node({false, false, true})});
   auto c = decode(n, t, 3);
   REQUIRE(c.ok());
   CHECK((*c)->null_count == 1);
@@ -65,7 +67,8 @@ TEST_CASE("vortex.null and vortex.masked produce nulls", "[format][canonical]") 
   auto c = decode(node("vortex.null"), DType::make_null(), 5);
   REQUIRE(c.ok());
   CHECK((*c)->null_count == 5);
-  auto m = node("vortex.masked", {}, {}, {primitive_node<int64_t>({5, 6, 7}), bool_node({true, false, false})});
+  auto m = node("vortex.masked", {}, {},
+                {primitive_node<int64_t>({5, 6, 7}), bool_node({true, false, false})});
   c = decode(m, DType::make_primitive(PType::i64, true), 3);
   REQUIRE(c.ok());
   CHECK(values_of<int64_t>(**c)[0] == 5);

@@ -39,7 +39,8 @@ TEST_CASE("vortex.chunked rejects offsets that do not match", "[format][chunked]
   CHECK(decode(node("vortex.chunked"), t, 0).error().code() == Errc::corrupt);
 }
 
-TEST_CASE("vortex.chunked offsets must end at the length, as vortex-data checks", "[format][chunked]") {
+TEST_CASE("vortex.chunked offsets must end at the length, as vortex-data checks",
+          "[format][chunked]") {
   // [3, 5] spans the 2 rows of its one chunk, but vortex-data requires the last offset to be
   // the array's length (and so the first to be 0).
   const auto t = DType::make_primitive(PType::i16, false);

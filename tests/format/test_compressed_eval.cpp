@@ -270,8 +270,9 @@ TEST_CASE("vortex.ext evaluates on its storage's encoding with the extension's t
   using nested_golden::make_temporal;
   std::mt19937_64 rng(11);
   const DTypePtr t = make_temporal("vortex.date", TimeUnit::days, PType::i32, true);
-  const std::vector<std::string> days = {"DATE '2024-01-30'", "DATE '2024-01-31'", "DATE '2024-02-03'",
-                                         "TIMESTAMP '2024-01-31 12:00:00'", "DATE '1970-01-01'"};
+  const std::vector<std::string> days = {"DATE '2024-01-30'", "DATE '2024-01-31'",
+                                         "DATE '2024-02-03'", "TIMESTAMP '2024-01-31 12:00:00'",
+                                         "DATE '1970-01-01'"};
   const LiteralGen lit = [&] { return days[rng() % days.size()]; };
   for (int round = 0; round < 4; ++round) {
     const uint64_t len = 1 + rng() % 3000;
@@ -279,13 +280,15 @@ TEST_CASE("vortex.ext evaluates on its storage's encoding with the extension's t
     for (auto& u : encoded) u = static_cast<uint32_t>(rng() % 8);
     ArrayView packed = bitpacked_node<uint32_t>(encoded, 3, static_cast<unsigned>(rng() % 1024));
     packed.children.push_back(bool_node(random_validity(rng, len)));
-    const ArrayView n = node("vortex.ext", {}, {}, {node("fastlanes.for", int_scalar(int32_t{19750}), {}, {packed})});
+    const ArrayView n = node("vortex.ext", {}, {},
+                             {node("fastlanes.for", int_scalar(int32_t{19750}), {}, {packed})});
     for (int i = 0; i < 30; ++i) check_same(random_predicate(rng, lit, 2), n, t, len, rng);
   }
   // Over an encoding without a compressed path, it declines as that encoding does.
   const ArrayView plain = node("vortex.ext", {}, {}, {primitive_node<int32_t>({1, 2, 3})});
   DecodeContext ctx;
-  auto none = format::evaluate_compressed(bound("value > DATE '1970-01-02'", t), plain, t, 3, {0, 3}, ctx);
+  auto none =
+      format::evaluate_compressed(bound("value > DATE '1970-01-02'", t), plain, t, 3, {0, 3}, ctx);
   REQUIRE(none.ok());
   CHECK_FALSE(none->has_value());
 }

@@ -486,14 +486,20 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
   // none), instants before and after every day a date can hold.
   auto edges = strukt({"d"}, {prim<int32_t>(PType::i32, {INT32_MIN, -1, 0, 19753, INT32_MAX, 0},
                                             {true, true, true, true, true, false}, date)});
-  CHECK(truth("d = TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{F, F, F, F, F, N});
-  CHECK(truth("d <> TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{T, T, T, T, T, N});
-  CHECK(truth("d < TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{T, T, T, T, F, N});
-  CHECK(truth("d >= TIMESTAMP '2024-01-31 00:00:01'", edges) == std::vector<Truth>{F, F, F, F, T, N});
+  CHECK(truth("d = TIMESTAMP '2024-01-31 00:00:01'", edges) ==
+        std::vector<Truth>{F, F, F, F, F, N});
+  CHECK(truth("d <> TIMESTAMP '2024-01-31 00:00:01'", edges) ==
+        std::vector<Truth>{T, T, T, T, T, N});
+  CHECK(truth("d < TIMESTAMP '2024-01-31 00:00:01'", edges) ==
+        std::vector<Truth>{T, T, T, T, F, N});
+  CHECK(truth("d >= TIMESTAMP '2024-01-31 00:00:01'", edges) ==
+        std::vector<Truth>{F, F, F, F, T, N});
   CHECK(truth("d <= DATE '1969-12-31'", edges) == std::vector<Truth>{T, T, F, F, F, N});
   CHECK(truth("d > DATE '1970-01-01'", edges) == std::vector<Truth>{F, F, F, T, T, N});
-  CHECK(truth("d < TIMESTAMP '9999-12-31 23:59:59'", edges) == std::vector<Truth>{T, T, T, T, F, N});
-  CHECK(truth("d > TIMESTAMP '0001-01-01 00:00:00'", edges) == std::vector<Truth>{F, T, T, T, T, N});
+  CHECK(truth("d < TIMESTAMP '9999-12-31 23:59:59'", edges) ==
+        std::vector<Truth>{T, T, T, T, F, N});
+  CHECK(truth("d > TIMESTAMP '0001-01-01 00:00:00'", edges) ==
+        std::vector<Truth>{F, T, T, T, T, N});
 
   // A column in seconds stored as i32 against instants past both ends of i32 seconds (years
   // 1901 and 2038): every valid row gets the same answer, nulls stay null.
@@ -523,15 +529,17 @@ TEST_CASE("date and timestamp columns compare on storage, exactly, in their unit
   CHECK(*t == std::vector<Truth>{T, F});
 }
 
-TEST_CASE("string literals next to date and timestamp columns read as DuckDB and PostgreSQL read them",
-          "[expr]") {
+TEST_CASE(
+    "string literals next to date and timestamp columns read as DuckDB and PostgreSQL read them",
+    "[expr]") {
   using oc::test::nested_golden::make_temporal;
   auto date = make_temporal("vortex.date", TimeUnit::days, PType::i32, true);
   auto ts_s = make_temporal("vortex.timestamp", TimeUnit::s, PType::i64, false);
-  auto batch = strukt(
-      {"ship", "ts"},
-      {prim<int32_t>(PType::i32, {8765, 8766, 9130, 9131, 0}, {true, true, true, true, false}, date),
-       prim<int64_t>(PType::i64, {1714564799, 1714564800, 1714564801, 0, 1}, {}, ts_s)});
+  auto batch =
+      strukt({"ship", "ts"},
+             {prim<int32_t>(PType::i32, {8765, 8766, 9130, 9131, 0},
+                            {true, true, true, true, false}, date),
+              prim<int64_t>(PType::i64, {1714564799, 1714564800, 1714564801, 0, 1}, {}, ts_s)});
   // 1994-01-01 is day 8766, 1994-12-31 day 9130; 2024-05-01 12:00:00 is second 1714564800.
   const std::pair<const char*, const char*> same[] = {
       {"ship BETWEEN '1994-01-01' AND '1994-12-31'",
@@ -603,7 +611,8 @@ TEST_CASE("kept_rows lists the kept rows at every density, skipping empty words"
       mask.keep.resize(n);
       std::vector<uint64_t> want;
       for (uint64_t r = 0; r < n; ++r) {
-        mask.keep[r] = rng() % one_in == 0 ? static_cast<uint8_t>(1 + rng() % 3) : 0;  // any non-zero keeps
+        mask.keep[r] =
+            rng() % one_in == 0 ? static_cast<uint8_t>(1 + rng() % 3) : 0;  // any non-zero keeps
         if (mask.keep[r]) want.push_back(r + 17);
       }
       INFO(n << " rows, one in " << one_in);

@@ -41,10 +41,11 @@ TEST_CASE("the footer of a vortex-data file parses field by field", "[format][fo
   CHECK(zoned.children[0]->encoding == "vortex.flat");
   CHECK(zoned.children[0]->segments == std::vector<uint32_t>{0});
   CHECK(zoned.children[1]->row_count == 1);  // one zone
-  CHECK(zoned.metadata.at(0) == 1);           // zoned metadata version byte
+  CHECK(zoned.metadata.at(0) == 1);          // zoned metadata version byte
 
   // array_specs is the writer's whole registry, not only the encodings used.
-  CHECK(std::find(f->array_specs.begin(), f->array_specs.end(), "vortex.sequence") != f->array_specs.end());
+  CHECK(std::find(f->array_specs.begin(), f->array_specs.end(), "vortex.sequence") !=
+        f->array_specs.end());
   CHECK(f->array_specs.size() > 20);
 
   // File statistics: min and max are protobuf ScalarValues.

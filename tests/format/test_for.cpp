@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-
 #include <limits>
 
 #include "format/proto/bitpacked.pb.h"
@@ -39,7 +38,8 @@ TEST_CASE("fastlanes.for golden metadata is a bare i64::MAX scalar", "[format][f
 }
 
 TEST_CASE("fastlanes.for adds signed and unsigned references", "[format][for]") {
-  auto n = node("fastlanes.for", signed_reference(-100), {}, {primitive_node<int16_t>({0, 5, 200})});
+  auto n =
+      node("fastlanes.for", signed_reference(-100), {}, {primitive_node<int16_t>({0, 5, 200})});
   auto c = decode(n, DType::make_primitive(PType::i16, false), 3);
   REQUIRE(c.ok());
   CHECK(values_of<int16_t>(**c) == std::vector<int16_t>{-100, -95, 100});
@@ -70,16 +70,21 @@ TEST_CASE("fastlanes.for rejects hostile input", "[format][for]") {
   const auto i32 = DType::make_primitive(PType::i32, false);
   auto child = primitive_node<int32_t>({1, 2});
   CHECK(decode(node("fastlanes.for", signed_reference(5), {}, {child}), i32, 2).ok());
-  CHECK(decode(node("fastlanes.for", "", {}, {child}), i32, 2).error().code() == Errc::corrupt);  // null
+  CHECK(decode(node("fastlanes.for", "", {}, {child}), i32, 2).error().code() ==
+        Errc::corrupt);  // null
   CHECK(decode(node("fastlanes.for", signed_reference(int64_t{1} << 40), {}, {child}), i32, 2)
-            .error().code() == Errc::corrupt);  // reference does not fit
+            .error()
+            .code() == Errc::corrupt);  // reference does not fit
   CHECK(decode(node("fastlanes.for", signed_reference(5), {}, {}), i32, 2).error().code() ==
         Errc::corrupt);
   CHECK(decode(node("fastlanes.for", signed_reference(5), {}, {child}),
-               DType::make_primitive(PType::f32, false), 2).error().code() == Errc::corrupt);
+               DType::make_primitive(PType::f32, false), 2)
+            .error()
+            .code() == Errc::corrupt);
 }
 
-TEST_CASE("fastlanes.for golden segments decode like the reference writer", "[format][for][golden]") {
+TEST_CASE("fastlanes.for golden segments decode like the reference writer",
+          "[format][for][golden]") {
   for (const char* name : {"for_i32", "for_i64_negative", "for_i8", "for_bitpacked_sliced"}) {
     alp_golden::check(name);
   }

@@ -37,8 +37,10 @@ ArrayView fsst_node(const std::vector<uint8_t>& codes, const std::vector<uint32_
 TEST_CASE("vortex.fsst golden segments decode like the oracle", "[format][fsst]") {
   auto g = strings_golden::check("fsst_utf8", DType::make_utf8(true));
   // FSST writes the layout asked for, with no conversion after.
-  CHECK(strings_golden::decode_as(g, DType::make_utf8(true), format::StringLayout::views)->string_views);
-  CHECK_FALSE(strings_golden::decode_as(g, DType::make_utf8(true), format::StringLayout::offsets)->string_views);
+  CHECK(strings_golden::decode_as(g, DType::make_utf8(true), format::StringLayout::views)
+            ->string_views);
+  CHECK_FALSE(strings_golden::decode_as(g, DType::make_utf8(true), format::StringLayout::offsets)
+                  ->string_views);
   strings_golden::check("fsst_binary", DType::make_binary(false));
   // The case is meant to exercise escapes: rare characters the symbol table does not cover.
   const Buffer& codes = g.root.buffers.at(2);
@@ -182,13 +184,14 @@ TEST_CASE("legacy vortex.fsst needs a vortex.varbin codes child, as vortex-data 
   // Codes "hello" (code 1) and "ab" (code 0) as a varbin child, then the lengths.
   pb::VarBinMetadata codes_meta;
   codes_meta.set_offsets_ptype(static_cast<uint32_t>(PType::u32));
-  const ArrayView varbin = node("vortex.varbin", codes_meta.SerializeAsString(),
-                                {buffer_of<uint8_t>({1, 0})}, {primitive_node<uint32_t>({0, 1, 2})});
+  const ArrayView varbin =
+      node("vortex.varbin", codes_meta.SerializeAsString(), {buffer_of<uint8_t>({1, 0})},
+           {primitive_node<uint32_t>({0, 1, 2})});
   pb::FsstMetadata meta;
   meta.set_uncompressed_lengths_ptype(static_cast<uint32_t>(PType::u32));
-  auto legacy = node("vortex.fsst", meta.SerializeAsString(),
-                     {buffer_of(kSymbols), buffer_of(kLengths)},
-                     {varbin, primitive_node<uint32_t>({5, 2})});
+  auto legacy =
+      node("vortex.fsst", meta.SerializeAsString(), {buffer_of(kSymbols), buffer_of(kLengths)},
+           {varbin, primitive_node<uint32_t>({5, 2})});
   const auto t = DType::make_utf8(false);
   auto c = decode(legacy, t, 2);
   REQUIRE(c.ok());

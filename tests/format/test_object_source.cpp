@@ -4,7 +4,6 @@
 // check against the request's claim, and reads refused off the opening thread, with a whole
 // pushed-down scan through it equal to one over a memory source.
 #include <catch2/catch.hpp>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -28,7 +27,8 @@ format::ObjectRead fake_cls_read(const std::vector<uint8_t>& object, int& calls)
   return [&object, &calls](uint64_t offset, uint64_t length) -> Result<Buffer> {
     REQUIRE(length > 0);  // 0 would mean "to the end" to cls_read
     ++calls;
-    const uint64_t n = offset >= object.size() ? 0 : std::min<uint64_t>(length, object.size() - offset);
+    const uint64_t n =
+        offset >= object.size() ? 0 : std::min<uint64_t>(length, object.size() - offset);
     auto* p = static_cast<uint8_t*>(std::malloc(n ? n : 1));
     REQUIRE(p != nullptr);
     if (n) std::memcpy(p, object.data() + offset, n);
@@ -41,7 +41,8 @@ int errno_of(const Error& e) { return format::pushdown_errno(e); }
 
 }  // namespace
 
-TEST_CASE("an object source checks the claimed size with one read past it", "[pushdown][object_source]") {
+TEST_CASE("an object source checks the claimed size with one read past it",
+          "[pushdown][object_source]") {
   const std::vector<uint8_t> object{1, 2, 3, 4, 5, 6, 7};
   int calls = 0;
   auto exact = format::open_object_source(fake_cls_read(object, calls), 7, "obj");
@@ -56,7 +57,8 @@ TEST_CASE("an object source checks the claimed size with one read past it", "[pu
   }
   const std::vector<uint8_t> none;
   CHECK(format::open_object_source(fake_cls_read(none, calls), 0, "empty").ok());
-  CHECK(errno_of(format::open_object_source(fake_cls_read(none, calls), 1, "empty").error()) == -ESTALE);
+  CHECK(errno_of(format::open_object_source(fake_cls_read(none, calls), 1, "empty").error()) ==
+        -ESTALE);
   // The check read's own failure is the open's.
   auto failing = [](uint64_t, uint64_t) -> Result<Buffer> {
     return Error(Errc::io, "cls_read", __FILE__, __LINE__, EIO);
@@ -64,7 +66,8 @@ TEST_CASE("an object source checks the claimed size with one read past it", "[pu
   CHECK(format::open_object_source(failing, 7, "obj").error().sys_errno() == EIO);
 }
 
-TEST_CASE("an object source reads each range once, on its own thread only", "[pushdown][object_source]") {
+TEST_CASE("an object source reads each range once, on its own thread only",
+          "[pushdown][object_source]") {
   std::vector<uint8_t> object(1000);
   for (size_t i = 0; i < object.size(); ++i) object[i] = static_cast<uint8_t>(i * 7);
   int calls = 0;
@@ -90,7 +93,8 @@ TEST_CASE("an object source reads each range once, on its own thread only", "[pu
   CHECK(elsewhere.error().code() == Errc::unsupported);
 }
 
-TEST_CASE("a pushed-down scan over an object source equals one over memory", "[pushdown][object_source]") {
+TEST_CASE("a pushed-down scan over an object source equals one over memory",
+          "[pushdown][object_source]") {
   for (const char* name : {"zoned.vortex", "mixed.vortex", "compact_strings.vortex"}) {
     INFO(name);
     const auto file = read_seed(name);

@@ -69,8 +69,7 @@ TEST_CASE("vortex.onpair golden segments carry the expected shape", "[format][on
 
 TEST_CASE("vortex.onpair metadata matches the upstream golden bytes", "[format][onpair]") {
   // encodings/experimental/onpair/goldenfiles/onpair.metadata in vortex-data/vortex.
-  const std::string golden =
-      "\x08\x06\x10\x0c\x18\x80\x20\x20\x80\xe8\x07\x28\x02\x30\x01\x38\x02";
+  const std::string golden = "\x08\x06\x10\x0c\x18\x80\x20\x20\x80\xe8\x07\x28\x02\x30\x01\x38\x02";
   auto m = format::parse_metadata<pb::OnPairMetadata>(
       {reinterpret_cast<const uint8_t*>(golden.data()), golden.size()}, "onpair");
   REQUIRE(m.ok());

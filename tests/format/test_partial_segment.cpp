@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // PartialSegment: a segment of which only the ranges decoders need are read, in rounds.
 #include <catch2/catch.hpp>
-
 #include <numeric>
 
 #include "format/partial_segment.hpp"
@@ -23,7 +22,8 @@ void fill_from_file(PartialSegment& seg, const std::vector<ByteRange>& ranges) {
 
 }  // namespace
 
-TEST_CASE("a partial segment reads as zeros and asks only for the bytes it lacks", "[format][take]") {
+TEST_CASE("a partial segment reads as zeros and asks only for the bytes it lacks",
+          "[format][take]") {
   auto seg = *PartialSegment::reserve({1000, 10000});
   const format::Buffer all = seg->bytes();
   REQUIRE(all.size() == 10000);

@@ -43,8 +43,9 @@ ColumnPtr utf8_column(const std::vector<std::string>& strings) {
 
 TEST_CASE("patches decode indices minus offset and their values", "[format][patches]") {
   const auto t = DType::make_primitive(PType::i32, false);
-  auto parent = node("test.parent", {}, {},
-                     {primitive_node<uint16_t>({12, 15, 19}), primitive_node<int32_t>({-1, -2, -3})});
+  auto parent =
+      node("test.parent", {}, {},
+           {primitive_node<uint16_t>({12, 15, 19}), primitive_node<int32_t>({-1, -2, -3})});
   size_t used = 0;
   auto p = decode_patches_of(parent, patches_meta(3, 10, PType::u16), t, 10, used);
   REQUIRE(p.ok());
@@ -74,8 +75,9 @@ TEST_CASE("patches decode a chunk-offsets child of its dtype and length", "[form
   CHECK(p->positions == std::vector<uint64_t>{3});
 
   parent.children.pop_back();
-  CHECK(decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used).error().code() ==
-        Errc::corrupt);
+  CHECK(decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used)
+            .error()
+            .code() == Errc::corrupt);
 
   // vortex-data decodes the chunk offsets as chunk_offsets_len non-nullable values of their
   // ptype: a child of another length, or with a validity, is corrupt.
@@ -86,17 +88,19 @@ TEST_CASE("patches decode a chunk-offsets child of its dtype and length", "[form
   CHECK(r.error().to_string().find("chunk offsets") != std::string::npos);
   parent.children.back() = primitive_node<uint64_t>({0});
   parent.children.back().children.push_back(bool_node({true}));
-  CHECK(decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used).error().code() ==
-        Errc::corrupt);
+  CHECK(decode_patches_of(parent, m, DType::make_primitive(PType::u64, false), 4, used)
+            .error()
+            .code() == Errc::corrupt);
 }
 
 TEST_CASE("patches metadata with no patches is corrupt, as vortex-data refuses it",
           "[format][patches]") {
   // vortex-data: "Patch indices must not be empty".
-  auto parent = node("test.parent", {}, {}, {primitive_node<uint8_t>({}), primitive_node<uint8_t>({})});
+  auto parent =
+      node("test.parent", {}, {}, {primitive_node<uint8_t>({}), primitive_node<uint8_t>({})});
   size_t used = 0;
-  auto r = decode_patches_of(parent, patches_meta(0, 0, PType::u8), DType::make_primitive(PType::u8, false),
-                             3, used);
+  auto r = decode_patches_of(parent, patches_meta(0, 0, PType::u8),
+                             DType::make_primitive(PType::u8, false), 3, used);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::corrupt);
   CHECK(r.error().to_string().find("no patches") != std::string::npos);
@@ -108,16 +112,18 @@ TEST_CASE("patches reject hostile indices", "[format][patches]") {
   auto with_indices = [&](std::vector<uint32_t> idx, uint64_t offset, uint64_t array_len) {
     std::vector<uint8_t> vals(idx.size(), 1);
     auto parent = node("test.parent", {}, {}, {primitive_node(idx), primitive_node(vals)});
-    return decode_patches_of(parent, patches_meta(idx.size(), offset, PType::u32), t, array_len, used);
+    return decode_patches_of(parent, patches_meta(idx.size(), offset, PType::u32), t, array_len,
+                             used);
   };
   CHECK(with_indices({1, 2}, 0, 3).ok());
-  CHECK(with_indices({1, 3}, 0, 3).error().code() == Errc::corrupt);     // past the end
-  CHECK(with_indices({4, 5}, 5, 3).error().code() == Errc::corrupt);     // below the offset
-  CHECK(with_indices({2, 1}, 0, 3).error().code() == Errc::corrupt);     // not ascending
-  CHECK(with_indices({1, 1}, 0, 3).error().code() == Errc::corrupt);     // duplicate
+  CHECK(with_indices({1, 3}, 0, 3).error().code() == Errc::corrupt);        // past the end
+  CHECK(with_indices({4, 5}, 5, 3).error().code() == Errc::corrupt);        // below the offset
+  CHECK(with_indices({2, 1}, 0, 3).error().code() == Errc::corrupt);        // not ascending
+  CHECK(with_indices({1, 1}, 0, 3).error().code() == Errc::corrupt);        // duplicate
   CHECK(with_indices({0, 1, 2, 3}, 0, 3).error().code() == Errc::corrupt);  // more than rows
 
-  auto parent = node("test.parent", {}, {}, {primitive_node<int32_t>({1}), primitive_node<uint8_t>({1})});
+  auto parent =
+      node("test.parent", {}, {}, {primitive_node<int32_t>({1}), primitive_node<uint8_t>({1})});
   CHECK(decode_patches_of(parent, patches_meta(1, 0, PType::i32), t, 3, used).error().code() ==
         Errc::corrupt);
   // A length that disagrees with the indices child is caught by the child's decoder.
@@ -149,12 +155,14 @@ TEST_CASE("patches apply to sliced bool and string columns", "[format][patches]"
   REQUIRE(bools.ok());
   auto bool_values = decode(bool_node({true}), DType::make_bool(false), 1);
   REQUIRE(bool_values.ok());
-  auto patched = format::apply_patches(format::slice(*bools, 1, 4), DecodedPatches{{2}, *bool_values});
+  auto patched =
+      format::apply_patches(format::slice(*bools, 1, 4), DecodedPatches{{2}, *bool_values});
   REQUIRE(patched.ok());
   CHECK(bools_of(**patched) == std::vector<bool>{false, false, true, false});
 
   auto strings = format::slice(utf8_column({"x", "a", "b", "c"}), 1, 3);
-  auto patched_strings = format::apply_patches(strings, DecodedPatches{{0, 2}, utf8_column({"AA", ""})});
+  auto patched_strings =
+      format::apply_patches(strings, DecodedPatches{{0, 2}, utf8_column({"AA", ""})});
   REQUIRE(patched_strings.ok());
   CHECK(strings_of(**patched_strings) == std::vector<std::string>{"AA", "b", ""});
 }

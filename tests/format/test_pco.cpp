@@ -4,7 +4,6 @@
 // metadata. The pcodec decoder itself is tested against the pcodec package in test_pcodec.cpp
 // and tests/interop/test_pcodec_oracle.py.
 #include <catch2/catch.hpp>
-
 #include <random>
 
 #include "format/proto/pco.pb.h"
@@ -16,8 +15,8 @@ using namespace oc::test;
 
 namespace {
 
-const char* const kCases[] = {"pco_f64_nulls",  "pco_f32_normal",         "pco_i64_walk",
-                              "pco_i64_mult_nulls", "pco_u32_skewed",     "pco_i16_walk",
+const char* const kCases[] = {"pco_f64_nulls",          "pco_f32_normal", "pco_i64_walk",
+                              "pco_i64_mult_nulls",     "pco_u32_skewed", "pco_i16_walk",
                               "pco_u16_sine_half_null", "pco_i32_sine",   "pco_f16"};
 
 pb::PcoMetadata metadata_of(const ArrayView& n) {
@@ -39,15 +38,18 @@ std::vector<std::string> expected_rows(const alp_golden::Expected& e) {
   values->buffers.push_back(bytes_of(e.values));
   if (e.nullable) {
     Buffer bits = format::make_bitmap(e.rows, true);
-    for (uint64_t i = 0; i < e.rows; ++i) format::bitmap_set(bits.mutable_data(), i, e.valid[i] != 0);
+    for (uint64_t i = 0; i < e.rows; ++i)
+      format::bitmap_set(bits.mutable_data(), i, e.valid[i] != 0);
     values->validity = bits;
     values->null_count = format::count_nulls(bits.data(), 0, e.rows);
   }
   return rows_of(*values);
 }
 
-std::vector<std::string> slice_rows(const std::vector<std::string>& rows, uint64_t begin, uint64_t end) {
-  return {rows.begin() + static_cast<std::ptrdiff_t>(begin), rows.begin() + static_cast<std::ptrdiff_t>(end)};
+std::vector<std::string> slice_rows(const std::vector<std::string>& rows, uint64_t begin,
+                                    uint64_t end) {
+  return {rows.begin() + static_cast<std::ptrdiff_t>(begin),
+          rows.begin() + static_cast<std::ptrdiff_t>(end)};
 }
 
 }  // namespace
@@ -58,7 +60,8 @@ TEST_CASE("vortex.pco: the compact writer's arrays decode bit for bit", "[format
   }
 }
 
-TEST_CASE("vortex.pco: slices decode only their pages and equal the oracle's rows", "[format][pco]") {
+TEST_CASE("vortex.pco: slices decode only their pages and equal the oracle's rows",
+          "[format][pco]") {
   for (const char* name : kCases) {
     const auto g = alp_golden::load(name);
     const auto want = expected_rows(g.expected);
@@ -213,7 +216,8 @@ TEST_CASE("vortex.pco: hostile metadata and pages are corrupt, never a crash", "
     for (int trial = 0; trial < 200; ++trial) {
       ArrayView bad = g.root;
       const size_t b = 1 + rng() % (bad.buffers.size() - 1);
-      std::string bytes(reinterpret_cast<const char*>(bad.buffers[b].data()), bad.buffers[b].size());
+      std::string bytes(reinterpret_cast<const char*>(bad.buffers[b].data()),
+                        bad.buffers[b].size());
       if (trial % 2 == 0) {
         bytes.resize(rng() % bytes.size());
       } else {

@@ -5,7 +5,6 @@
 // never crash. The full type x mode x delta matrix runs against pcodec itself in
 // tests/interop/test_pcodec_oracle.py.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -106,7 +105,8 @@ class BitWriter {
   }
   Bytes bytes() const {
     Bytes out((bits_.size() + 7) / 8, 0);
-    for (size_t i = 0; i < bits_.size(); ++i) out[i / 8] |= static_cast<uint8_t>(bits_[i] << (i % 8));
+    for (size_t i = 0; i < bits_.size(); ++i)
+      out[i / 8] |= static_cast<uint8_t>(bits_[i] << (i % 8));
     return out;
   }
 
@@ -124,7 +124,8 @@ void put_var(BitWriter& w, uint32_t bits, uint32_t ans_size_log, std::vector<Tes
              std::optional<uint32_t> n_bins = std::nullopt) {
   w.put(ans_size_log, 4).put(n_bins.value_or(static_cast<uint32_t>(bins.size())), 15);
   const uint32_t ob_bits = bits == 8 ? 4 : bits == 16 ? 5 : bits == 32 ? 6 : 7;
-  for (const TestBin& b : bins) w.put(b.weight - 1, ans_size_log).put(b.lower, bits).put(b.offset_bits, ob_bits);
+  for (const TestBin& b : bins)
+    w.put(b.weight - 1, ans_size_log).put(b.lower, bits).put(b.offset_bits, ob_bits);
 }
 
 // u32, Classic, no delta, one variable.
@@ -185,11 +186,12 @@ TEST_CASE("pcodec goldens of formats 3 and 4.1 decode to their values", "[format
   }
 }
 
-TEST_CASE("pcodec goldens name the mode and delta encoding they were forced to", "[format][pcodec]") {
+TEST_CASE("pcodec goldens name the mode and delta encoding they were forced to",
+          "[format][pcodec]") {
   auto describe = [](const char* name) {
     const Golden g = load(name);
-    auto cd = pco::ChunkDecoder::parse(*pco::parse_wrapped_header(g.header), g.number,
-                                       g.chunks[0].meta);
+    auto cd =
+        pco::ChunkDecoder::parse(*pco::parse_wrapped_header(g.header), g.number, g.chunks[0].meta);
     REQUIRE(cd.ok());
     CHECK(cd->meta_size() == g.chunks[0].meta.size());
     return cd->describe();
@@ -209,7 +211,7 @@ TEST_CASE("pcodec headers: 1 byte up to format 3, 2 from 4", "[format][pcodec]")
   CHECK(parse({3})->major == 3);
   CHECK(parse({3, 99})->minor == 0);  // format 3 has no minor byte; the rest is not the header's
   CHECK(parse({4, 1})->minor == 1);
-  CHECK(parse({4, 7})->minor == 7);   // pcodec tries newer minor versions too
+  CHECK(parse({4, 7})->minor == 7);  // pcodec tries newer minor versions too
   CHECK(parse({}).error().code() == oc::Errc::corrupt);
   CHECK(parse({4}).error().code() == oc::Errc::corrupt);
   CHECK(parse({5, 0}).error().code() == oc::Errc::unsupported);
@@ -256,9 +258,9 @@ TEST_CASE("pcodec: trailing bytes after a meta or a page are ignored, as pcodec 
 TEST_CASE("pcodec: hostile chunk metas are corrupt", "[format][pcodec]") {
   using oc::Errc;
   // A sound baseline: two bins of weight 1 in a table of 2.
-  CHECK(pco::ChunkDecoder::parse(kV41, pco::Number::u32,
-                                 classic_u32_meta(1, {{1, 0, 0}, {1, 5, 3}}))
-            .ok());
+  CHECK(
+      pco::ChunkDecoder::parse(kV41, pco::Number::u32, classic_u32_meta(1, {{1, 0, 0}, {1, 5, 3}}))
+          .ok());
   SECTION("ANS size log above 14") {
     CHECK(parse_error(classic_u32_meta(15, {})) == Errc::corrupt);
   }
@@ -323,7 +325,7 @@ TEST_CASE("pcodec: hostile chunk metas are corrupt", "[format][pcodec]") {
     CHECK(parse_error(lb.bytes()) == Errc::corrupt);
     BitWriter lb_bin;
     lb_bin.put(0, 4).put(2, 4).put(3, 5).put(0, 4).put(0, 1);  // window 16
-    put_var(lb_bin, 32, 0, {{1, 17, 0}});                         // lookback 17 > 16
+    put_var(lb_bin, 32, 0, {{1, 17, 0}});                      // lookback 17 > 16
     put_var(lb_bin, 32, 0, {{1, 0, 0}});
     CHECK(parse_error(lb_bin.bytes()) == Errc::corrupt);
     BitWriter big_window;
@@ -334,11 +336,21 @@ TEST_CASE("pcodec: hostile chunk metas are corrupt", "[format][pcodec]") {
     put_var(conv64, 64, 0, {{1, 0, 0}});
     CHECK(parse_error(conv64.bytes(), pco::Number::u64) == Errc::corrupt);  // Conv1 on 64 bits
     BitWriter conv_q;
-    conv_q.put(0, 4).put(3, 4).put(16, 5).put(uint64_t{1} << 63, 64).put(0, 5).put(0x8000'0001u, 32);
+    conv_q.put(0, 4)
+        .put(3, 4)
+        .put(16, 5)
+        .put(uint64_t{1} << 63, 64)
+        .put(0, 5)
+        .put(0x8000'0001u, 32);
     put_var(conv_q, 8, 0, {{1, 0, 0}});
     CHECK(parse_error(conv_q.bytes(), pco::Number::u8) == Errc::corrupt);  // quantization > 15
     BitWriter conv_big;
-    conv_big.put(0, 4).put(3, 4).put(0, 5).put(uint64_t{1} << 63, 64).put(0, 5).put(0x8000'0000u + 200, 32);
+    conv_big.put(0, 4)
+        .put(3, 4)
+        .put(0, 5)
+        .put(uint64_t{1} << 63, 64)
+        .put(0, 5)
+        .put(0x8000'0000u + 200, 32);
     put_var(conv_big, 8, 0, {{1, 0, 0}});
     CHECK(parse_error(conv_big.bytes(), pco::Number::u8) == Errc::corrupt);  // 200 * 2^8 > i16
   }
@@ -395,7 +407,7 @@ TEST_CASE("pcodec: hostile pages are corrupt", "[format][pcodec]") {
   SECTION("a lookback outside its window") {
     BitWriter m;
     m.put(0, 4).put(2, 4).put(3, 5).put(0, 4).put(0, 1);  // window 16, state 1
-    put_var(m, 32, 0, {{1, 16, 1}});  // lookbacks 16 or 17
+    put_var(m, 32, 0, {{1, 16, 1}});                      // lookbacks 16 or 17
     put_var(m, 32, 0, {{1, 0, 0}});
     BitWriter page;
     page.put(0, 32);  // primary state

@@ -29,8 +29,9 @@ ArrayView two_block_rle(uint64_t offset, std::vector<bool> index_validity = {}) 
   for (size_t i = 1024; i < 2048; ++i) indices[i] = 7;  // ignored: a single-value block
   auto index_node = primitive_node(indices);
   if (!index_validity.empty()) index_node.children.push_back(bool_node(index_validity));
-  return node("fastlanes.rle", rle_meta(3, 2048, PType::u16, 2, PType::u32, offset), {},
-              {primitive_node<int64_t>({10, 20, 30}), index_node, primitive_node<uint32_t>({5, 7})});
+  return node(
+      "fastlanes.rle", rle_meta(3, 2048, PType::u16, 2, PType::u32, offset), {},
+      {primitive_node<int64_t>({10, 20, 30}), index_node, primitive_node<uint32_t>({5, 7})});
 }
 
 }  // namespace
@@ -79,19 +80,24 @@ TEST_CASE("fastlanes.rle rejects hostile input", "[format][rle]") {
   CHECK(decode(n, i64, 2048).ok());
   CHECK(decode(n, i64, 2049).error().code() == Errc::corrupt);  // past the indices
   CHECK(decode(with_meta(n, rle_meta(3, 2048, PType::u16, 2, PType::u32, 1024)), i64, 10)
-            .error().code() == Errc::corrupt);
+            .error()
+            .code() == Errc::corrupt);
   CHECK(decode(with_meta(n, rle_meta(3, 2048, PType::u32, 2, PType::u32, 0)), i64, 10)
-            .error().code() == Errc::corrupt);  // indices must be u8 or u16
+            .error()
+            .code() == Errc::corrupt);  // indices must be u8 or u16
   CHECK(decode(with_meta(n, rle_meta(3, 2048, PType::u16, 2, PType::i32, 0)), i64, 10)
-            .error().code() == Errc::corrupt);  // offsets must be unsigned
+            .error()
+            .code() == Errc::corrupt);  // offsets must be unsigned
   CHECK(decode(with_meta(n, rle_meta(3, 2000, PType::u16, 2, PType::u32, 0)), i64, 10)
-            .error().code() == Errc::corrupt);  // partial block of indices
+            .error()
+            .code() == Errc::corrupt);  // partial block of indices
 
   // An index past its block's values.
   std::vector<uint16_t> indices(1024, 0);
   indices[5] = 2;
-  auto bad = node("fastlanes.rle", rle_meta(2, 1024, PType::u16, 1, PType::u32, 0), {},
-                  {primitive_node<int64_t>({1, 2}), primitive_node(indices), primitive_node<uint32_t>({0})});
+  auto bad = node(
+      "fastlanes.rle", rle_meta(2, 1024, PType::u16, 1, PType::u32, 0), {},
+      {primitive_node<int64_t>({1, 2}), primitive_node(indices), primitive_node<uint32_t>({0})});
   CHECK(decode(bad, i64, 1024).error().code() == Errc::corrupt);
   // Offsets that run backwards.
   auto backwards = two_block_rle(0);

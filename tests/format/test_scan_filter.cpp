@@ -3,7 +3,6 @@
 // row, with the filter evaluated row by row. Pruning, pushdown to dictionaries and the two-phase
 // fetch must change how much is read, never what comes out.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <sstream>
 
@@ -47,7 +46,8 @@ Scanned run(const VortexFile& f, const ScanOptions& opts) {
 }
 
 // Every row, then the filter evaluated on whole batches and the projection applied.
-std::string oracle(const VortexFile& f, const std::string& sql, const std::vector<std::string>& columns) {
+std::string oracle(const VortexFile& f, const std::string& sql,
+                   const std::vector<std::string>& columns) {
   auto parsed = parse_expr(sql);
   REQUIRE(parsed.ok());
   auto bound = bind(**parsed, *f.dtype());
@@ -67,7 +67,8 @@ std::string oracle(const VortexFile& f, const std::string& sql, const std::vecto
     std::vector<std::string> keep = columns.empty() ? names : columns;
     std::vector<DTypePtr> types;
     for (const auto& c : keep) {
-      const size_t i = static_cast<size_t>(std::find(names.begin(), names.end(), c) - names.begin());
+      const size_t i =
+          static_cast<size_t>(std::find(names.begin(), names.end(), c) - names.begin());
       auto rows = filter_rows(batch->children[i], *mask);
       REQUIRE(rows.ok());
       types.push_back(batch->dtype->children[i]);
@@ -106,7 +107,8 @@ class FilterGen {
       const int v = pick_int(-10, 50010);
       return pick_int(0, 1) ? fmt::format("{}.0", v / 10) : fmt::format("{}.05", v / 10);
     }
-    if (col == "name") return "'" + std::string(70, 'k') + fmt::format("{:04}", pick_int(-1, 51)) + "'";
+    if (col == "name")
+      return "'" + std::string(70, 'k') + fmt::format("{:04}", pick_int(-1, 51)) + "'";
     if (col == "day") return date_literal(pick_int(-2, 101));
     return pick_int(0, 1) ? "TRUE" : "FALSE";
   }
@@ -141,9 +143,11 @@ class FilterGen {
   std::mt19937 rng_;
 };
 
-TEST_CASE("filtered scans equal row-by-row evaluation for random filters", "[format][scan][filter]") {
+TEST_CASE("filtered scans equal row-by-row evaluation for random filters",
+          "[format][scan][filter]") {
   auto f = open_seed("zoned.vortex");
-  const std::vector<std::vector<std::string>> projections = {{}, {"id"}, {"name", "score"}, {"day", "flag", "grp"}};
+  const std::vector<std::vector<std::string>> projections = {
+      {}, {"id"}, {"name", "score"}, {"day", "flag", "grp"}};
   for (uint32_t seed = 0; seed < 150; ++seed) {
     FilterGen gen(seed);
     ScanOptions opts;
@@ -158,7 +162,8 @@ TEST_CASE("filtered scans equal row-by-row evaluation for random filters", "[for
   }
 }
 
-TEST_CASE("zone maps prune sorted columns and the rest is never fetched", "[format][scan][filter]") {
+TEST_CASE("zone maps prune sorted columns and the rest is never fetched",
+          "[format][scan][filter]") {
   auto f = open_seed("zoned.vortex");
   ScanOptions opts;
   opts.columns = {"score"};
@@ -180,7 +185,8 @@ TEST_CASE("zone maps prune sorted columns and the rest is never fetched", "[form
   CHECK(none.stats.bytes_read < 4096);
 }
 
-TEST_CASE("truncated string bounds, nulls and NaN prune only what is safe", "[format][scan][filter]") {
+TEST_CASE("truncated string bounds, nulls and NaN prune only what is safe",
+          "[format][scan][filter]") {
   auto f = open_seed("zoned.vortex");
   const std::string k70(70, 'k');
   struct Case {
@@ -193,12 +199,12 @@ TEST_CASE("truncated string bounds, nulls and NaN prune only what is safe", "[fo
       // truncation must keep every zone.
       {"name = '" + k70 + "0042'", 0},
       {"name >= '" + k70 + "0049'", 0},
-      {"grp IS NULL", 5},                       // rows 40000..40999 straddle zones 4 and 5
+      {"grp IS NULL", 5},  // rows 40000..40999 straddle zones 4 and 5
       {"grp IS NOT NULL", 0},
       {"NOT (id >= 8192)", 6},
-      {"score > 4950.0", 6},                    // zone 6 starts at 49152 (score 4915.2)
-      {"score != 1.0", 0},                      // NaN rows make != true everywhere
-      {"day = DATE '1970-01-05'", 6},           // day 4: rows 2000..2499
+      {"score > 4950.0", 6},           // zone 6 starts at 49152 (score 4915.2)
+      {"score != 1.0", 0},             // NaN rows make != true everywhere
+      {"day = DATE '1970-01-05'", 6},  // day 4: rows 2000..2499
       {"flag", 6},
   };
   for (const auto& c : cases) {
@@ -211,9 +217,11 @@ TEST_CASE("truncated string bounds, nulls and NaN prune only what is safe", "[fo
   }
 }
 
-TEST_CASE("file statistics prune a whole file before any segment is read", "[format][scan][filter]") {
+TEST_CASE("file statistics prune a whole file before any segment is read",
+          "[format][scan][filter]") {
   auto f = open_seed("zoned.vortex");
-  for (const char* sql : {"id < 0", "id > 49999 OR grp > 60", "day < DATE '1969-12-31'", "name < 'a'"}) {
+  for (const char* sql :
+       {"id < 0", "id > 49999 OR grp > 60", "day < DATE '1969-12-31'", "name < 'a'"}) {
     INFO(sql);
     ScanOptions opts;
     opts.filter = sql;
@@ -259,9 +267,11 @@ TEST_CASE("bad filters fail with errors that point at the problem", "[format][sc
 
 TEST_CASE("filters on mixed.vortex match row-by-row evaluation", "[format][scan][filter]") {
   auto f = open_seed("mixed.vortex");
-  for (const char* sql : {"small > 50", "small IS NULL", "city = 'Lima' AND flag", "price BETWEEN 10.0 AND 20.5",
-                          "city LIKE 'P%' OR NOT flag", "ts >= TIMESTAMP '2023-11-14 22:30:00'", "id IN (5, 77, 2999)"}) {
-    for (const std::vector<std::string>& cols : {std::vector<std::string>{}, std::vector<std::string>{"tags", "id"}}) {
+  for (const char* sql : {"small > 50", "small IS NULL", "city = 'Lima' AND flag",
+                          "price BETWEEN 10.0 AND 20.5", "city LIKE 'P%' OR NOT flag",
+                          "ts >= TIMESTAMP '2023-11-14 22:30:00'", "id IN (5, 77, 2999)"}) {
+    for (const std::vector<std::string>& cols :
+         {std::vector<std::string>{}, std::vector<std::string>{"tags", "id"}}) {
       INFO(sql);
       ScanOptions opts;
       opts.filter = sql;

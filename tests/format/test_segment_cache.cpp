@@ -3,7 +3,6 @@
 // is read on the cache's fetch thread. A source that holds its reads until released, or fails
 // them, stands in for slow and broken storage (fault injection).
 #include <catch2/catch.hpp>
-
 #include <chrono>
 #include <condition_variable>
 #include <future>
@@ -33,7 +32,8 @@ class GatedSource final : public format::SegmentSource {
     changed_.wait(lock, [&] { return open_; });
     if (failing_) return OC_ERROR(Errc::io, "the test's storage failed");
     std::vector<Buffer> out;
-    for (const auto& r : ranges) out.push_back(Buffer::copy_of({bytes_.data() + r.offset, r.length}));
+    for (const auto& r : ranges)
+      out.push_back(Buffer::copy_of({bytes_.data() + r.offset, r.length}));
     return out;
   }
   void open(bool fail = false) {
@@ -67,7 +67,8 @@ class GatedSource final : public format::SegmentSource {
 
 struct Fixture {
   std::vector<uint8_t> bytes = test::read_seed("zoned.vortex");
-  std::shared_ptr<const format::VortexFile> file = *format::VortexFile::open(format::memory_source(Buffer::copy_of(bytes)));
+  std::shared_ptr<const format::VortexFile> file =
+      *format::VortexFile::open(format::memory_source(Buffer::copy_of(bytes)));
   std::shared_ptr<GatedSource> source = std::make_shared<GatedSource>(bytes);
 
   // Segments outside the tail read at open time (take() serves those without I/O).
@@ -82,7 +83,8 @@ struct Fixture {
   }
   bool holds(const Buffer& b, uint32_t id) const {
     const ByteRange r = file->footer().segments[id].range();
-    return b.size() == r.length && std::equal(b.data(), b.data() + b.size(), bytes.begin() + r.offset);
+    return b.size() == r.length &&
+           std::equal(b.data(), b.data() + b.size(), bytes.begin() + r.offset);
   }
 };
 
@@ -99,7 +101,8 @@ TEST_CASE("segments fetched behind are read on the cache's thread while the call
   cache.fetch_behind({a, b});  // returns although the read it starts cannot finish yet
   fx.source->await_reads(1);
   auto taken = std::async(std::launch::async, [&] { return cache.take(b); });
-  CHECK(taken.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout);  // it waits for it
+  CHECK(taken.wait_for(std::chrono::milliseconds(50)) ==
+        std::future_status::timeout);  // it waits for it
   fx.source->open();
   auto second = taken.get();
   REQUIRE(second.ok());

@@ -2,7 +2,6 @@
 // Slice decodes (DecodeContext::decode_slice) return exactly the rows of a full decode, for
 // window-aware encodings (decoded partially) and all others (decoded whole, then sliced).
 #include <catch2/catch.hpp>
-
 #include <random>
 
 #include "format/array_tree.hpp"
@@ -48,14 +47,16 @@ TEST_CASE("slice decodes equal slices of full decodes for every column of a real
       const uint64_t n = flat->row_count;
       auto full = decode(*tree, t.children[field], n);
       REQUIRE(full.ok());
-      std::vector<format::RowWindow> ws{{0, 0}, {0, 1}, {n - 1, n}, {1023, 1025}, {0, n}, {1000, 2100}};
+      std::vector<format::RowWindow> ws{{0, 0},       {0, 1}, {n - 1, n},
+                                        {1023, 1025}, {0, n}, {1000, 2100}};
       for (int k = 0; k < 8; ++k) {
         uint64_t a = rng() % n, b = rng() % n;
         ws.push_back({std::min(a, b), std::max(a, b) + 1});
       }
       for (const auto& w : ws) {
         if (w.end > n || w.begin > w.end) continue;  // the fixed windows assume long chunks
-        INFO(t.names[field] << " window [" << w.begin << ", " << w.end << ") encoding " << tree->encoding);
+        INFO(t.names[field] << " window [" << w.begin << ", " << w.end << ") encoding "
+                            << tree->encoding);
         format::DecodeContext ctx;
         auto part = ctx.decode_slice(*tree, t.children[field], n, w);
         REQUIRE(part.ok());
@@ -70,7 +71,8 @@ TEST_CASE("slice decodes equal slices of full decodes for every column of a real
 
 TEST_CASE("a window outside the array is refused", "[format][slice]") {
   format::DecodeContext ctx;
-  auto r = ctx.decode_slice(primitive_node<int32_t>({1, 2, 3}), DType::make_primitive(PType::i32, false), 3, {2, 4});
+  auto r = ctx.decode_slice(primitive_node<int32_t>({1, 2, 3}),
+                            DType::make_primitive(PType::i32, false), 3, {2, 4});
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::invalid);
 }
@@ -89,7 +91,8 @@ TEST_CASE("row-range scans equal the same rows of a full scan", "[format][slice]
     }
     auto full = *format::concat(batches);
     const uint64_t n = f->row_count();
-    for (auto [b, e] : std::vector<std::pair<uint64_t, uint64_t>>{{0, 1}, {17, n / 3}, {n - 5, n}, {n / 2, n / 2 + 100}}) {
+    for (auto [b, e] : std::vector<std::pair<uint64_t, uint64_t>>{
+             {0, 1}, {17, n / 3}, {n - 5, n}, {n / 2, n / 2 + 100}}) {
       format::ScanOptions o;
       o.row_range = std::make_pair(b, e);
       auto s = f->scan(o);

@@ -71,10 +71,10 @@ TEST_CASE("vortex.sparse with a null fill value", "[format][sparse]") {
   CHECK((*c)->null_count == 2);
   CHECK(bools_of(**c)[0]);
   CHECK_FALSE(bools_of(**c)[2]);
-
 }
 
-TEST_CASE("vortex.sparse without patches is corrupt, as vortex-data refuses it", "[format][sparse]") {
+TEST_CASE("vortex.sparse without patches is corrupt, as vortex-data refuses it",
+          "[format][sparse]") {
   // vortex-data 0.93: "Patch indices must not be empty" (writers emit a constant instead).
   auto n = node("vortex.sparse", sparse_metadata(0), {null_fill()},
                 {primitive_node<uint8_t>({}), primitive_node<int32_t>({})});

@@ -2,7 +2,6 @@
 // Strings in Arrow's view layout (format/string_views.hpp): conversions both ways, the checks
 // on views read from a file, gathers, concatenation, nested columns, evaluation and export.
 #include <catch2/catch.hpp>
-
 #include <cstring>
 #include <optional>
 
@@ -32,7 +31,8 @@ ColumnPtr offsets_column(const std::vector<std::optional<std::string>>& v, bool 
   std::string bytes;
   if (nullable) c->validity = format::make_bitmap(v.size(), true);
   for (size_t i = 0; i < v.size(); ++i) {
-    if (v[i]) bytes += *v[i];
+    if (v[i])
+      bytes += *v[i];
     else {
       format::bitmap_set(c->validity.mutable_data(), i, false);
       ++c->null_count;
@@ -46,14 +46,17 @@ ColumnPtr offsets_column(const std::vector<std::optional<std::string>>& v, bool 
 std::vector<std::optional<std::string>> values_of_strings(const Column& c) {
   std::vector<std::optional<std::string>> out;
   for (uint64_t i = 0; i < c.length; ++i) {
-    if (c.is_valid(i)) out.emplace_back(std::string(format::string_at(c, i)));
-    else out.emplace_back(std::nullopt);
+    if (c.is_valid(i))
+      out.emplace_back(std::string(format::string_at(c, i)));
+    else
+      out.emplace_back(std::nullopt);
   }
   return out;
 }
 
 std::string view_bytes(const Column& c, uint64_t i) {
-  return {reinterpret_cast<const char*>(c.buffers[0].data()) + (c.offset + i) * kViewBytes, kViewBytes};
+  return {reinterpret_cast<const char*>(c.buffers[0].data()) + (c.offset + i) * kViewBytes,
+          kViewBytes};
 }
 
 // A view as vortex.varbinview stores it: size, then 12 bytes as given.
@@ -81,9 +84,14 @@ Result<ColumnPtr> views_node(const std::vector<std::string>& data, const std::st
   return decode(node("vortex.varbinview", {}, buffers, std::move(validity)), t, n);
 }
 
-const std::vector<std::optional<std::string>> kMixed = {
-    "", "abcd", std::nullopt, "exactly12byt", "thirteen byte", "a much longer value than that",
-    std::nullopt, "x"};
+const std::vector<std::optional<std::string>> kMixed = {"",
+                                                        "abcd",
+                                                        std::nullopt,
+                                                        "exactly12byt",
+                                                        "thirteen byte",
+                                                        "a much longer value than that",
+                                                        std::nullopt,
+                                                        "x"};
 
 }  // namespace
 
@@ -116,11 +124,13 @@ TEST_CASE("offsets become views without copying a value, and views become offset
   // A slice converts its own rows only.
   auto sliced = format::with_string_layout(format::slice(offs, 3, 3), StringLayout::views);
   REQUIRE(sliced.ok());
-  CHECK(values_of_strings(**sliced) == std::vector<std::optional<std::string>>(kMixed.begin() + 3, kMixed.begin() + 6));
+  CHECK(values_of_strings(**sliced) ==
+        std::vector<std::optional<std::string>>(kMixed.begin() + 3, kMixed.begin() + 6));
 }
 
 TEST_CASE("short values only need no data buffer", "[format][string_views]") {
-  auto v = format::with_string_layout(offsets_column({"a", "bc", std::nullopt}), StringLayout::views);
+  auto v =
+      format::with_string_layout(offsets_column({"a", "bc", std::nullopt}), StringLayout::views);
   REQUIRE(v.ok());
   CHECK(format::view_data(**v).empty());
   CHECK((*v)->buffers.size() == 2);  // views and an empty sizes buffer
@@ -144,12 +154,14 @@ TEST_CASE("views that are not canonical are rewritten, not handed on", "[format]
   const std::string views = raw_view(2, "ab\x7f") + ref(14, "zzzz", 0, 3);
   auto c = views_node({data}, views, 2);
   REQUIRE(c.ok());
-  CHECK(values_of_strings(**c) == std::vector<std::optional<std::string>>{"ab", data.substr(3, 14)});
+  CHECK(values_of_strings(**c) ==
+        std::vector<std::optional<std::string>>{"ab", data.substr(3, 14)});
   CHECK(view_bytes(**c, 0) == raw_view(2, "ab"));
   CHECK(view_bytes(**c, 1) == ref(14, "3456", 0, 3));
 }
 
-TEST_CASE("views outside their buffers or Arrow's i32 fields are corrupt", "[format][string_views]") {
+TEST_CASE("views outside their buffers or Arrow's i32 fields are corrupt",
+          "[format][string_views]") {
   const std::string data(40, 'x');
   CHECK(views_node({data}, ref(13, "xxxx", 0, 28), 1).error().code() == Errc::corrupt);
   CHECK(views_node({data}, ref(13, "xxxx", 1, 0), 1).error().code() == Errc::corrupt);
@@ -163,7 +175,8 @@ TEST_CASE("views outside their buffers or Arrow's i32 fields are corrupt", "[for
 
 TEST_CASE("take and concat of views share the values; nulls get zero views",
           "[format][string_views]") {
-  const ColumnPtr a = format::with_string_layout(offsets_column(kMixed), StringLayout::views).value();
+  const ColumnPtr a =
+      format::with_string_layout(offsets_column(kMixed), StringLayout::views).value();
   const std::vector<uint64_t> idx = {5, 0, 4, 2, 7};
   const std::vector<uint8_t> index_valid = {0b11101};  // index 1 is null
   auto taken = format::take(a, idx, index_valid.data());
@@ -171,7 +184,8 @@ TEST_CASE("take and concat of views share the values; nulls get zero views",
   CHECK((*taken)->string_views);
   CHECK(format::view_data(**taken)[0].data() == format::view_data(*a)[0].data());
   CHECK(values_of_strings(**taken) ==
-        std::vector<std::optional<std::string>>{kMixed[5], std::nullopt, kMixed[4], std::nullopt, kMixed[7]});
+        std::vector<std::optional<std::string>>{kMixed[5], std::nullopt, kMixed[4], std::nullopt,
+                                                kMixed[7]});
   CHECK(view_bytes(**taken, 1) == std::string(16, '\0'));
 
   // Parts in either layout: the result is views, each part's buffers renumbered after the
@@ -247,24 +261,28 @@ TEST_CASE("views export as vu / vz with their data buffers and sizes", "[format]
   REQUIRE(format::export_schema(*DType::make_utf8(true), "s", StringLayout::views, &schema).ok());
   CHECK(std::string(schema.format) == "vu");
   schema.release(&schema);
-  REQUIRE(format::export_schema(*DType::make_binary(true), "b", StringLayout::offsets, &schema).ok());
+  REQUIRE(
+      format::export_schema(*DType::make_binary(true), "b", StringLayout::offsets, &schema).ok());
   CHECK(std::string(schema.format) == "z");
   schema.release(&schema);
 
-  const ColumnPtr v = format::with_string_layout(offsets_column(kMixed), StringLayout::views).value();
+  const ColumnPtr v =
+      format::with_string_layout(offsets_column(kMixed), StringLayout::views).value();
   ArrowArray array;
   REQUIRE(format::export_array(v, &array).ok());
   REQUIRE(array.n_buffers == 4);  // validity, views, one data buffer, sizes
   CHECK(array.buffers[1] == v->buffers[0].data());
   CHECK(array.buffers[2] == format::view_data(*v)[0].data());
-  CHECK(static_cast<const int64_t*>(array.buffers[3])[0] == static_cast<int64_t>(format::view_data(*v)[0].size()));
+  CHECK(static_cast<const int64_t*>(array.buffers[3])[0] ==
+        static_cast<int64_t>(format::view_data(*v)[0].size()));
   array.release(&array);
 }
 
 TEST_CASE("a dictionary's gather by code: views in the codes' width, nulls from either side",
           "[format][string_views]") {
   const ColumnPtr values =
-      format::with_string_layout(offsets_column({"zero", "one value that is long", "two"}), StringLayout::views)
+      format::with_string_layout(offsets_column({"zero", "one value that is long", "two"}),
+                                 StringLayout::views)
           .value();
   auto codes_of = [](PType p, std::vector<uint64_t> v, std::vector<bool> valid = {}) {
     auto c = std::make_shared<Column>();
@@ -272,7 +290,8 @@ TEST_CASE("a dictionary's gather by code: views in the codes' width, nulls from 
     c->length = v.size();
     const size_t w = format::ptype_width(p);
     c->buffers = {Buffer::allocate(v.size() * w)};
-    for (size_t i = 0; i < v.size(); ++i) std::memcpy(c->buffers[0].mutable_data() + i * w, &v[i], w);
+    for (size_t i = 0; i < v.size(); ++i)
+      std::memcpy(c->buffers[0].mutable_data() + i * w, &v[i], w);
     if (!valid.empty()) {
       c->validity = format::make_bitmap(v.size(), true);
       for (size_t i = 0; i < v.size(); ++i) {
@@ -289,8 +308,9 @@ TEST_CASE("a dictionary's gather by code: views in the codes' width, nulls from 
     auto got = format::gather_codes(values, *codes_of(p, {2, 0, 1, 1}));
     REQUIRE(got.ok());
     CHECK((*got)->string_views);
-    CHECK(values_of_strings(**got) == std::vector<std::optional<std::string>>{"two", "zero", "one value that is long",
-                                                                              "one value that is long"});
+    CHECK(values_of_strings(**got) ==
+          std::vector<std::optional<std::string>>{"two", "zero", "one value that is long",
+                                                  "one value that is long"});
     auto bad = format::gather_codes(values, *codes_of(p, {0, 3}));
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().code() == Errc::corrupt);
@@ -299,11 +319,13 @@ TEST_CASE("a dictionary's gather by code: views in the codes' width, nulls from 
   // A null code, and a code past the end under a null, give null rows; a null value too.
   auto got = format::gather_codes(values, *codes_of(PType::u8, {1, 200, 0}, {true, false, true}));
   REQUIRE(got.ok());
-  CHECK(values_of_strings(**got) == std::vector<std::optional<std::string>>{"one value that is long", std::nullopt, "zero"});
+  CHECK(values_of_strings(**got) ==
+        std::vector<std::optional<std::string>>{"one value that is long", std::nullopt, "zero"});
   const ColumnPtr with_null =
       format::with_string_layout(offsets_column({"a", std::nullopt}), StringLayout::views).value();
   got = format::gather_codes(with_null, *codes_of(PType::u16, {1, 0, 1}));
   REQUIRE(got.ok());
-  CHECK(values_of_strings(**got) == std::vector<std::optional<std::string>>{std::nullopt, "a", std::nullopt});
+  CHECK(values_of_strings(**got) ==
+        std::vector<std::optional<std::string>>{std::nullopt, "a", std::nullopt});
   CHECK((*got)->null_count == 2);
 }

@@ -61,7 +61,8 @@ TEST_CASE("vortex.varbinview handles empty and all-null arrays", "[format][varbi
   CHECK((*c)->null_count == 2);
   CHECK(strings_of(**c) == std::vector<std::string>{"", ""});
   REQUIRE((*c)->buffers[0].size() == 32);
-  CHECK(std::string(reinterpret_cast<const char*>((*c)->buffers[0].data()), 32) == std::string(32, '\0'));
+  CHECK(std::string(reinterpret_cast<const char*>((*c)->buffers[0].data()), 32) ==
+        std::string(32, '\0'));
 }
 
 TEST_CASE("vortex.varbinview rejects views outside their buffers", "[format][varbinview]") {

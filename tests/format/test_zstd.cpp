@@ -218,7 +218,8 @@ TEST_CASE("vortex.zstd takes inflate the frames of their rows", "[format][zstd][
   SECTION("frames that miscount their values are corrupt") {
     auto wrong = zstd_node({{part(0, 2), 3}, {part(2, 5), 3}});
     format::DecodeContext ctx;
-    auto r = ctx.decode_take(wrong, DType::make_primitive(PType::i64, false), 5, std::vector<uint64_t>{4});
+    auto r = ctx.decode_take(wrong, DType::make_primitive(PType::i64, false), 5,
+                             std::vector<uint64_t>{4});
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code() == Errc::corrupt);
     auto short_strings = zstd_node({{string_stream({"ab"}), 2}});

@@ -39,7 +39,8 @@ inline ArrayView fsst_rows(uint64_t len, bool nulls, std::mt19937_64& rng) {
   m.set_codes_offsets_ptype(static_cast<uint32_t>(PType::u32));
   std::vector<ArrayView> children = {primitive_node(lengths), primitive_node(offsets)};
   if (nulls) children.push_back(bool_node(valid));
-  return node("vortex.fsst", m.SerializeAsString(), {buffer_of(kFsstSymbols), buffer_of(kFsstLengths), buffer_of(codes)},
+  return node("vortex.fsst", m.SerializeAsString(),
+              {buffer_of(kFsstSymbols), buffer_of(kFsstLengths), buffer_of(codes)},
               std::move(children));
 }
 

@@ -22,20 +22,24 @@ inline ArrayView utf8_varbin(const std::vector<std::string>& values) {
 /// nullable u16 codes whose null rows hold codes out of range.
 inline std::vector<FusedCase> string_dict_cases(uint64_t len) {
   std::mt19937_64 rng(len * 3 + 1);
-  std::vector<std::string> words = {"", "AIR", "REG AIR", "DELIVER IN PERSON", "x", "TRUCK", "MAIL", "FOB"};
-  for (int i = 0; i < 50; ++i) words.push_back(std::string(rng() % 40, static_cast<char>('a' + i % 26)));
+  std::vector<std::string> words = {"",  "AIR",   "REG AIR", "DELIVER IN PERSON",
+                                    "x", "TRUCK", "MAIL",    "FOB"};
+  for (int i = 0; i < 50; ++i)
+    words.push_back(std::string(rng() % 40, static_cast<char>('a' + i % 26)));
   std::vector<FusedCase> out;
   std::vector<uint8_t> shifted(len);
   for (auto& s : shifted) s = static_cast<uint8_t>(rng() % (words.size() - 2));
-  out.push_back({"dict utf8 > for u8 > bitpacked w6, len " + std::to_string(len),
-                 node("vortex.dict", fused_dict_meta(static_cast<uint32_t>(words.size()), PType::u8), {},
-                      {node("fastlanes.for", for_meta_unsigned(2), {},
-                            {bitpacked_with_patches<uint8_t>(shifted, 6, 0, false, rng)}),
-                       utf8_varbin(words)}),
-                 DType::make_utf8(false), len});
+  out.push_back(
+      {"dict utf8 > for u8 > bitpacked w6, len " + std::to_string(len),
+       node("vortex.dict", fused_dict_meta(static_cast<uint32_t>(words.size()), PType::u8), {},
+            {node("fastlanes.for", for_meta_unsigned(2), {},
+                  {bitpacked_with_patches<uint8_t>(shifted, 6, 0, false, rng)}),
+             utf8_varbin(words)}),
+       DType::make_utf8(false), len});
   auto valid = random_validity(len, 5, rng);
   std::vector<uint16_t> codes(len);
-  for (uint64_t i = 0; i < len; ++i) codes[i] = valid[i] ? static_cast<uint16_t>(rng() % words.size()) : 0xffff;
+  for (uint64_t i = 0; i < len; ++i)
+    codes[i] = valid[i] ? static_cast<uint16_t>(rng() % words.size()) : 0xffff;
   ArrayView code_node = primitive_node<uint16_t>(codes);
   code_node.children.push_back(bool_node(valid));
   pb::DictMetadata m;
@@ -50,8 +54,9 @@ inline std::vector<FusedCase> string_dict_cases(uint64_t len) {
 
 /// @return "" when the strings @p offsets / @p data with @p validity equal column @p want row
 /// by row (null rows: validity only), else the first difference.
-inline std::string compare_strings(const std::vector<int32_t>& offsets, const std::vector<uint8_t>& data,
-                                   const format::Buffer& validity, const format::Column& want) {
+inline std::string compare_strings(const std::vector<int32_t>& offsets,
+                                   const std::vector<uint8_t>& data, const format::Buffer& validity,
+                                   const format::Column& want) {
   if (offsets.size() != want.length + 1) return "offsets size";
   for (uint64_t i = 0; i < want.length; ++i) {
     const bool valid = validity.empty() || ((validity.data()[i >> 3] >> (i & 7)) & 1);

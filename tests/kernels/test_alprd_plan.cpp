@@ -8,7 +8,8 @@
 using namespace oc;
 using namespace oc::test;
 
-TEST_CASE("an ALP-RD plan run on the host equals the CPU decoder, bit for bit", "[kernels][alprd]") {
+TEST_CASE("an ALP-RD plan run on the host equals the CPU decoder, bit for bit",
+          "[kernels][alprd]") {
   for (uint64_t len : {0, 1, 1023, 1024, 1025, 5000}) {
     for (bool f32 : {false, true}) {
       for (bool nulls : {false, true}) {
@@ -29,7 +30,8 @@ TEST_CASE("an ALP-RD plan run on the host equals the CPU decoder, bit for bit", 
   }
 }
 
-TEST_CASE("an ALP-RD code outside the dictionary is corrupt unless patched or null", "[kernels][alprd]") {
+TEST_CASE("an ALP-RD code outside the dictionary is corrupt unless patched or null",
+          "[kernels][alprd]") {
   std::mt19937_64 rng(9);
   auto n = alprd_rows(300, false, false, rng);
   // Drop the patches: row 3's placeholder code 6 is now unexplained.

@@ -2,7 +2,6 @@
 // probe_devices against the CUDA runtime itself: it must report what cudaGetDeviceCount reports
 // (a build without nvcc: no device, and a reason that says so), the same way every time.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "kernels/device.hpp"

@@ -4,7 +4,6 @@
 // scan keeps: the same comparison parsed, bound and run by format/expr_eval over a struct batch,
 // nulls included (SQL's three-valued logic: a null row is never kept).
 #include <catch2/catch.hpp>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -30,9 +29,9 @@ namespace {
 
 // The GPU filter's ops and the filter grammar's, pairwise: the one mapping a scan that pushes a
 // comparison down to the GPU has to make.
-constexpr std::pair<CompareOp, CmpOp> kOps[] = {{CompareOp::eq, CmpOp::eq}, {CompareOp::ne, CmpOp::ne},
-                                                {CompareOp::lt, CmpOp::lt}, {CompareOp::le, CmpOp::le},
-                                                {CompareOp::gt, CmpOp::gt}, {CompareOp::ge, CmpOp::ge}};
+constexpr std::pair<CompareOp, CmpOp> kOps[] = {
+    {CompareOp::eq, CmpOp::eq}, {CompareOp::ne, CmpOp::ne}, {CompareOp::lt, CmpOp::lt},
+    {CompareOp::le, CmpOp::le}, {CompareOp::gt, CmpOp::gt}, {CompareOp::ge, CmpOp::ge}};
 
 template <class T>
 uint64_t bits_of(T v) {
@@ -51,10 +50,14 @@ ValueKind kind_of() {
 template <class T>
 format::PType ptype_of() {
   using P = format::PType;
-  if constexpr (std::is_same_v<T, float>) return P::f32;
-  else if constexpr (std::is_same_v<T, double>) return P::f64;
-  else if constexpr (std::is_signed_v<T>) return sizeof(T) == 1 ? P::i8 : sizeof(T) == 2 ? P::i16 : sizeof(T) == 4 ? P::i32 : P::i64;
-  else return sizeof(T) == 1 ? P::u8 : sizeof(T) == 2 ? P::u16 : sizeof(T) == 4 ? P::u32 : P::u64;
+  if constexpr (std::is_same_v<T, float>)
+    return P::f32;
+  else if constexpr (std::is_same_v<T, double>)
+    return P::f64;
+  else if constexpr (std::is_signed_v<T>)
+    return sizeof(T) == 1 ? P::i8 : sizeof(T) == 2 ? P::i16 : sizeof(T) == 4 ? P::i32 : P::i64;
+  else
+    return sizeof(T) == 1 ? P::u8 : sizeof(T) == 2 ? P::u16 : sizeof(T) == 4 ? P::u32 : P::u64;
 }
 
 // The Arrow bitmap of @p valid (bit i = row i); the bits past the last row are set, which the
@@ -68,7 +71,8 @@ std::vector<uint8_t> bitmap_of(const std::vector<bool>& valid) {
 // struct{x: T} holding @p values, row i null where bit i of @p validity is 0 (empty: no nulls):
 // the batch a scan would evaluate the filter over.
 template <class T>
-format::ColumnPtr batch_of(const std::vector<T>& values, const std::vector<uint8_t>& validity = {}) {
+format::ColumnPtr batch_of(const std::vector<T>& values,
+                           const std::vector<uint8_t>& validity = {}) {
   auto x = std::make_shared<format::Column>();
   x->dtype = format::DType::make_primitive(ptype_of<T>(), !validity.empty());
   x->length = values.size();
@@ -76,8 +80,8 @@ format::ColumnPtr batch_of(const std::vector<T>& values, const std::vector<uint8
     x->validity = format::Buffer::copy_of({validity.data(), validity.size()});
     for (uint64_t i = 0; i < x->length; ++i) x->null_count += x->is_valid(i) ? 0 : 1;
   }
-  x->buffers.push_back(
-      format::Buffer::copy_of({reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)}));
+  x->buffers.push_back(format::Buffer::copy_of(
+      {reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(T)}));
   auto s = std::make_shared<format::Column>();
   s->dtype = format::DType::make_struct({"x"}, {x->dtype}, false);
   s->length = values.size();
@@ -89,11 +93,14 @@ format::ColumnPtr batch_of(const std::vector<T>& values, const std::vector<uint8
 // built as the tree the parser would give; every other one goes through the parser.
 template <class T>
 std::vector<uint8_t> cpu_keep(CmpOp op, T literal, const format::ColumnPtr& batch) {
-  format::Literal lit = std::is_floating_point_v<T> ? format::Literal::float64(static_cast<double>(literal))
-                        : std::is_signed_v<T>       ? format::Literal::int64(static_cast<int64_t>(literal))
-                                                    : format::Literal::uint64(static_cast<uint64_t>(literal));
-  if (lit.kind == format::Literal::Kind::uint64 && lit.u <= uint64_t(std::numeric_limits<int64_t>::max())) {
-    lit = format::Literal::int64(static_cast<int64_t>(lit.u));  // what the parser makes of a small integer
+  format::Literal lit =
+      std::is_floating_point_v<T> ? format::Literal::float64(static_cast<double>(literal))
+      : std::is_signed_v<T>       ? format::Literal::int64(static_cast<int64_t>(literal))
+                                  : format::Literal::uint64(static_cast<uint64_t>(literal));
+  if (lit.kind == format::Literal::Kind::uint64 &&
+      lit.u <= uint64_t(std::numeric_limits<int64_t>::max())) {
+    lit = format::Literal::int64(
+        static_cast<int64_t>(lit.u));  // what the parser makes of a small integer
   }
   format::ExprPtr e;
   std::string sql;
@@ -116,13 +123,14 @@ std::vector<uint8_t> cpu_keep(CmpOp op, T literal, const format::ColumnPtr& batc
 }  // namespace
 
 TEMPLATE_TEST_CASE("select_on_host keeps the rows a CPU scan's filter keeps, for every op and type",
-                   "[kernels][filter]", int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
-                   uint64_t, float, double) {
+                   "[kernels][filter]", int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                   uint32_t, uint64_t, float, double) {
   std::mt19937_64 rng(sizeof(TestType) * 7 + std::is_signed_v<TestType>);
   std::vector<TestType> values(5000);
   for (auto& v : values) {
     if constexpr (std::is_floating_point_v<TestType>) {
-      v = static_cast<TestType>(static_cast<int>(rng() % 200) - 100) / 8;  // exact in float and double
+      v = static_cast<TestType>(static_cast<int>(rng() % 200) - 100) /
+          8;  // exact in float and double
     } else {
       v = static_cast<TestType>(rng() % 64);  // small values: equal ones are common
       if constexpr (std::is_signed_v<TestType>) v = static_cast<TestType>(v - 32);
@@ -139,7 +147,8 @@ TEMPLATE_TEST_CASE("select_on_host keeps the rows a CPU scan's filter keeps, for
     values[3] = std::numeric_limits<TestType>::infinity();
     values[4] = -std::numeric_limits<TestType>::infinity();
   }
-  std::vector<TestType> literals = {values[5], values[6], TestType(0), std::numeric_limits<TestType>::max(),
+  std::vector<TestType> literals = {values[5], values[6], TestType(0),
+                                    std::numeric_limits<TestType>::max(),
                                     std::numeric_limits<TestType>::lowest()};
   if constexpr (std::is_floating_point_v<TestType>) {
     literals.push_back(std::numeric_limits<TestType>::quiet_NaN());
@@ -155,9 +164,10 @@ TEMPLATE_TEST_CASE("select_on_host keeps the rows a CPU scan's filter keeps, for
     for (const auto& [gpu_op, cpu_op] : kOps) {
       for (TestType literal : literals) {
         INFO("x " << format::cmp_op_name(cpu_op) << " " << +literal);
-        Predicate p{gpu_op, kind_of<TestType>(), static_cast<uint8_t>(sizeof(TestType)), bits_of(literal)};
-        auto mask = kernels::select_on_host(p, values.data(), validity.empty() ? nullptr : validity.data(),
-                                            values.size());
+        Predicate p{gpu_op, kind_of<TestType>(), static_cast<uint8_t>(sizeof(TestType)),
+                    bits_of(literal)};
+        auto mask = kernels::select_on_host(
+            p, values.data(), validity.empty() ? nullptr : validity.data(), values.size());
         REQUIRE(mask.ok());
         const std::vector<uint8_t> want = cpu_keep(cpu_op, literal, batch);
         REQUIRE(want.size() == values.size());
@@ -176,8 +186,9 @@ TEMPLATE_TEST_CASE("select_on_host keeps the rows a CPU scan's filter keeps, for
   }
 }
 
-TEMPLATE_TEST_CASE("select_on_host never selects a null row, for every op, whatever value the row holds",
-                   "[kernels][filter]", int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t, float, double) {
+TEMPLATE_TEST_CASE(
+    "select_on_host never selects a null row, for every op, whatever value the row holds",
+    "[kernels][filter]", int8_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t, float, double) {
   // Rows hold 9, 10, 11 in turn and every odd row is null, so the null rows hold all three and,
   // for each op against 10, some of them a value that satisfies it. Floats add NaN (for which
   // only `ne` holds) on a null row and on a valid one. 19 rows: the last bitmap byte is partial.
@@ -197,7 +208,8 @@ TEMPLATE_TEST_CASE("select_on_host never selects a null row, for every op, whate
   const auto literal = static_cast<TestType>(10);
   for (const auto& [gpu_op, cpu_op] : kOps) {
     INFO("x " << format::cmp_op_name(cpu_op) << " 10");
-    const Predicate p{gpu_op, kind_of<TestType>(), static_cast<uint8_t>(sizeof(TestType)), bits_of(literal)};
+    const Predicate p{gpu_op, kind_of<TestType>(), static_cast<uint8_t>(sizeof(TestType)),
+                      bits_of(literal)};
     auto holds = kernels::select_on_host(p, values.data(), nullptr, kRows);  // the values alone
     auto mask = kernels::select_on_host(p, values.data(), validity.data(), kRows);
     REQUIRE(holds.ok());
@@ -213,9 +225,11 @@ TEMPLATE_TEST_CASE("select_on_host never selects a null row, for every op, whate
   }
 }
 
-TEST_CASE("select_on_host reads the validity bitmap LSB first, bit i for row i", "[kernels][filter]") {
+TEST_CASE("select_on_host reads the validity bitmap LSB first, bit i for row i",
+          "[kernels][filter]") {
   const std::vector<int32_t> values(21, 5);
-  const Predicate p{CompareOp::ne, ValueKind::signed_int, 4, bits_of(int32_t{6})};  // holds on every row
+  const Predicate p{CompareOp::ne, ValueKind::signed_int, 4,
+                    bits_of(int32_t{6})};  // holds on every row
   auto unmasked = kernels::select_on_host(p, values.data(), nullptr, values.size());
   REQUIRE(unmasked.ok());
   CHECK(*unmasked == std::vector<uint8_t>(21, 1));
@@ -234,8 +248,10 @@ TEST_CASE("select_on_host reads the validity bitmap LSB first, bit i for row i",
 }
 
 TEST_CASE("select_on_host refuses widths it has no filter for", "[kernels][filter]") {
-  CHECK(kernels::select_on_host({CompareOp::eq, ValueKind::floating, 2, 0}, nullptr, nullptr, 0).error().code() ==
-        Errc::invalid);
-  CHECK(kernels::select_on_host({CompareOp::eq, ValueKind::signed_int, 16, 0}, nullptr, nullptr, 0).error().code() ==
-        Errc::invalid);
+  CHECK(kernels::select_on_host({CompareOp::eq, ValueKind::floating, 2, 0}, nullptr, nullptr, 0)
+            .error()
+            .code() == Errc::invalid);
+  CHECK(kernels::select_on_host({CompareOp::eq, ValueKind::signed_int, 16, 0}, nullptr, nullptr, 0)
+            .error()
+            .code() == Errc::invalid);
 }

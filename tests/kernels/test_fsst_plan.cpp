@@ -32,7 +32,8 @@ TEST_CASE("an FSST plan reports corrupt rows as the CPU decoder does", "[kernels
   pb::FsstMetadata m;
   m.set_uncompressed_lengths_ptype(static_cast<uint32_t>(PType::u32));
   m.set_codes_offsets_ptype(static_cast<uint32_t>(PType::u32));
-  auto fsst = [&](std::vector<uint8_t> codes, std::vector<uint32_t> offsets, std::vector<uint32_t> lengths) {
+  auto fsst = [&](std::vector<uint8_t> codes, std::vector<uint32_t> offsets,
+                  std::vector<uint32_t> lengths) {
     return node("vortex.fsst", m.SerializeAsString(),
                 {buffer_of(kFsstSymbols), buffer_of(kFsstLengths), buffer_of(codes)},
                 {primitive_node(lengths), primitive_node(offsets)});

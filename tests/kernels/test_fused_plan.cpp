@@ -32,7 +32,8 @@ TEST_CASE("a fused plan records its chain innermost op first", "[kernels][fused]
   std::mt19937_64 rng(1);
   auto n = node("vortex.zigzag", {}, {},
                 {node("fastlanes.for", for_meta_unsigned(3), {},
-                      {bitpacked_with_patches<uint32_t>(fitting_values<uint32_t>(3000, 7, rng), 7, 0, true, rng)})});
+                      {bitpacked_with_patches<uint32_t>(fitting_values<uint32_t>(3000, 7, rng), 7,
+                                                        0, true, rng)})});
   format::DecodeContext ctx;
   auto plan = build_fused_plan(n, DType::make_primitive(PType::i32, false), 3000, ctx);
   REQUIRE(plan.ok());
@@ -55,8 +56,9 @@ TEST_CASE("a fused plan refuses what it cannot fuse, and reports corrupt trees a
   const auto i32 = DType::make_primitive(PType::i32, false);
   format::DecodeContext ctx;
   // An encoding that is not fused.
-  CHECK(build_fused_plan(bool_node({true, false}), DType::make_bool(false), 2, ctx).error().code() ==
-        Errc::unsupported);
+  CHECK(
+      build_fused_plan(bool_node({true, false}), DType::make_bool(false), 2, ctx).error().code() ==
+      Errc::unsupported);
   // A source's nulls travel as a bitmap; an all-valid validity child leaves none.
   auto nullable = DType::make_primitive(PType::i32, true);
   auto with_nulls = node("vortex.primitive", {}, {buffer_of(std::vector<int32_t>{1, 2})},
@@ -75,13 +77,16 @@ TEST_CASE("a fused plan refuses what it cannot fuse, and reports corrupt trees a
                           {primitive_node<uint8_t>({0, 1}), with_nulls});
   CHECK(build_fused_plan(null_values, nullable, 2, ctx).error().code() == Errc::unsupported);
   // A bitpacked buffer of the wrong size is corrupt.
-  auto short_buffer = node("fastlanes.bitpacked", bitpacked_meta<uint32_t>(5, 0), {Buffer::allocate(10)});
-  CHECK(build_fused_plan(short_buffer, DType::make_primitive(PType::u32, false), 3, ctx).error().code() ==
-        Errc::corrupt);
+  auto short_buffer =
+      node("fastlanes.bitpacked", bitpacked_meta<uint32_t>(5, 0), {Buffer::allocate(10)});
+  CHECK(build_fused_plan(short_buffer, DType::make_primitive(PType::u32, false), 3, ctx)
+            .error()
+            .code() == Errc::corrupt);
   // Zigzag over an unsigned type is corrupt.
   auto zigzag_u32 = node("vortex.zigzag", {}, {}, {primitive_node<uint32_t>({1})});
-  CHECK(build_fused_plan(zigzag_u32, DType::make_primitive(PType::u32, false), 1, ctx).error().code() ==
-        Errc::corrupt);
+  CHECK(build_fused_plan(zigzag_u32, DType::make_primitive(PType::u32, false), 1, ctx)
+            .error()
+            .code() == Errc::corrupt);
   // Five ops do not fit in one launch.
   ArrayView deep = primitive_node<uint32_t>({1});
   for (int i = 0; i < 5; ++i) deep = node("fastlanes.for", for_meta_unsigned(1), {}, {deep});
@@ -104,8 +109,9 @@ TEST_CASE("a dict code out of range is corrupt in the fused plan as in the CPU d
   }
 }
 
-TEST_CASE("an ALP patch does not excuse a dict code out of range below it, as the CPU decoder does not",
-          "[kernels][fused]") {
+TEST_CASE(
+    "an ALP patch does not excuse a dict code out of range below it, as the CPU decoder does not",
+    "[kernels][fused]") {
   // alp(dict(codes, values)) with code 9 (of 3 values) at row 1, which ALP patches: the CPU
   // decodes the dict child before patching, so the file is corrupt. Only ALP-RD's placeholder
   // codes are excused (kernels/alprd_host.cpp), and its CPU decoder excuses them too.
@@ -135,7 +141,8 @@ TEST_CASE("a patch over a null row makes it valid in the plan, as on the CPU", "
   packed.metadata.assign(meta.begin(), meta.end());
   std::vector<bool> valid(10, true);
   valid[4] = valid[7] = false;
-  packed.children = {primitive_node<uint64_t>({4}), primitive_node<uint32_t>({1000}), bool_node(valid)};
+  packed.children = {primitive_node<uint64_t>({4}), primitive_node<uint32_t>({1000}),
+                     bool_node(valid)};
   const auto u32 = DType::make_primitive(PType::u32, true);
   auto expected = decode(packed, u32, 10);
   REQUIRE(expected.ok());

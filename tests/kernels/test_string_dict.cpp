@@ -26,12 +26,14 @@ TEST_CASE("a string dictionary run on the host equals the CPU decoder", "[kernel
   }
 }
 
-TEST_CASE("a string dictionary refuses numeric values and reports bad codes", "[kernels][string_dict]") {
+TEST_CASE("a string dictionary refuses numeric values and reports bad codes",
+          "[kernels][string_dict]") {
   format::DecodeContext ctx;
   auto numeric = node("vortex.dict", fused_dict_meta(2, PType::u8), {},
                       {primitive_node<uint8_t>({0, 1}), primitive_node<int32_t>({5, 6})});
-  CHECK(kernels::build_string_dict_plan(numeric, DType::make_primitive(PType::i32, false), 2, ctx).error().code() ==
-        Errc::unsupported);
+  CHECK(kernels::build_string_dict_plan(numeric, DType::make_primitive(PType::i32, false), 2, ctx)
+            .error()
+            .code() == Errc::unsupported);
   auto bad = node("vortex.dict", fused_dict_meta(2, PType::u8), {},
                   {primitive_node<uint8_t>({0, 2}), utf8_varbin({"a", "b"})});
   auto plan = kernels::build_string_dict_plan(bad, DType::make_utf8(false), 2, ctx);

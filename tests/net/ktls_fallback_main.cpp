@@ -4,7 +4,6 @@
 // `onecopy-tests-ktls` runs on such machines instead, so one of the two always runs.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <cstdio>
 
@@ -18,8 +17,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (oc::net::ring_features().ktls) {
-    std::printf("SKIP: kernel TLS is available (setsockopt TCP_ULP \"tls\" succeeds); the userspace "
-                "fallback cannot be reached, onecopy-tests-ktls runs instead\n");
+    std::printf(
+        "SKIP: kernel TLS is available (setsockopt TCP_ULP \"tls\" succeeds); the userspace "
+        "fallback cannot be reached, onecopy-tests-ktls runs instead\n");
     return 77;
   }
   const int failed = Catch::Session().run(argc, argv);

@@ -3,7 +3,6 @@
 // attach the TLS ULP, since Catch2 v2 has no way to skip a test case.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <cstdio>
 
@@ -17,7 +16,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (!oc::net::ring_features().ktls) {
-    std::printf("SKIP: kernel TLS unavailable (setsockopt TCP_ULP \"tls\" fails; CONFIG_TLS off?)\n");
+    std::printf(
+        "SKIP: kernel TLS unavailable (setsockopt TCP_ULP \"tls\" fails; CONFIG_TLS off?)\n");
     return 77;
   }
   const int failed = Catch::Session().run(argc, argv);

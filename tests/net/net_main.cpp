@@ -3,7 +3,6 @@
 // beyond what the tests start themselves.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <cstdio>
 

@@ -3,7 +3,6 @@
 // a server and it reports SKIP (77); tests/net/test_s3_servers.py runs it per server.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -12,8 +11,9 @@
 
 int main(int argc, char** argv) {
   if (std::getenv("OC_S3_ENDPOINT") == nullptr) {
-    std::puts("SKIP: OC_S3_ENDPOINT is not set; tests/net/test_s3_servers.py starts the servers "
-              "and runs these tests against each");
+    std::puts(
+        "SKIP: OC_S3_ENDPOINT is not set; tests/net/test_s3_servers.py starts the servers "
+        "and runs these tests against each");
     return 77;
   }
   std::signal(SIGPIPE, SIG_IGN);

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "net/buffer_pool.hpp"
@@ -83,10 +82,12 @@ TEST_CASE("connection errors: refused, unresolvable, bad options", "[net]") {
   CHECK(refused.error().code() == Errc::io);
   CHECK(refused.error().sys_errno() == ECONNREFUSED);
   CHECK(refused.error().to_string().find(fmt::format("127.0.0.1:{}", port)) != std::string::npos);
-  auto unresolvable = Connection::open(ConnectOptions{"no-such-host.invalid", 80, nullptr, Clock::now() + 2s});
+  auto unresolvable =
+      Connection::open(ConnectOptions{"no-such-host.invalid", 80, nullptr, Clock::now() + 2s});
   REQUIRE(!unresolvable.ok());
   CHECK(unresolvable.error().code() == Errc::io);
-  CHECK(Connection::open(ConnectOptions{"", 80, nullptr, Clock::now()}).error().code() == Errc::invalid);
+  CHECK(Connection::open(ConnectOptions{"", 80, nullptr, Clock::now()}).error().code() ==
+        Errc::invalid);
 }
 
 TEST_CASE("abort makes a blocked recv in another thread return promptly", "[net]") {

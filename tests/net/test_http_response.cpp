@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "net/http_response.hpp"
@@ -20,7 +19,9 @@ TEST_CASE("a Content-Length response parses in any split", "[net][http]") {
   for (size_t split = 0; split <= msg.size(); ++split) {
     net::ResponseParser p;
     std::string body;
-    net::BodySink sink = [&](std::span<const uint8_t> b) { body.append(reinterpret_cast<const char*>(b.data()), b.size()); };
+    net::BodySink sink = [&](std::span<const uint8_t> b) {
+      body.append(reinterpret_cast<const char*>(b.data()), b.size());
+    };
     auto a = p.feed(bytes(msg.substr(0, split)), sink);
     REQUIRE(a.ok());
     if (!p.message_complete()) REQUIRE(p.feed(bytes(msg.substr(split)), sink).ok());
@@ -39,7 +40,9 @@ TEST_CASE("a chunked body is de-framed", "[net][http]") {
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n";
   net::ResponseParser p;
   std::string body;
-  auto n = p.feed(bytes(msg), [&](std::span<const uint8_t> b) { body.append(reinterpret_cast<const char*>(b.data()), b.size()); });
+  auto n = p.feed(bytes(msg), [&](std::span<const uint8_t> b) {
+    body.append(reinterpret_cast<const char*>(b.data()), b.size());
+  });
   REQUIRE(n.ok());
   CHECK(*n == msg.size());
   CHECK(p.head().chunked);
@@ -47,7 +50,8 @@ TEST_CASE("a chunked body is de-framed", "[net][http]") {
 }
 
 TEST_CASE("parsing stops at the end of one message", "[net][http]") {
-  const std::string two = "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  const std::string two =
+      "HTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
   net::ResponseParser p;
   auto n = p.feed(bytes(two), {});
   REQUIRE(n.ok());

@@ -2,7 +2,6 @@
 // Runs only where ring_features().ktls is false (see ktls_fallback_main.cpp); test_ktls.cpp
 // covers the machines with kernel TLS.
 #include <catch2/catch.hpp>
-
 #include <vector>
 
 #include "net/connection.hpp"
@@ -24,7 +23,8 @@ TEST_CASE("TLS with allow_ktls falls back to userspace TLS without kernel TLS", 
     constexpr size_t kBytes = 1 << 20;
     TlsServer server({test_pki().server_cert, test_pki().server_key, version, version},
                      [](SSL* ssl) { ssl_write_pattern(ssl, kBytes); });
-    auto conn = Connection::open(ConnectOptions{"127.0.0.1", server.port(), *ctx, Clock::now() + 5s});
+    auto conn =
+        Connection::open(ConnectOptions{"127.0.0.1", server.port(), *ctx, Clock::now() + 5s});
     REQUIRE(conn.ok());
     CHECK((*conn)->transport() == Transport::tls);
     std::vector<std::byte> dest(kBytes);

@@ -8,8 +8,10 @@
 using namespace oc;
 
 namespace {
-const net::Credentials kS3Example{"AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""};
-constexpr std::string_view kEmptyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const net::Credentials kS3Example{"AKIAIOSFODNN7EXAMPLE",
+                                  "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", ""};
+constexpr std::string_view kEmptyHash =
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 
 std::string hash_of(std::string_view s) {
   return net::sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
@@ -37,7 +39,8 @@ TEST_CASE("S3 GET object with a range", "[net][sigv4]") {
   auto s = net::sign_v4(in, kS3Example);
   REQUIRE(s.ok());
   CHECK(s->signed_headers == "host;range;x-amz-content-sha256;x-amz-date");
-  CHECK(hash_of(s->canonical_request) == "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
+  CHECK(hash_of(s->canonical_request) ==
+        "7344ae5b7ee6c3e7e6b0fe0640412a37625d1fbfff95c48bbb2dc43964946972");
   CHECK(s->signature == "f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41");
   CHECK(s->authorization ==
         "AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, "

@@ -14,10 +14,10 @@ namespace oc::net::test {
 
 /// PEM files in a temporary directory, created once per process.
 struct TestPki {
-  std::string ca_file;          ///< the trusted CA
-  std::string server_cert;      ///< signed by the CA; SAN localhost, 127.0.0.1
+  std::string ca_file;      ///< the trusted CA
+  std::string server_cert;  ///< signed by the CA; SAN localhost, 127.0.0.1
   std::string server_key;
-  std::string mismatch_cert;    ///< signed by the CA; SAN other.example only
+  std::string mismatch_cert;  ///< signed by the CA; SAN other.example only
   std::string mismatch_key;
   std::string unknown_ca_file;  ///< a CA nobody trusts
   std::string untrusted_cert;   ///< signed by the unknown CA; SAN localhost, 127.0.0.1
