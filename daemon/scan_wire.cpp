@@ -5,15 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "config/overloaded.hpp"
+
 namespace oc::daemon {
-namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-
-}  // namespace
 
 flatbuffers::Offset<fbs::Scan> to_fbs(flatbuffers::FlatBufferBuilder& fbb, uint64_t id,
                                       uint64_t file, const format::ScanRequest& r) {

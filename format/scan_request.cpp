@@ -4,16 +4,9 @@
 #include "format/scan_request.hpp"
 
 #include "config/json.hpp"
+#include "config/overloaded.hpp"
 
 namespace oc::format {
-namespace {
-
-template <class... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-
-}  // namespace
 
 Result<void> ScanRequest::validate() const {
   if (const auto* r = std::get_if<RowRange>(&selection)) {
