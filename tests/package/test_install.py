@@ -269,7 +269,7 @@ def test_a_fresh_venv_reads_s3_through_the_installed_daemon(service, venv, confi
             in_process = "read"
         except onecopy.OnecopyError as e:
             in_process = e.code
-        print(json.dumps({{"file": onecopy.__file__, "lib": onecopy._native._find_library(),
+        print(json.dumps({{"file": onecopy.__file__, "lib": onecopy._lib._find_library(),
                           "kind": type(f).__name__, "socket": f.socket, "rows": f.row_count,
                           "ids": ids == list(range({ROWS})), "words": words, "dataset": seen == list(range(3500)),
                           "dataset_socket": ds.socket, "in_process": in_process}}))
