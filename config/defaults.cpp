@@ -157,6 +157,24 @@ constexpr std::array kKnobs{
          "Bytes of the segments takes read in part that the process keeps for later takes of the "
          "same open file (least recently used out first; format/take_cache.hpp); 0 keeps none.",
          OC_NUMBER_KNOB(take_cache_bytes, 0, TiB, true)},
+    Knob{"cache_memory_bytes", "ONECOPY_CACHE_MEMORY_BYTES", "1GiB",
+         "Bytes of remote objects (S3, http) the process keeps in memory for every later read of "
+         "the same object version: in onecopyd, shared by every client (format/byte_cache.hpp; "
+         "least recently used out first, bytes in use pinned); 0 keeps none.",
+         OC_NUMBER_KNOB(cache_memory_bytes, 0, 64 * TiB, true)},
+    Knob{"cache_dir", "ONECOPY_CACHE_DIR", "",
+         "Directory of the byte cache's disk tier (a local NVMe); empty: $CACHE_DIRECTORY, which "
+         "onecopyd.service's CacheDirectory=onecopy sets, else no disk tier.",
+         apply_text<&Defaults::cache_dir>},
+    Knob{"cache_disk_bytes", "ONECOPY_CACHE_DISK_BYTES", "32GiB",
+         "Bytes the byte cache's disk tier may hold in cache_dir (least recently used out "
+         "first); 0 turns the tier off.",
+         OC_NUMBER_KNOB(cache_disk_bytes, 0, 1024 * TiB, true)},
+    Knob{"metadata_cache_bytes", "ONECOPY_METADATA_CACHE_BYTES", "256MiB",
+         "Bytes of opened remote files (footer, layout tree, statistics, keyed by object and "
+         "ETag) the process keeps for later opens of the same version (least recently used out "
+         "first); 0 keeps none.",
+         OC_NUMBER_KNOB(metadata_cache_bytes, 0, TiB, true)},
     Knob{"footer_max_bytes", "ONECOPY_FOOTER_MAX_BYTES", "64MiB",
          "Largest tail of a file its footer (dtype, layout, statistics, segment map) may occupy; "
          "a footer reaching further is corrupt, found after at most two reads.",

@@ -35,6 +35,10 @@ struct Defaults {
   uint64_t take_partial_segment_bytes;
   uint64_t take_partial_tail_bytes;
   uint64_t take_cache_bytes;
+  uint64_t cache_memory_bytes;
+  std::string cache_dir;
+  uint64_t cache_disk_bytes;
+  uint64_t metadata_cache_bytes;
   uint64_t footer_max_bytes;
   uint64_t max_decoded_bytes;
   uint64_t cls_max_request_bytes;

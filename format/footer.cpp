@@ -47,21 +47,16 @@ struct Located {
 
 }  // namespace
 
-Result<Footer> read_footer(SegmentSource& source) {
-  using namespace forever;
-  Footer f;
-  f.file_size = source.size();
-  OC_EXPECT(f.file_size >= kMagic.size() + kEofSize, corrupt,
-            "{} is {} bytes, too small for a Vortex file", source.name(), f.file_size);
-  const uint64_t tail_len = std::min(f.file_size, kInitialReadSize);
-  f.tail_range = {f.file_size - tail_len, tail_len};
-  OC_ASSIGN_OR_RETURN(auto tail, source.read(std::span(&f.tail_range, 1)));
-  f.tail = tail[0];
-  f.reads_to_open = 1;
+namespace {
 
+// The footer of a file of @p f.file_size bytes whose last bytes @p f.tail_range are @p f.tail:
+// read from @p source when the footer starts before them, else an error (`footer_from_bytes`).
+Result<Footer> finish_footer(Footer f, SegmentSource* source, std::string_view name) {
+  using namespace forever;
+  const uint64_t tail_len = f.tail.size();
   const uint8_t* eof = f.tail.data() + f.tail.size() - kEofSize;
   OC_EXPECT(std::memcmp(eof + 4, kMagic.data(), 4) == 0, corrupt,
-            "{} does not end with the Vortex magic VTXF", source.name());
+            "{} does not end with the Vortex magic VTXF", name);
   const uint16_t version = load_le<uint16_t>(eof);
   OC_EXPECT(version == kVersion, unsupported, "Vortex file format version {} (onecopy reads {})",
             version, kVersion);
@@ -95,15 +90,18 @@ Result<Footer> read_footer(SegmentSource& source) {
   OC_EXPECT(footer_bytes_total <= defaults().footer_max_bytes, corrupt,
             "{}: the footer starts {} bytes before the end of the file, past the {} byte "
             "footer_max_bytes limit",
-            source.name(), footer_bytes_total, defaults().footer_max_bytes);
+            name, footer_bytes_total, defaults().footer_max_bytes);
+  f.footer_start = fb_start;
   if (fb_start < f.tail_range.offset) {
+    OC_EXPECT(source != nullptr, corrupt,
+              "{}: the footer starts at byte {}, before the {} bytes given from byte {}", name,
+              fb_start, f.tail.size(), f.tail_range.offset);
     // One read of the whole footer region (the tail again included) keeps it in one buffer
     // without joining copies.
     f.tail_range = {fb_start, footer_bytes_total};
-    OC_ASSIGN_OR_RETURN(auto whole, source.read(std::span(&f.tail_range, 1)));
+    OC_ASSIGN_OR_RETURN(auto whole, source->read(std::span(&f.tail_range, 1)));
     f.tail = whole[0];
-    OC_EXPECT(f.tail.size() == footer_bytes_total, corrupt, "{}: short read of the footer",
-              source.name());
+    OC_EXPECT(f.tail.size() == footer_bytes_total, corrupt, "{}: short read of the footer", name);
     f.reads_to_open = 2;
   }
   const Buffer& region = f.tail;
@@ -141,7 +139,7 @@ Result<Footer> read_footer(SegmentSource& source) {
   }
 
   OC_EXPECT(ps->dtype() != nullptr, unsupported,
-            "{} was written without its dtype; onecopy needs the file's schema", source.name());
+            "{} was written without its dtype; onecopy needs the file's schema", name);
   const AlignedBytes dtype_bytes = bytes_of(ps->dtype());
   OC_ASSIGN_OR_RETURN(f.dtype, parse_dtype(dtype_bytes.span()));
 
@@ -160,6 +158,39 @@ Result<Footer> read_footer(SegmentSource& source) {
     }
   }
   return f;
+}
+
+}  // namespace
+
+Result<Footer> read_footer(SegmentSource& source) {
+  Footer f;
+  f.file_size = source.size();
+  OC_EXPECT(f.file_size >= forever::kMagic.size() + forever::kEofSize, corrupt,
+            "{} is {} bytes, too small for a Vortex file", source.name(), f.file_size);
+  const uint64_t tail_len = std::min(f.file_size, forever::kInitialReadSize);
+  f.tail_range = {f.file_size - tail_len, tail_len};
+  OC_ASSIGN_OR_RETURN(auto tail, source.read(std::span(&f.tail_range, 1)));
+  OC_EXPECT(tail.size() == 1 && tail[0].size() == tail_len, io, "{}: short read of the tail",
+            source.name());
+  f.tail = tail[0];
+  f.reads_to_open = 1;
+  return finish_footer(std::move(f), &source, source.name());
+}
+
+Result<Footer> footer_from_bytes(std::string_view name, uint64_t file_size, uint64_t offset,
+                                 Buffer bytes) {
+  Footer f;
+  f.file_size = file_size;
+  OC_EXPECT(file_size >= forever::kMagic.size() + forever::kEofSize, corrupt,
+            "{} is {} bytes, too small for a Vortex file", name, file_size);
+  OC_EXPECT(offset <= file_size && bytes.size() == file_size - offset &&
+                bytes.size() >= forever::kEofSize,
+            corrupt, "{}: {} footer bytes from byte {} do not end a file of {} bytes", name,
+            bytes.size(), offset, file_size);
+  f.tail_range = {offset, bytes.size()};
+  f.tail = std::move(bytes);
+  f.reads_to_open = 0;
+  return finish_footer(std::move(f), nullptr, name);
 }
 
 }  // namespace oc::format

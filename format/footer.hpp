@@ -47,11 +47,20 @@ struct Footer {
   /// The tail bytes read while opening; segments inside it are served without another read.
   ByteRange tail_range;
   Buffer tail;
-  uint32_t reads_to_open = 0;  ///< 1 or 2
+  /// Where the footer's FlatBuffers begin (the end of the data): bytes [footer_start, file_size)
+  /// are all `footer_from_bytes` needs (what a dataset manifest keeps of each file).
+  uint64_t footer_start = 0;
+  uint32_t reads_to_open = 0;  ///< 1 or 2; 0 for `footer_from_bytes`
 };
 
 /// Reads and validates the footer of @p source with one tail read plus at most one more.
 /// Every structural problem is `Errc::corrupt` with a message saying what was wrong.
 [[nodiscard]] Result<Footer> read_footer(SegmentSource& source);
+
+/// The footer of @p name, a file of @p file_size bytes whose bytes from @p offset to its end are
+/// @p bytes (from a dataset manifest, or a cache): no read. Checked as `read_footer` checks;
+/// bytes that do not hold the whole footer are `Errc::corrupt`.
+[[nodiscard]] Result<Footer> footer_from_bytes(std::string_view name, uint64_t file_size,
+                                               uint64_t offset, Buffer bytes);
 
 }  // namespace oc::format

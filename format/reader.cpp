@@ -20,6 +20,15 @@ Result<std::shared_ptr<VortexFile>> VortexFile::open(std::shared_ptr<SegmentSour
   return std::shared_ptr<VortexFile>(new VortexFile(std::move(source), std::move(footer).value()));
 }
 
+Result<std::shared_ptr<VortexFile>> VortexFile::open(std::shared_ptr<SegmentSource> source,
+                                                     Footer footer) {
+  register_default_encodings();
+  OC_EXPECT(footer.file_size == source->size(), corrupt,
+            "{} is {} bytes, its known footer is of a file of {} bytes", source->name(),
+            source->size(), footer.file_size);
+  return std::shared_ptr<VortexFile>(new VortexFile(std::move(source), std::move(footer)));
+}
+
 Result<std::shared_ptr<VortexFile>> VortexFile::open_path(const std::string& path) {
   OC_ASSIGN_OR_RETURN(auto source, open_local_file(path));
   return open(std::move(source));

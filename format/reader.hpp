@@ -129,6 +129,10 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   /// Opens @p source: one tail read plus at most one more (format/footer.hpp).
   [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open(
       std::shared_ptr<SegmentSource> source);
+  /// Opens @p source whose footer is already at hand (format/metadata_cache.hpp, a dataset
+  /// manifest): no read. `Errc::corrupt` when @p footer is of a file of another size.
+  [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open(
+      std::shared_ptr<SegmentSource> source, Footer footer);
   /// Opens a local file through io_uring.
   [[nodiscard]] static Result<std::shared_ptr<VortexFile>> open_path(const std::string& path);
   /// Drops the segments its takes left in the take cache.

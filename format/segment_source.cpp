@@ -12,6 +12,7 @@
 
 #include "config/defaults.hpp"
 #include "config/log.hpp"
+#include "format/byte_cache.hpp"
 #include "onecopy_build_config.h"
 
 #if OC_HAVE_IO_URING
@@ -133,6 +134,24 @@ class CoalescedSource final : public SegmentSource {
                 "{}: range [{}, +{}) is past the end of the {} byte {}", id.name, r.offset,
                 r.length, id.size, id.kind);
     }
+    {
+      std::lock_guard lock(mu_);
+      stats_.requests += ranges.size();
+    }
+    ByteCache& cache = ByteCache::process();
+    if (id.version.empty() || !cache.enabled()) return read_store(ranges, opts);
+    // The cache keys what readers ask for (segments, footers), not the merged reads, whose
+    // shape changes with every projection and filter.
+    return cache.read(id.name, id.version, ranges, [&](std::span<const ByteRange> missing) {
+      return read_store(missing, opts);
+    });
+  }
+
+ private:
+  // Merges @p ranges, reads them from the store and slices the merged reads.
+  Result<std::vector<Buffer>> read_store(std::span<const ByteRange> ranges,
+                                         const CoalesceOptions& opts) {
+    const RangeReader::Identity& id = reader_->identity();
     const auto plan = coalesce(ranges, opts);
     std::vector<ByteRange> reads;
     reads.reserve(plan.size());
@@ -148,12 +167,10 @@ class CoalescedSource final : public SegmentSource {
       }
       stats_.bytes_read += plan[k].range.length;
     }
-    stats_.requests += ranges.size();
     stats_.reads += plan.size();
     return out;
   }
 
- private:
   std::unique_ptr<RangeReader> reader_;
   mutable std::mutex mu_;
   SourceStats stats_;

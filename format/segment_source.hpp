@@ -10,7 +10,9 @@
 /// the merged ranges, slice, count) over a small per-store `RangeReader` that reads merged
 /// ranges: a local file submits them to the thread's io_uring at once (here), S3 and http(s)
 /// fetch them into the pinned pool (net/s3_source.cpp), RADOS reads them from the OSDs
-/// (net/rados.cpp). A byte cache belongs between the walk and the readers.
+/// (net/rados.cpp). Between the walk and the readers sits the node's byte cache, for readers
+/// that name a version of their object (format/byte_cache.hpp): the walk merges and reads only
+/// the ranges the cache does not hold.
 #pragma once
 
 #include <cstdint>
@@ -91,6 +93,11 @@ class RangeReader {
     std::string name;            ///< a path or URL
     std::string_view kind;       ///< "file" or "object"
     CoalesceOptions coalescing;  ///< how a plain read merges ranges (the store's knobs)
+    /// What the store calls this state of the object (S3's ETag), which every read is pinned
+    /// to: the walk keeps the bytes it reads in the process's byte cache
+    /// (format/byte_cache.hpp) under it. Empty: nothing is kept (local files, whose bytes the
+    /// page cache keeps).
+    std::string version = {};
   };
   explicit RangeReader(Identity identity) : identity_(std::move(identity)) {}
   virtual ~RangeReader() = default;

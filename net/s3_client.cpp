@@ -135,10 +135,18 @@ namespace {
 
 // Every response of a logical request comes from one version of the object: the first ETag seen
 // (or the one the caller pinned) must be the ETag of every later attempt's response.
+// A listing's ETag and a response header's may differ in their quotes only.
+std::string_view unquoted(std::string_view etag) {
+  if (etag.size() >= 2 && etag.front() == '"' && etag.back() == '"') {
+    return etag.substr(1, etag.size() - 2);
+  }
+  return etag;
+}
+
 Result<void> pin_etag(std::string& pinned, const ResponseHead& h) {
   const std::string* etag = h.find("etag");
   if (!pinned.empty()) {
-    OC_EXPECT(etag && *etag == pinned, corrupt,
+    OC_EXPECT(etag && unquoted(*etag) == unquoted(pinned), corrupt,
               "object changed while being read: ETag {} became {}", pinned,
               etag ? *etag : "(none)");
   } else if (etag) {

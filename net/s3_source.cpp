@@ -14,7 +14,8 @@ namespace {
 class ObjectReader final : public format::RangeReader {
  public:
   ObjectReader(std::shared_ptr<S3Client> client, ObjectRef obj, ObjectInfo info)
-      : RangeReader({info.size, obj.describe(), "object", format::CoalesceOptions::object_store()}),
+      : RangeReader({info.size, obj.describe(), "object", format::CoalesceOptions::object_store(),
+                     info.etag}),
         client_(std::move(client)),
         obj_(std::move(obj)),
         info_(std::move(info)) {}
@@ -54,8 +55,13 @@ class ObjectReader final : public format::RangeReader {
 Result<std::shared_ptr<format::SegmentSource>> open_object_source(std::shared_ptr<S3Client> client,
                                                                   ObjectRef obj) {
   OC_ASSIGN_OR_RETURN(ObjectInfo info, client->stat(obj));
+  return open_object_source(std::move(client), std::move(obj), std::move(info));
+}
+
+std::shared_ptr<format::SegmentSource> open_object_source(std::shared_ptr<S3Client> client,
+                                                          ObjectRef obj, ObjectInfo known) {
   return format::coalesced_source(
-      std::make_unique<ObjectReader>(std::move(client), std::move(obj), std::move(info)));
+      std::make_unique<ObjectReader>(std::move(client), std::move(obj), std::move(known)));
 }
 
 namespace {

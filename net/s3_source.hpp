@@ -2,7 +2,9 @@
 /// @file
 /// @brief Vortex files in object storage: a `format::SegmentSource` over the S3 client.
 ///
-/// Opening costs one HEAD (size and ETag); every later read is pinned to that ETag. A batch of
+/// Opening costs one HEAD (size and ETag), or none when a listing already said them; every later
+/// read is pinned to that ETag, which is also the version its bytes are cached under
+/// (format/byte_cache.hpp). A batch of
 /// segment ranges is coalesced with the object-store options (`object_coalesce_distance`,
 /// `object_coalesce_max`; or those a caller passes to `read_coalesced`), each merged read lands in
 /// a lease of the pinned pool, and the segments handed to the decoder are slices of those leases:
@@ -18,9 +20,14 @@
 
 namespace oc::net {
 
-/// Opens @p obj through @p client.
+/// Opens @p obj through @p client: one HEAD (or a 1-byte GET for a URL) for its size and ETag.
 [[nodiscard]] Result<std::shared_ptr<format::SegmentSource>> open_object_source(
     std::shared_ptr<S3Client> client, ObjectRef obj);
+/// Opens @p obj as @p known says it is (a listing's size and ETag), without a request: reads
+/// are pinned to that ETag, so an object that has changed since fails them (`Errc::corrupt`,
+/// "the object changed while being read", from the 412), never serving another version's bytes.
+[[nodiscard]] std::shared_ptr<format::SegmentSource> open_object_source(
+    std::shared_ptr<S3Client> client, ObjectRef obj, ObjectInfo known);
 
 /// Opens `s3://bucket/key` or an `http(s)://` URL with a client configured from the environment
 /// (shared by every call in the process), or a local path.
