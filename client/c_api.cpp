@@ -18,6 +18,7 @@
 #include "client/inspect.hpp"
 #include "client/profiled_scan.hpp"
 #include "client/remote/client.hpp"
+#include "config/crc32c.hpp"
 #include "config/defaults.hpp"
 #include "format/arrow_export.hpp"
 #include "format/reader.hpp"
@@ -25,6 +26,7 @@
 #include "format/shard.hpp"
 #include "kernels/device_scan.hpp"
 #include "kernels/device_stream.hpp"
+#include "net/dataset.hpp"
 #include "net/open_uri.hpp"
 #include "onecopy_build_config.h"
 
@@ -394,6 +396,24 @@ OC_API int onecopy_expand(const char* pattern, char** out, char* err, size_t err
   });
 }
 
+OC_API int onecopy_dataset(const char* pattern, uint64_t unit_rows, int footers, char** out,
+                           char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    oc::net::DatasetOptions o;
+    o.unit_rows = unit_rows ? unit_rows : oc::defaults().shard_unit_rows;
+    o.footers = footers != 0;
+    auto index = oc::net::index_dataset(pattern, o);
+    if (!index.ok()) return report(index.error(), err, errlen);
+    const std::string s = oc::client::dataset_json(*index);
+    *out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (*out == nullptr) throw std::bad_alloc();
+    std::memcpy(*out, s.c_str(), s.size() + 1);
+    return 0;
+  });
+}
+
+OC_API uint32_t onecopy_crc32c(const uint8_t* data, size_t len) { return oc::crc32c({data, len}); }
+
 OC_API int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
                                size_t errlen) {
   return guarded(err, errlen, [&] {
@@ -401,6 +421,21 @@ OC_API int onecopy_daemon_list(const char* socket, const char* pattern, char** o
         oc::client::remote_list(oc::client::client_socket_path(socket ? socket : ""), pattern);
     if (!names.ok()) return report(names.error(), err, errlen);
     *out = malloc_lines(*names);
+    return 0;
+  });
+}
+
+OC_API int onecopy_daemon_dataset(const char* socket, const char* pattern, uint64_t unit_rows,
+                                  int footers, char** out, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    auto index = oc::client::remote_dataset(
+        oc::client::client_socket_path(socket ? socket : ""), pattern,
+        unit_rows ? unit_rows : oc::defaults().shard_unit_rows, footers != 0);
+    if (!index.ok()) return report(index.error(), err, errlen);
+    const std::string s = oc::client::dataset_json(*index);
+    *out = static_cast<char*>(std::malloc(s.size() + 1));
+    if (*out == nullptr) throw std::bad_alloc();
+    std::memcpy(*out, s.c_str(), s.size() + 1);
     return 0;
   });
 }

@@ -208,6 +208,21 @@ int onecopy_expand(const char* pattern, char** out, char* err, size_t errlen);
 int onecopy_daemon_list(const char* socket, const char* pattern, char** out, char* err,
                         size_t errlen);
 
+/* The index of an s3:// prefix or glob as the daemon makes it: one listing, the prefix's
+ * manifest (_onecopy/manifest.vortex), each file's footer from the node's metadata cache, the
+ * manifest or the file. `*out` is a JSON object {"manifest", "from_cache", "from_manifest",
+ * "fallbacks", "files": [{"uri", "etag", "size", "rows", "units": [begin, end, ...],
+ * "footer_offset", "footer"}]}, "footer" the footer's bytes in hex when `footers` is nonzero
+ * (else empty); units of at most `unit_rows` rows (0: the shard_unit_rows knob). Free it with
+ * onecopy_free_string. */
+int onecopy_daemon_dataset(const char* socket, const char* pattern, uint64_t unit_rows, int footers,
+                           char** out, char* err, size_t errlen);
+/* The same index made in this process, with its credentials. */
+int onecopy_dataset(const char* pattern, uint64_t unit_rows, int footers, char** out, char* err,
+                    size_t errlen);
+/* CRC-32C (Castagnoli) of `len` bytes: the manifest's footer checksum. */
+uint32_t onecopy_crc32c(const uint8_t* data, size_t len);
+
 /* The units of `uri` as the daemon computes them (onecopy_file_units of the file it reads);
  * `*out` as onecopy_file_units, freed with onecopy_free_units. */
 int onecopy_daemon_units(const char* socket, const char* uri, uint64_t max_rows, uint64_t** out,

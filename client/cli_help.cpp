@@ -6,7 +6,7 @@
 namespace oc::client {
 namespace {
 
-constexpr std::array<CliCommand, 11> kCommands{{
+constexpr std::array<CliCommand, 14> kCommands{{
     {"inspect", "a Vortex file's schema, rows, layout and encodings",
      "onecopy inspect FILE|s3://bucket/key|rados://pool/object|URL [--json]",
      "  --json    the whole report (layout tree, encodings, segments, zone maps) as JSON\n"},
@@ -45,6 +45,15 @@ constexpr std::array<CliCommand, 11> kCommands{{
      "$ONECOPY_PYTHON,\n"
      "  else the python3 beside this onecopy (a virtual environment's), else python3 on PATH.\n"
      "  `onecopy convert --help` prints the converter's own options.\n"},
+    {"index", "write a dataset's manifest: planning it is then one LIST and one GET",
+     "onecopy index s3://BUCKET/PREFIX/ [--socket PATH | --in-process]",
+     "  Writes PREFIX/_onecopy/manifest.vortex: per file its key, ETag, size, rows and footer\n"
+     "  bytes. A stale manifest costs time, never rows: files it does not describe as listed\n"
+     "  are read from their own footers. Runs python -m onecopy.index (as convert runs).\n"},
+    {"prefetch", "warm the node's cache for a coming job",
+     "onecopy prefetch URI ... [--columns a,b] [--filter EXPR] [--socket PATH | --in-process]",
+     "  Scans the files as the job will and drops the rows: the bytes stay in onecopyd's\n"
+     "  byte cache. Runs python -m onecopy.prefetch (as convert runs).\n"},
     {"defaults", "every knob: its environment variable, default and meaning", "onecopy defaults",
      "  One line per knob, tab-separated: name, ONECOPY_* variable, default, meaning. onecopyd\n"
      "  reads the same knobs from its config file (onecopyd --print-example-config).\n"},
@@ -56,6 +65,10 @@ constexpr std::array<CliCommand, 11> kCommands{{
      "  Lists the asking user's scans with where their time went (root sees every user's).\n"},
     {"metrics", "onecopyd's status in Prometheus' text format", "onecopy metrics [--socket PATH]",
      "  --socket PATH  as for status\n"},
+    {"cache", "empty the node's byte and metadata caches (root or onecopyd's user)",
+     "onecopy cache clear [--socket PATH]",
+     "  Drops every cached range, in memory and on disk (cache_dir), and every cached footer.\n"
+     "  Scans under way go on, reading from storage.\n"},
     {"version", "this onecopy's version", "onecopy version", ""},
     {"help", "this overview, or one command's help", "onecopy help [COMMAND]", ""},
 }};

@@ -330,6 +330,25 @@ int run_status(const std::vector<std::string>& args) {
   return 0;
 }
 
+// onecopy cache clear [--socket PATH]: empties the node's caches.
+int run_cache(const std::vector<std::string>& args) {
+  std::string socket;
+  if (args.empty() || args[0] != "clear") return usage("cache", "cache: say `cache clear`");
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--socket" && i + 1 < args.size()) {
+      socket = args[++i];
+    } else {
+      return usage("cache", "cache: unexpected argument " + args[i]);
+    }
+  }
+  auto r = oc::client::clear_cache(oc::client::client_socket_path(socket));
+  if (!r.ok()) return fail(r.error());
+  std::cout << "cleared " << oc::client::human_bytes(r->memory_bytes) << " in memory, "
+            << oc::client::human_bytes(r->disk_bytes) << " on disk, "
+            << oc::client::human_bytes(r->metadata_bytes) << " of metadata\n";
+  return 0;
+}
+
 // onecopy metrics [--socket PATH]: onecopyd's status for Prometheus (text exposition format).
 int run_metrics(const std::vector<std::string>& args) {
   std::string socket;
@@ -351,8 +370,9 @@ bool asks_help(const std::vector<std::string>& args) {
                      [](const std::string& a) { return a == "--help" || a == "-h"; });
 }
 
-// The writer is vortex-data's, a Python package: convert is onecopy.convert, run with the same
-// arguments by the first Python that has the onecopy package: $ONECOPY_PYTHON as it is, else
+// The commands written in Python (convert and index use vortex-data's writer; prefetch is a few
+// scans): `onecopy CMD` is onecopy.CMD, run with the same arguments by the first Python that has
+// the onecopy package: $ONECOPY_PYTHON as it is, else
 // python3 (or python) beside this executable, which is the virtual environment's when the wheel
 // installed onecopy there, else python3 on PATH (an activated environment's).
 bool has_onecopy(const std::string& python) {
@@ -376,7 +396,7 @@ bool has_onecopy(const std::string& python) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-int run_convert(const std::vector<std::string>& args) {
+int run_python_tool(const std::string& cmd, const std::vector<std::string>& args) {
   std::vector<std::string> tried;
   std::string python, origin;
   if (const char* env = std::getenv("ONECOPY_PYTHON"); env && *env) {
@@ -402,26 +422,25 @@ int run_convert(const std::vector<std::string>& args) {
     }
   }
   if (python.empty() && asks_help(args)) {
-    oc::client::print_command_help(std::cout, *oc::client::find_command("convert"));
-    std::cout << "\n(no Python with the onecopy package was found to list the converter's "
-                 "options)\n";
+    oc::client::print_command_help(std::cout, *oc::client::find_command(cmd));
+    std::cout << "\n(no Python with the onecopy package was found to list all the options)\n";
     return 0;
   }
   if (python.empty()) {
-    std::cerr << "onecopy convert: no Python with the onecopy package (tried";
+    std::cerr << "onecopy " << cmd << ": no Python with the onecopy package (tried";
     for (const auto& t : tried) std::cerr << " " << t;
     std::cerr << "). Install it into a virtual environment (pip install onecopy vortex-data) and "
                  "run that environment's onecopy, or set ONECOPY_PYTHON to its python.\n";
     return kExitError;
   }
-  std::vector<std::string> argv{python, "-m", "onecopy.convert"};
+  std::vector<std::string> argv{python, "-m", "onecopy." + cmd};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<char*> ptrs;
   for (auto& a : argv) ptrs.push_back(a.data());
   ptrs.push_back(nullptr);
   ::execvp(ptrs[0], ptrs.data());
-  std::cerr << "onecopy convert: cannot run " << python << origin << " -m onecopy.convert ("
-            << std::strerror(errno) << ")\n";
+  std::cerr << "onecopy " << cmd << ": cannot run " << python << origin << " -m onecopy." << cmd
+            << " (" << std::strerror(errno) << ")\n";
   return kExitError;
 }
 
@@ -450,8 +469,9 @@ int main(int argc, char** argv) {
   }
   const auto* command = oc::client::find_command(cmd == "--version" ? "version" : cmd);
   if (command == nullptr) return usage("", "unknown command " + cmd);
-  // convert's options are the converter's: its own --help lists them.
-  if (cmd != "convert" && asks_help(args)) {
+  // The Python tools' options are theirs: their own --help lists them.
+  const bool python_tool = cmd == "convert" || cmd == "index" || cmd == "prefetch";
+  if (!python_tool && asks_help(args)) {
     oc::client::print_command_help(std::cout, *command);
     return 0;
   }
@@ -464,9 +484,10 @@ int main(int argc, char** argv) {
     if (cmd == "defaults") return run_defaults();
     if (cmd == "status") return run_status(args);
     if (cmd == "metrics") return run_metrics(args);
+    if (cmd == "cache") return run_cache(args);
     if (cmd == "ls") return oc::client::run_ls(args);
     if (cmd == "cp") return oc::client::run_cp(args);
-    if (cmd == "convert") return run_convert(args);
+    if (python_tool) return run_python_tool(cmd, args);
     if (cmd == "version" || cmd == "--version") {
       std::cout << "onecopy " << OC_VERSION << "\n";
       return 0;

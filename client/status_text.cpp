@@ -83,6 +83,26 @@ void print_status(std::ostream& out, const daemon::Status& s) {
       << "descriptors:       " << s.descriptors << " of " << s.descriptor_budget << " for clients ("
       << s.connections_refused << " connections and " << s.requests_refused
       << " requests refused)\n";
+  const uint64_t asked = s.cache_hits + s.cache_misses;
+  out << "byte cache:        " << human_bytes(s.cache_memory_bytes) << " of "
+      << human_bytes(s.cache_memory_limit_bytes) << " in memory, ";
+  if (s.cache_disk_on) {
+    out << human_bytes(s.cache_disk_bytes) << " of " << human_bytes(s.cache_disk_limit_bytes)
+        << " on disk\n";
+  } else {
+    out << "no disk tier" << (s.cache_disk_errors ? " (turned off by an error)" : "") << "\n";
+  }
+  out << "  ranges:          " << s.cache_hits << " hits, " << s.cache_misses << " misses"
+      << (asked ? fmt::format(" ({:.1f}% hits)", 100.0 * s.cache_hits / asked) : "") << ", "
+      << s.cache_evictions << " evictions\n"
+      << "  bytes:           " << human_bytes(s.cache_bytes_from_memory) << " from memory, "
+      << human_bytes(s.cache_bytes_from_disk) << " from disk, "
+      << human_bytes(s.cache_bytes_from_store) << " from storage\n"
+      << "  disk:            " << s.cache_disk_errors << " errors, " << s.cache_disk_dropped
+      << " files dropped\n"
+      << "metadata cache:    " << human_bytes(s.metadata_cache_bytes) << ", "
+      << s.metadata_cache_hits << " hits, " << s.metadata_cache_misses << " misses, "
+      << s.manifest_fallbacks << " files outside a manifest\n";
   if (s.gpu_devices == 0) {
     out << "GPU:               none\n";
   } else {

@@ -23,6 +23,7 @@ struct Counters {
   uint64_t bytes_copied = 0, bytes_copied_after_decode = 0, bytes_in_place = 0;
   uint64_t slabs_sent = 0, errors = 0;
   uint64_t connections_refused = 0, requests_refused = 0;
+  uint64_t manifest_fallbacks = 0;  ///< dataset files no manifest described (net/dataset.hpp)
   RateWindow<10> delivered_rate;
   /// Segment bytes scans read, added to by the decode jobs.
   std::shared_ptr<std::atomic<uint64_t>> fetched = std::make_shared<std::atomic<uint64_t>>(0);

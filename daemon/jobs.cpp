@@ -9,6 +9,7 @@
 #include "format/arrow_export.hpp"
 #include "format/scan_request.hpp"
 #include "format/segment_source.hpp"
+#include "net/dataset.hpp"
 #include "net/open_uri.hpp"
 #include "net/rados_pushdown.hpp"
 #include "net/s3_source.hpp"
@@ -51,12 +52,16 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
           if (descriptor->valid()) {
             OC_ASSIGN_OR_RETURN(source, format::open_local_fd(descriptor->release(), uri));
           } else {
+            // A HEAD (the object's version, and that it is there to read), then the footer
+            // from the metadata cache when it holds this version's.
             OC_ASSIGN_OR_RETURN(net::ObjectRef ref, net::object_ref_from_uri(uri));
             ref.public_only = public_only;
             OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
-            OC_ASSIGN_OR_RETURN(source, net::open_object_source(std::move(client), std::move(ref)));
+            OC_ASSIGN_OR_RETURN(out.file, net::open_object_file(std::move(client), std::move(ref)));
           }
-          OC_ASSIGN_OR_RETURN(out.file, format::VortexFile::open(std::move(source)));
+          if (!out.file) {
+            OC_ASSIGN_OR_RETURN(out.file, format::VortexFile::open(std::move(source)));
+          }
         }
         // Units read the layout tree: file work, here off the loop thread.
         if (unit_rows > 0) {
@@ -123,6 +128,51 @@ void Server::list_async(Session& s, uint64_t request, std::string pattern) {
         s->listed_pattern = pattern;
         s->listed = std::move(*uris);
         if (auto r = send_listed(*s, request, 0); !r.ok()) send_error(*s, request, r.error());
+      });
+}
+
+// A dataset's index: one listing, the manifest, and the footers neither the metadata cache nor
+// the manifest has, read many at a time (net/dataset.cpp). Files the client is not granted are
+// left out before any cache is asked.
+void Server::dataset_async(Session& s, uint64_t request, std::string pattern, uint64_t unit_rows,
+                           bool footers) {
+  ++s.jobs_running;
+  run_job<net::DatasetIndex>(
+      io_, s,
+      [pattern, unit_rows, footers, max = cfg_.daemon_list_max_entries, policy = policy_,
+       peer = s.peer]() -> Result<net::DatasetIndex> {
+        net::DatasetOptions o;
+        o.unit_rows = unit_rows;
+        o.footers = footers;
+        o.max_entries = max;
+        o.may_read = [&](std::string_view bucket, std::string_view key) {
+          return policy.may_read_key(peer, bucket, key);
+        };
+        return net::index_dataset(pattern, o);
+      },
+      [this, request](Session* s, Result<net::DatasetIndex> index) {
+        if (!s) return;
+        --s->jobs_running;
+        if (!index.ok()) {
+          send_error(*s, request, index.error());
+          return;
+        }
+        counters_.manifest_fallbacks += index->fallbacks;
+        flatbuffers::FlatBufferBuilder fbb;
+        std::vector<flatbuffers::Offset<fbs::DatasetFile>> files;
+        files.reserve(index->files.size());
+        for (const net::DatasetFile& f : index->files) {
+          const auto footer =
+              f.footer.empty() ? 0 : fbb.CreateVector(f.footer.data(), f.footer.size());
+          files.push_back(fbs::CreateDatasetFile(
+              fbb, fbb.CreateString(f.uri), fbb.CreateString(f.etag), f.size, f.rows,
+              f.units.empty() ? 0 : fbb.CreateVector(f.units), f.footer_offset, footer));
+        }
+        auto reply = fbs::CreateDatasetIndex(fbb, request, fbb.CreateVector(files),
+                                             fbb.CreateString(index->manifest), index->from_cache,
+                                             index->from_manifest, index->fallbacks);
+        fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::DatasetIndex, reply.Union()));
+        send(*s, fbb);  // thousands of files travel as Parts
       });
 }
 

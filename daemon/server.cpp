@@ -3,11 +3,15 @@
 // daemon/jobs.cpp, the batch pipeline in daemon/pipeline.cpp.
 #include "daemon/server.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 
 #include "config/log.hpp"
 #include "daemon/scan_wire.hpp"
 #include "daemon/wire.hpp"
+#include "format/byte_cache.hpp"
+#include "format/metadata_cache.hpp"
 #include "format/segment_source.hpp"
 #include "net/s3_source.hpp"
 #include "onecopy_build_config.h"
@@ -243,6 +247,10 @@ Result<void> Server::handle(Session& s, const fbs::Message& m, Packet& packet) {
       send(s, fbb);
       return {};
     }
+    case fbs::Body::Dataset:
+      return handle_dataset(s, *m.body_as_Dataset());
+    case fbs::Body::CacheClear:
+      return handle_cache_clear(s, m.body_as_CacheClear()->request());
     case fbs::Body::Open:
       return handle_open(s, *m.body_as_Open(), packet);
     case fbs::Body::List:
@@ -348,6 +356,26 @@ Result<void> Server::handle_list(Session& s, const fbs::List& l) {
     return {};
   }
   list_async(s, l.request(), l.pattern()->str());
+  return {};
+}
+
+Result<void> Server::handle_dataset(Session& s, const fbs::Dataset& d) {
+  OC_EXPECT(d.pattern(), protocol, "Dataset without a pattern");
+  if (auto room = check_request_room(s); !room.ok()) {
+    refuse(s, d.request(), room.error());
+    return {};
+  }
+  const std::string_view pattern = d.pattern()->string_view();
+  if (!pattern.starts_with("s3://")) {
+    refuse(s, d.request(),
+           OC_ERROR(Errc::invalid, "a Dataset is an s3:// prefix or glob, not {}", pattern));
+    return {};
+  }
+  if (auto access = policy_.check_list(s.peer, pattern); !access.ok()) {
+    refuse(s, d.request(), access.error());
+    return {};
+  }
+  dataset_async(s, d.request(), std::string(pattern), d.unit_rows(), d.footers());
   return {};
 }
 
@@ -527,6 +555,29 @@ void Server::remember_scan(const Session& s, const ActiveScan& scan, std::string
   counters_.remember(scan_status(s, scan, std::move(state)));
 }
 
+Result<void> Server::handle_cache_clear(Session& s, uint64_t request) {
+  // The cache is every user's: emptying it costs them all a fetch, so only an operator may.
+  if (s.peer.uid != 0 && s.peer.uid != ::geteuid()) {
+    ++counters_.requests_refused;
+    send_error(s, request,
+               OC_ERROR(Errc::denied, "only root and onecopyd's user may clear the node's cache"));
+    return {};
+  }
+  format::ByteCache& cache = format::ByteCache::process();
+  const format::ByteCacheStats before = cache.stats();
+  cache.clear();
+  const uint64_t metadata_bytes = format::MetadataCache::process().clear();
+  log::get().info("cache cleared by uid {} pid {}: {} bytes in memory, {} on disk", s.peer.uid,
+                  s.peer.pid, before.memory_bytes, before.disk_bytes);
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fbs::CreateMessage(
+      fbb, fbs::Body::CacheCleared,
+      fbs::CreateCacheCleared(fbb, request, before.memory_bytes, before.disk_bytes, metadata_bytes)
+          .Union()));
+  send(s, fbb);
+  return {};
+}
+
 Status Server::status(const Peer* viewer) const {
   Status st;
   for (const auto& [serial, s] : sessions_) {
@@ -565,6 +616,25 @@ Status Server::status(const Peer* viewer) const {
   st.descriptor_budget = fd_budget_ == UINT64_MAX ? 0 : fd_budget_;
   st.connections_refused = counters_.connections_refused;
   st.requests_refused = counters_.requests_refused;
+  const format::ByteCacheStats c = format::ByteCache::process().stats();
+  st.cache_hits = c.hits_memory + c.hits_disk + c.waits;
+  st.cache_misses = c.misses;
+  st.cache_bytes_from_memory = c.bytes_from_memory;
+  st.cache_bytes_from_disk = c.bytes_from_disk;
+  st.cache_bytes_from_store = c.bytes_from_store;
+  st.cache_evictions = c.evictions_memory + c.evictions_disk;
+  st.cache_memory_bytes = c.memory_bytes;
+  st.cache_memory_limit_bytes = c.memory_limit;
+  st.cache_disk_bytes = c.disk_bytes;
+  st.cache_disk_limit_bytes = c.disk_on ? c.disk_limit : 0;
+  st.cache_disk_on = c.disk_on ? 1 : 0;
+  st.cache_disk_errors = c.disk_errors;
+  st.cache_disk_dropped = c.disk_dropped;
+  const format::MetadataCacheStats m = format::MetadataCache::process().stats();
+  st.metadata_cache_hits = m.hits;
+  st.metadata_cache_misses = m.misses;
+  st.metadata_cache_bytes = m.bytes;
+  st.manifest_fallbacks = counters_.manifest_fallbacks;
   st.bytes_fetched = counters_.fetched->load();
   if (auto s3 = net::environment_client_if_made()) {
     st.s3_requests = s3->counters().requests.load();

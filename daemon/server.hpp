@@ -113,6 +113,9 @@ class Server {
   Result<void> handle_hello(Session& s, const fbs::Hello& h);
   Result<void> handle_open(Session& s, const fbs::Open& o, Packet& packet);
   Result<void> handle_list(Session& s, const fbs::List& l);
+  /// Empties the node's caches for an operator (root or onecopyd's user); refuses anyone else.
+  Result<void> handle_cache_clear(Session& s, uint64_t request);
+  Result<void> handle_dataset(Session& s, const fbs::Dataset& d);
   Result<void> handle_scan(Session& s, const fbs::Scan& scan);
   Result<void> handle_release(Session& s, uint64_t lease);
   void handle_cancel(Session& s, const fbs::Cancel& c);
@@ -125,6 +128,8 @@ class Server {
   void open_async(Session& s, uint64_t request, std::string uri, uint64_t unit_rows, UniqueFd fd,
                   bool public_only);
   void list_async(Session& s, uint64_t request, std::string pattern);
+  void dataset_async(Session& s, uint64_t request, std::string pattern, uint64_t unit_rows,
+                     bool footers);
   void plan_async(Session& s, uint64_t request, std::shared_ptr<format::VortexFile> file,
                   format::ScanRequest scan, std::shared_ptr<format::ChunkDecoder> decoder);
   Result<void> send_listed(Session& s, uint64_t request, uint64_t offset);

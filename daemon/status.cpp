@@ -79,6 +79,43 @@ constexpr std::array kFields{
           &Status::gpu_memory_used_bytes},
     Field{"gpu_memory_total_bytes", "gpu_memory_total_bytes", "gauge", "Device memory of all GPUs.",
           &Status::gpu_memory_total_bytes},
+    Field{"cache_hits", "cache_hits_total", "counter",
+          "Ranges the byte cache served from memory or disk.", &Status::cache_hits},
+    Field{"cache_misses", "cache_misses_total", "counter",
+          "Ranges the byte cache fetched from storage.", &Status::cache_misses},
+    Field{"cache_bytes_from_memory", "cache_memory_read_bytes_total", "counter",
+          "Bytes the byte cache served from memory.", &Status::cache_bytes_from_memory},
+    Field{"cache_bytes_from_disk", "cache_disk_read_bytes_total", "counter",
+          "Bytes the byte cache served from its disk tier.", &Status::cache_bytes_from_disk},
+    Field{"cache_bytes_from_store", "cache_store_read_bytes_total", "counter",
+          "Bytes the byte cache fetched from storage for its readers.",
+          &Status::cache_bytes_from_store},
+    Field{"cache_evictions", "cache_evictions_total", "counter",
+          "Entries evicted from either tier of the byte cache.", &Status::cache_evictions},
+    Field{"cache_memory_bytes", "cache_memory_bytes", "gauge",
+          "Bytes the byte cache holds in memory.", &Status::cache_memory_bytes},
+    Field{"cache_memory_limit_bytes", "cache_memory_limit_bytes", "gauge",
+          "The memory tier's limit (cache_memory_bytes).", &Status::cache_memory_limit_bytes},
+    Field{"cache_disk_bytes", "cache_disk_bytes", "gauge", "Bytes the byte cache holds on disk.",
+          &Status::cache_disk_bytes},
+    Field{"cache_disk_limit_bytes", "cache_disk_limit_bytes", "gauge",
+          "The disk tier's limit (cache_disk_bytes).", &Status::cache_disk_limit_bytes},
+    Field{"cache_disk_on", "cache_disk_on", "gauge",
+          "1 while the disk tier is in use, 0 when off or turned off by an error.",
+          &Status::cache_disk_on},
+    Field{"cache_disk_errors", "cache_disk_errors_total", "counter",
+          "Write and read errors of the disk tier.", &Status::cache_disk_errors},
+    Field{"cache_disk_dropped", "cache_disk_dropped_total", "counter",
+          "Cache files removed for failing their checks.", &Status::cache_disk_dropped},
+    Field{"metadata_cache_hits", "metadata_cache_hits_total", "counter",
+          "Opens served from the metadata cache.", &Status::metadata_cache_hits},
+    Field{"metadata_cache_misses", "metadata_cache_misses_total", "counter",
+          "Opens that read a footer from storage.", &Status::metadata_cache_misses},
+    Field{"metadata_cache_bytes", "metadata_cache_bytes", "gauge",
+          "Footer bytes the metadata cache holds.", &Status::metadata_cache_bytes},
+    Field{"manifest_fallbacks", "manifest_fallbacks_total", "counter",
+          "Files of a dataset index that a manifest did not describe, read from their own footers.",
+          &Status::manifest_fallbacks},
 };
 
 std::string value_of(const Status& s, const Field& f) {
@@ -109,7 +146,11 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
       s.slabs_sent, s.gpu_devices, s.gpu_memory_used_bytes, s.gpu_memory_total_bytes,
       s.bytes_fetched, s.s3_requests, s.s3_retries, s.s3_failures, s.slabs, s.descriptors,
       s.descriptor_budget, s.connections_refused, s.requests_refused, &scans,
-      s.bytes_copied_after_decode, s.bytes_in_place, &devices);
+      s.bytes_copied_after_decode, s.bytes_in_place, &devices, s.cache_hits, s.cache_misses,
+      s.cache_bytes_from_memory, s.cache_bytes_from_disk, s.cache_bytes_from_store,
+      s.cache_evictions, s.cache_memory_bytes, s.cache_memory_limit_bytes, s.cache_disk_bytes,
+      s.cache_disk_limit_bytes, s.cache_disk_on, s.cache_disk_errors, s.cache_disk_dropped,
+      s.metadata_cache_hits, s.metadata_cache_misses, s.metadata_cache_bytes, s.manifest_fallbacks);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
 }
 
@@ -145,6 +186,23 @@ Status status_from_reply(const fbs::StatusReply& r) {
   s.descriptor_budget = r.descriptor_budget();
   s.connections_refused = r.connections_refused();
   s.requests_refused = r.requests_refused();
+  s.cache_hits = r.cache_hits();
+  s.cache_misses = r.cache_misses();
+  s.cache_bytes_from_memory = r.cache_bytes_from_memory();
+  s.cache_bytes_from_disk = r.cache_bytes_from_disk();
+  s.cache_bytes_from_store = r.cache_bytes_from_store();
+  s.cache_evictions = r.cache_evictions();
+  s.cache_memory_bytes = r.cache_memory_bytes();
+  s.cache_memory_limit_bytes = r.cache_memory_limit_bytes();
+  s.cache_disk_bytes = r.cache_disk_bytes();
+  s.cache_disk_limit_bytes = r.cache_disk_limit_bytes();
+  s.cache_disk_on = r.cache_disk_on();
+  s.cache_disk_errors = r.cache_disk_errors();
+  s.cache_disk_dropped = r.cache_disk_dropped();
+  s.metadata_cache_hits = r.metadata_cache_hits();
+  s.metadata_cache_misses = r.metadata_cache_misses();
+  s.metadata_cache_bytes = r.metadata_cache_bytes();
+  s.manifest_fallbacks = r.manifest_fallbacks();
   if (r.devices()) {
     for (const fbs::DeviceStatus* d : *r.devices()) {
       s.devices.push_back({d->device(), d->share() ? d->share()->str() : "", d->memory_held_bytes(),

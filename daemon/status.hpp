@@ -70,6 +70,27 @@ struct Status {
   uint64_t descriptor_budget = 0;    ///< RLIMIT_NOFILE less daemon_fd_reserve
   uint64_t connections_refused = 0;  ///< not allowed, over a limit, or at the descriptor budget
   uint64_t requests_refused = 0;     ///< requests answered with an Error for a limit or a denial
+  /// The node's byte cache (format/byte_cache.hpp) and metadata cache (format/metadata_cache.hpp).
+  uint64_t cache_hits = 0;               ///< Ranges the byte cache served from memory or disk.
+  uint64_t cache_misses = 0;             ///< Ranges the byte cache fetched from storage.
+  uint64_t cache_bytes_from_memory = 0;  ///< Bytes the byte cache served from memory.
+  uint64_t cache_bytes_from_disk = 0;    ///< Bytes the byte cache served from its disk tier.
+  uint64_t cache_bytes_from_store =
+      0;                            ///< Bytes the byte cache fetched from storage for its readers.
+  uint64_t cache_evictions = 0;     ///< Entries evicted from either tier of the byte cache.
+  uint64_t cache_memory_bytes = 0;  ///< Bytes the byte cache holds in memory.
+  uint64_t cache_memory_limit_bytes = 0;  ///< The memory tier's limit (cache_memory_bytes).
+  uint64_t cache_disk_bytes = 0;          ///< Bytes the byte cache holds on disk.
+  uint64_t cache_disk_limit_bytes = 0;    ///< The disk tier's limit (cache_disk_bytes).
+  uint32_t cache_disk_on =
+      0;  ///< 1 while the disk tier is in use, 0 when off or turned off by an error.
+  uint64_t cache_disk_errors = 0;      ///< Write and read errors of the disk tier.
+  uint64_t cache_disk_dropped = 0;     ///< Cache files removed for failing their checks.
+  uint64_t metadata_cache_hits = 0;    ///< Opens served from the metadata cache.
+  uint64_t metadata_cache_misses = 0;  ///< Opens that read a footer from storage.
+  uint64_t metadata_cache_bytes = 0;   ///< Footer bytes the metadata cache holds.
+  uint64_t manifest_fallbacks = 0;  ///< Files of a dataset index that a manifest did not describe,
+                                    ///< read from their own footers.
   /// The CUDA devices device scans have used, with their rates (JSON "devices").
   std::vector<DeviceStatus> devices;
   /// The scans the asking client may see: its own user's (every user's for root), running and

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "net/dataset.hpp"
 #include "net/rados.hpp"
 #include "net/rados_pushdown.hpp"
 #include "net/s3_source.hpp"
@@ -18,6 +19,11 @@ Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri) {
   if (uri.starts_with("rados://")) {
     OC_ASSIGN_OR_RETURN(auto object, parse_rados_uri(uri));
     return open_rados_file(object);
+  }
+  if (uri.starts_with("s3://") || uri.starts_with("http://") || uri.starts_with("https://")) {
+    OC_ASSIGN_OR_RETURN(ObjectRef ref, object_ref_from_uri(uri));
+    OC_ASSIGN_OR_RETURN(auto client, environment_client());
+    return open_object_file(std::move(client), std::move(ref));
   }
   OC_ASSIGN_OR_RETURN(auto source, net::open_any_source(uri));
   return format::VortexFile::open(std::move(source));
@@ -33,18 +39,11 @@ bool is_vortex(std::string_view name) {
 
 Result<std::vector<std::string>> expand_s3(std::string_view pattern, uint64_t max_entries) {
   OC_ASSIGN_OR_RETURN(net::S3Uri uri, net::parse_s3_uri(pattern));
-  const bool prefix_only = uri.key.empty() || uri.key.back() == '/';
-  const std::string& key = uri.key;
-  const std::string list_prefix = prefix_only ? key : key.substr(0, key.find_first_of("*?["));
   OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
-  OC_ASSIGN_OR_RETURN(auto page, client->list_all(uri.bucket, list_prefix, "", max_entries));
+  OC_ASSIGN_OR_RETURN(auto objects, list_matching_objects(*client, uri, max_entries));
   std::vector<std::string> out;
-  for (const auto& o : page.contents) {
-    // Without FNM_PATHNAME, `*` crosses `/`: keys have no directories, only a convention.
-    const bool match =
-        prefix_only ? is_vortex(o.key) : ::fnmatch(key.c_str(), o.key.c_str(), 0) == 0;
-    if (match) out.push_back("s3://" + uri.bucket + "/" + o.key);
-  }
+  out.reserve(objects.size());
+  for (const auto& o : objects) out.push_back("s3://" + uri.bucket + "/" + o.key);
   return out;
 }
 

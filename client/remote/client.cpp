@@ -17,6 +17,7 @@
 #include "client/remote/conn.hpp"
 #include "config/defaults.hpp"
 #include "config/fd.hpp"
+#include "config/json.hpp"
 #include "daemon/scan_wire.hpp"
 #include "format/segment_source.hpp"
 #include "kernels/shared_memory.hpp"
@@ -348,6 +349,68 @@ Result<Status> query_status(const std::string& socket) {
   const auto* r = m->body_as_StatusReply();
   OC_EXPECT(r, protocol, "onecopyd did not answer Status");
   return status_from_reply(*r);
+}
+
+Result<net::DatasetIndex> remote_dataset(const std::string& socket, const std::string& pattern,
+                                         uint64_t unit_rows, bool footers) {
+  OC_ASSIGN_OR_RETURN(auto conn, Conn::open(socket));
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fbs::CreateMessage(
+      fbb, fbs::Body::Dataset,
+      fbs::CreateDatasetDirect(fbb, 1, pattern.c_str(), unit_rows, footers).Union()));
+  OC_TRY(conn->send(fbb));
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  const auto* r = m->body_as_DatasetIndex();
+  OC_EXPECT(r && r->files(), protocol, "onecopyd did not answer Dataset");
+  net::DatasetIndex out;
+  out.manifest = r->manifest() ? r->manifest()->str() : "";
+  out.from_cache = r->from_cache();
+  out.from_manifest = r->from_manifest();
+  out.fallbacks = r->fallbacks();
+  for (const fbs::DatasetFile* f : *r->files()) {
+    OC_EXPECT(f->uri(), protocol, "a DatasetFile without its URI");
+    net::DatasetFile file;
+    file.uri = f->uri()->str();
+    file.etag = f->etag() ? f->etag()->str() : "";
+    file.size = f->size();
+    file.rows = f->rows();
+    if (f->units()) file.units.assign(f->units()->begin(), f->units()->end());
+    OC_EXPECT(file.units.size() % 2 == 0, protocol, "{}: an odd number of unit bounds", file.uri);
+    file.footer_offset = f->footer_offset();
+    if (f->footer())
+      file.footer = format::Buffer::copy_of({f->footer()->data(), f->footer()->size()});
+    out.files.push_back(std::move(file));
+  }
+  return out;
+}
+
+std::string dataset_json(const net::DatasetIndex& index) {
+  std::string out = fmt::format(
+      "{{\"manifest\": {}, \"from_cache\": {}, \"from_manifest\": {}, "
+      "\"fallbacks\": {}, \"files\": [",
+      json_string(index.manifest), index.from_cache, index.from_manifest, index.fallbacks);
+  for (size_t i = 0; i < index.files.size(); ++i) {
+    const net::DatasetFile& f = index.files[i];
+    out += fmt::format(
+        "{}{{\"uri\": {}, \"etag\": {}, \"size\": {}, \"rows\": {}, \"units\": [{}], "
+        "\"footer_offset\": {}, \"footer\": \"",
+        i ? ", " : "", json_string(f.uri), json_string(f.etag), f.size, f.rows,
+        fmt::join(f.units, ", "), f.footer_offset);
+    for (uint8_t b : f.footer.span()) out += fmt::format("{:02x}", b);
+    out += "\"}";
+  }
+  return out + "]}";
+}
+
+Result<ClearedCache> clear_cache(const std::string& socket) {
+  OC_ASSIGN_OR_RETURN(auto conn, Conn::open(socket));
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::CacheClear, fbs::CreateCacheClear(fbb, 1).Union()));
+  OC_TRY(conn->send(fbb));
+  OC_ASSIGN_OR_RETURN(const fbs::Message* m, conn->recv(nullptr));
+  const auto* r = m->body_as_CacheCleared();
+  OC_EXPECT(r, protocol, "onecopyd did not answer CacheClear");
+  return ClearedCache{r->memory_bytes(), r->disk_bytes(), r->metadata_bytes()};
 }
 
 Result<std::vector<std::string>> remote_list(const std::string& socket,

@@ -28,6 +28,7 @@
 #include "daemon/status.hpp"
 #include "format/arrow_c_abi.h"
 #include "format/scan_request.hpp"
+#include "net/dataset.hpp"
 
 namespace oc::client {
 
@@ -45,6 +46,22 @@ namespace oc::client {
 
 /// Connects to @p socket, says Hello and asks for Status.
 [[nodiscard]] Result<daemon::Status> query_status(const std::string& socket);
+/// The index of an s3:// dataset as onecopyd makes it (net/dataset.hpp, protocol.fbs Dataset):
+/// one listing, the manifest, each file's footer from the metadata cache, the manifest or the
+/// file. With @p footers, each file's footer bytes too (`onecopy index`).
+[[nodiscard]] Result<net::DatasetIndex> remote_dataset(const std::string& socket,
+                                                       const std::string& pattern,
+                                                       uint64_t unit_rows, bool footers);
+/// @return @p index as JSON: {"manifest", "from_cache", "from_manifest", "fallbacks", "files":
+/// [{"uri", "etag", "size", "rows", "units": [b, e, ...], "footer_offset", "footer" (hex)}]}.
+[[nodiscard]] std::string dataset_json(const net::DatasetIndex& index);
+
+/// What `clear_cache` dropped.
+struct ClearedCache {
+  uint64_t memory_bytes = 0, disk_bytes = 0, metadata_bytes = 0;
+};
+/// Empties the node's caches (`onecopy cache clear`); onecopyd allows only root and its own user.
+[[nodiscard]] Result<ClearedCache> clear_cache(const std::string& socket);
 
 /// The files @p pattern names (client/open_uri.hpp expand_uri): an s3:// pattern listed by the
 /// daemon at @p socket with its credentials, a local one expanded in this process.

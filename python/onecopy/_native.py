@@ -46,6 +46,15 @@ _lib.onecopy_expand.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)
 _lib.onecopy_daemon_list.argtypes = [
     ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
 ]
+_lib.onecopy_daemon_dataset.argtypes = [
+    ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
+    ctypes.c_size_t,
+]
+_lib.onecopy_dataset.argtypes = [
+    ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t,
+]
+_lib.onecopy_crc32c.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_lib.onecopy_crc32c.restype = ctypes.c_uint32
 _lib.onecopy_inspect_json.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p, ctypes.c_size_t]
 _lib.onecopy_daemon_status_json.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_char_p,
                                             ctypes.c_size_t]
@@ -186,6 +195,32 @@ def expand(pattern: Union[str, os.PathLike]) -> list[str]:
     return _lines(out)
 
 
+def _dataset_of(out: ctypes.c_void_p) -> dict:
+    try:
+        index = json.loads(ctypes.string_at(out.value).decode())
+    finally:
+        _lib.onecopy_free_string(out)
+    for f in index["files"]:
+        u = f["units"]
+        f["units"] = [(u[i], u[i + 1]) for i in range(0, len(u), 2)]
+        f["footer"] = bytes.fromhex(f["footer"])
+    return index
+
+
+def dataset(pattern: str, unit_rows: int = 0, footers: bool = False) -> dict:
+    """Client.dataset made in this process, with its own credentials."""
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    _check(_lib.onecopy_dataset(pattern.encode(), int(unit_rows), int(bool(footers)), ctypes.byref(out), err,
+                                _ERRLEN), err)
+    return _dataset_of(out)
+
+
+def crc32c(data: bytes) -> int:
+    """CRC-32C (Castagnoli) of @data, as onecopy checks a manifest's footers."""
+    return _lib.onecopy_crc32c(data, len(data))
+
+
 def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size: int = 1, worker: int = 0,
                 num_workers: int = 1, shuffle: bool = False, seed: int = 0, epoch: int = 0) -> list[tuple[int, int, int]]:
     """The (file, begin, end) units that shard (rank, worker) of (world_size, num_workers) reads,
@@ -240,6 +275,19 @@ class Client:
         err = ctypes.create_string_buffer(_ERRLEN)
         _check(_lib.onecopy_daemon_list(self._sock(), os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
         return _lines(out)
+
+    def dataset(self, pattern: str, unit_rows: int = 0, footers: bool = False) -> dict:
+        """The index of an s3:// prefix or glob, made by the daemon with one listing (and the
+        prefix's manifest, _onecopy/manifest.vortex, when `onecopy index` wrote one): a dict with
+        "files", each {"uri", "etag", "size", "rows", "units": [(begin, end), ...]} (units of at
+        most `unit_rows` rows; 0: the shard_unit_rows knob) and, with `footers`, "footer_offset"
+        and "footer" (bytes); and "manifest" (the manifest used, or ""), "from_cache",
+        "from_manifest", "fallbacks" (where the footers came from)."""
+        out = ctypes.c_void_p()
+        err = ctypes.create_string_buffer(_ERRLEN)
+        _check(_lib.onecopy_daemon_dataset(self._sock(), pattern.encode(), int(unit_rows), int(bool(footers)),
+                                           ctypes.byref(out), err, _ERRLEN), err)
+        return _dataset_of(out)
 
     def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
         """VortexFile.units of `path`, computed by the daemon (a local file is opened here and

@@ -16,15 +16,28 @@ from onecopy._native import Client
 UNKNOWN_ROWS = 2**62
 
 
-def expand_urls(urls, socket: Optional[str]) -> list[str]:
-    """Each pattern's files (onecopy.expand; listed by the daemon when there is one)."""
+def is_s3_dataset(pattern: str) -> bool:
+    """Whether @pattern is an s3:// prefix or glob, which the daemon indexes in one request."""
+    return pattern.startswith("s3://") and (pattern.endswith("/") or any(c in pattern[5:] for c in "*?["))
+
+
+def expand_urls(urls, socket: Optional[str], unit_rows: int = 0) -> tuple[list[str], dict]:
+    """Each pattern's files (onecopy.expand; listed by the daemon when there is one), and the
+    units of those the daemon indexed on the way: an s3:// prefix or glob is one Dataset request
+    (one listing and the prefix's manifest), whatever its file count."""
     items = [urls] if isinstance(urls, (str, os.PathLike)) else list(urls)
     if not items:
         raise ValueError("no dataset URLs given")
     out: list[str] = []
-    for item in items:
-        out.extend(Client(socket).list(os.fspath(item)) if socket else onecopy.expand(item))
-    return out
+    units: dict[str, list[tuple[int, int]]] = {}
+    for item in map(os.fspath, items):
+        if socket and is_s3_dataset(item):
+            for f in Client(socket).dataset(item, unit_rows)["files"]:
+                out.append(f["uri"])
+                units[f["uri"]] = f["units"]
+        else:
+            out.extend(Client(socket).list(item) if socket else onecopy.expand(item))
+    return out, units
 
 
 def files_digest(urls: Sequence[str]) -> str:

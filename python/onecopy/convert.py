@@ -60,11 +60,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, Optional, Sequence
-from urllib.parse import urlsplit
 
 import numpy as np
 import pyarrow as pa
 from pyarrow import fs as pafs
+
+from onecopy._s3fs import s3_filesystem
 
 MANIFEST = "_onecopy_convert.json"
 FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl",
@@ -77,17 +78,6 @@ WILDCARDS = "*?["
 
 
 # ---- where inputs and outputs are --------------------------------------------------------------------
-
-def s3_filesystem() -> pafs.S3FileSystem:
-    """pyarrow's S3 filesystem, configured from the environment (see the module)."""
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1"
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-    if not endpoint:
-        return pafs.S3FileSystem(region=region)
-    # pyarrow takes the scheme apart from the "host:port" it calls the endpoint.
-    url = urlsplit(endpoint)
-    return pafs.S3FileSystem(region=region, scheme=url.scheme or "https", endpoint_override=url.netloc or url.path)
-
 
 def _locate(where: str) -> tuple[pafs.FileSystem, str]:
     """The filesystem @where is on and its path there: bucket/key in S3 for s3://, else local."""
@@ -530,6 +520,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--batch-rows", type=int, default=65_536, help="rows in memory at a time (the memory bound)")
     ap.add_argument("--compact", action="store_true", help="vortex-data's compact writer (smaller, slower)")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-index", action="store_true",
+                    help="to an s3:// prefix, skip writing its manifest (onecopy index) at the end")
     a = ap.parse_args(argv)
     try:
         m = convert(a.inputs, a.to, a.format, a.rows_per_file, a.batch_rows, a.compact, not a.no_progress)
@@ -538,6 +530,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     rows = sum(p["rows"] for p in m["parts"].values())
     print(f"{len(m['parts'])} files, {rows} rows in {a.to}")
+    if a.to.startswith(S3) and not a.no_index:
+        # With this process's credentials, which have just written the prefix. The data is
+        # complete without it: a failure only costs the next plans their speed.
+        from onecopy.index import index
+        try:
+            r = index(a.to.rstrip("/") + "/", socket=False)
+            print(f"{r['manifest']}: the manifest of {r['files']} files")
+        except Exception as e:  # noqa: BLE001 - reported; the converted files stand
+            print(f"onecopy convert: the files are written, but not their manifest ({e}); "
+                  f"run `onecopy index {a.to}` to write it", file=sys.stderr)
     return 0
 
 

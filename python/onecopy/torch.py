@@ -58,6 +58,9 @@ from onecopy._torch_plan import UNKNOWN_ROWS, Progress, expand_urls, files_diges
 from onecopy._torch_world import distributed_world, shard_world
 from onecopy.expr import Expr
 
+# Files of a shuffle group whose scans are started ahead of the one being read (_group_scans).
+FILES_IN_FLIGHT = 8
+
 __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen", "gather_state_dicts"]
 
 #: POSITION_KEY (onecopy._steps) names the position tensor that items carry between DataLoader
@@ -127,12 +130,12 @@ class Dataset(torch.utils.data.IterableDataset):
         self.socket = None if in_process else onecopy.daemon_socket(socket)
         if self.device == "host-reference" and self.socket:
             raise ValueError('device="host-reference" reads in this process: pass socket=False')
-        self.urls = expand_urls(urls, self.socket)
-        self.rank, self.world_size = shard_world(rank, world_size)
-        self._world_given = rank is not None or world_size is not None
         if unit_rows < 1 or shuffle_units < 1:
             raise ValueError("unit_rows and shuffle_units must be at least 1")
         self.unit_rows = int(unit_rows)
+        self.urls, self._indexed_units = expand_urls(urls, self.socket, self.unit_rows)
+        self.rank, self.world_size = shard_world(rank, world_size)
+        self._world_given = rank is not None or world_size is not None
         self.shuffle_units = int(shuffle_units)
         self.dataset_index = 0  # set by Mix
         self.epoch = 0
@@ -172,8 +175,9 @@ class Dataset(torch.utils.data.IterableDataset):
     def _file_units(self) -> list[list[tuple[int, int]]]:
         if self._units is None:
             if self.socket:
+                # Files of an s3:// prefix or glob came with their units; others are asked for.
                 client = Client(self.socket)
-                self._units = [client.units(u, self.unit_rows) for u in self.urls]
+                self._units = [self._indexed_units.get(u) or client.units(u, self.unit_rows) for u in self.urls]
             else:
                 self._units = [onecopy.open(u, daemon=False).units(self.unit_rows) for u in self.urls]
         return self._units
@@ -218,24 +222,41 @@ class Dataset(torch.utils.data.IterableDataset):
         return sum(-(-n // self.batch_rows) for n in sizes)
 
     # ---- reading -----------------------------------------------------------------------------------
+    def _file_scan(self, f: int, ranges: list[tuple[int, int]]) -> tuple[str, object]:
+        """(url, scan) of file @f over @ranges: the reader (or the daemon) decodes ahead across
+        units instead of starting afresh for each. Strings come with offsets: a shuffled batch is
+        gathered from the group's batches (onecopy.Batches), which indexes one bytes buffer per
+        column, and strings end as Python str either way."""
+        url = self.urls[f]
+        if self.socket:
+            return url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter,
+                                                        strings="offsets", device=self.device)
+        if url not in self._open_files:
+            self._open_files[url] = onecopy.open(url, daemon=False)
+        return url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter, strings="offsets",
+                                                      device=self.device)
+
     def _group_scans(self, group: list[tuple[int, int, int]]) -> Iterator[tuple[str, object]]:
-        """(url, scan) for each file of @group, over all its units there: the reader (or the
-        daemon) decodes ahead across units instead of starting afresh for each. Strings come with
-        offsets: a shuffled batch is gathered from the group's batches (onecopy.Batches), which
-        indexes one bytes buffer per column, and strings end as Python str either way."""
+        """(url, scan) for each file of @group, in order, with up to FILES_IN_FLIGHT of them
+        started ahead: a group of many small files is read at the store's bandwidth, not one
+        request's latency after another (each start is an open and a scan request, after which
+        the daemon or the C library fetches on its own)."""
         by_file: dict[int, list[tuple[int, int]]] = {}
         for f, b, e in group:
             by_file.setdefault(f, []).append((b, e))
-        for f, ranges in by_file.items():
-            url = self.urls[f]
-            if self.socket:
-                yield url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter,
-                                                           strings="offsets", device=self.device)
-            else:
-                if url not in self._open_files:
-                    self._open_files[url] = onecopy.open(url, daemon=False)
-                yield url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter,
-                                                             strings="offsets", device=self.device)
+        files = list(by_file.items())
+        if len(files) == 1:
+            yield self._file_scan(*files[0])
+            return
+        with concurrent.futures.ThreadPoolExecutor(min(len(files), FILES_IN_FLIGHT),
+                                                   thread_name_prefix="onecopy-open") as pool:
+            started = collections.deque(pool.submit(self._file_scan, f, r) for f, r in files[:FILES_IN_FLIGHT])
+            for f, r in files[FILES_IN_FLIGHT:]:
+                scan = started.popleft().result()
+                started.append(pool.submit(self._file_scan, f, r))
+                yield scan
+            while started:
+                yield started.popleft().result()
 
     def _read_group(self, group: list[tuple[int, int, int]]) -> Union[Batches, _device_rows.DeviceRows]:
         if self.device != "cpu":
