@@ -53,6 +53,8 @@ from onecopy._native import Batches, Client, shard_units
 from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
 from onecopy._torch_gather import batch_tensors, cut, sample
 from onecopy._torch_mix import Mix
+from onecopy._torch_nodes import node_stable_groups
+from onecopy._torch_nodes import ranks_per_node as ranks_per_node_of
 from onecopy._torch_packing import PackedTokens, collate_varlen
 from onecopy._torch_plan import UNKNOWN_ROWS, Progress, expand_urls, files_digest
 from onecopy._torch_world import distributed_world, shard_world
@@ -87,6 +89,10 @@ class Dataset(torch.utils.data.IterableDataset):
     With a filter, the ranks agree step by step through torch.distributed (initialise it first).
     prefetch_groups: shuffle groups read ahead on a background thread (0: none), so that
     DataLoader(ds, num_workers=0) is the fast path; each holds one group's rows in memory.
+    node_stable: each node reads the same files every epoch, shuffled anew inside the node
+    (onecopy._torch_nodes has the algorithm), so that each node's onecopyd caches 1/nodes of the
+    data; ranks_per_node: ranks on each node (None: $LOCAL_WORLD_SIZE, else 1). Its order
+    depends on both, so a resume keeps the world it was saved from.
 
     device: where items' tensors live. "cpu" (the default): fixed-width columns are zero-copy
     DLPack views of the decoded Arrow buffers. "cuda[:N]": each group is scanned with
@@ -107,7 +113,8 @@ class Dataset(torch.utils.data.IterableDataset):
                  batch_rows: Optional[int] = None, shuffle: bool = True, seed: int = 0,
                  socket: Union[str, None, bool] = None, rank: Optional[int] = None,
                  world_size: Optional[int] = None, unit_rows: int = 8192, shuffle_units: int = 8,
-                 uneven: Optional[str] = "repeat", prefetch_groups: int = 1, device: str = "cpu"):
+                 uneven: Optional[str] = "repeat", prefetch_groups: int = 1, device: str = "cpu",
+                 node_stable: bool = False, ranks_per_node: Optional[int] = None):
         super().__init__()
         self.device = str(device)
         if self.device != "cpu":
@@ -136,6 +143,10 @@ class Dataset(torch.utils.data.IterableDataset):
         self.urls, self._indexed_units = expand_urls(urls, self.socket, self.unit_rows)
         self.rank, self.world_size = shard_world(rank, world_size)
         self._world_given = rank is not None or world_size is not None
+        self.node_stable = bool(node_stable)
+        if self.node_stable and not shuffle:
+            raise ValueError("node_stable shuffles within each node's files: it needs shuffle=True")
+        self.ranks_per_node = ranks_per_node_of(ranks_per_node, self.world_size) if self.node_stable else 1
         self.shuffle_units = int(shuffle_units)
         self.dataset_index = 0  # set by Mix
         self.epoch = 0
@@ -185,6 +196,9 @@ class Dataset(torch.utils.data.IterableDataset):
     def global_groups(self, epoch: int) -> list[list[tuple[int, int, int]]]:
         """Every shuffle group of @epoch, in its global order: consecutive shuffle_units units of
         the units of all files, shuffled by (seed, epoch). The same for any world size."""
+        if self.node_stable:  # the same for the same world and ranks per node only
+            return node_stable_groups(self._file_units(), self.seed, epoch, self.shuffle_units, self.world_size,
+                                      self.ranks_per_node)
         every = [(f, b, e) for f, units in enumerate(self._file_units()) for b, e in units]
         order = shard_units(every, 0, 1, 0, 1, self.shuffle, self.seed, epoch)
         return [order[i:i + self.shuffle_units] for i in range(0, len(order), self.shuffle_units)]
@@ -572,6 +586,9 @@ class Dataset(torch.utils.data.IterableDataset):
         one = states[0]
         if len(states) == 1 and (one["rank"], one["world_size"]) == (self.rank, self.world_size):
             progress = Progress.from_dict(one, self._epoch_deal)
+        elif self.node_stable:
+            raise ValueError("a node_stable Dataset resumes with the world it was saved from: its order depends on "
+                             "world_size and ranks_per_node")
         elif len(states) == 1 and one["world_size"] != 1:
             raise ValueError(f"this state_dict is rank {one['rank']} of {one['world_size']}'s and this Dataset is rank "
                              f"{self.rank} of {self.world_size}: resume with another world from every rank's "
