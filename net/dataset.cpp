@@ -14,6 +14,7 @@
 #include "format/metadata_cache.hpp"
 #include "format/shard.hpp"
 #include "format/string_views.hpp"
+#include "net/open_uri.hpp"
 #include "net/s3_source.hpp"
 
 namespace oc::net {
@@ -23,7 +24,11 @@ namespace {
 // store's bandwidth, not by one request's latency.
 constexpr size_t kOpenThreads = 16;
 
-bool is_vortex(std::string_view name) { return name.ends_with(".vortex") && name.size() > 7; }
+// Quoted as a response's ETag header is (some servers list it bare), so that a version means
+// the same whichever way it was learnt.
+void quote_etag(std::string& etag) {
+  if (!etag.empty() && etag.front() != '"') etag = '"' + etag + '"';
+}
 
 bool under_metadata_dir(std::string_view key) {
   return key.starts_with("_onecopy/") || key.find("/_onecopy/") != std::string_view::npos;
@@ -105,16 +110,14 @@ Result<std::vector<ListedObject>> list_matching_objects(S3Client& client, const 
   for (auto& o : page.contents) {
     if (manifest && prefix_only && o.key == manifest_key) {
       *manifest = o;
-      if (!o.etag.empty() && o.etag.front() != '"') (*manifest)->etag = '"' + o.etag + '"';
+      quote_etag((*manifest)->etag);
     }
     if (under_metadata_dir(std::string_view(o.key).substr(list_prefix.size()))) continue;
     // Without FNM_PATHNAME, `*` crosses `/`: keys have no directories, only a convention.
     const bool match =
-        prefix_only ? is_vortex(o.key) : ::fnmatch(key.c_str(), o.key.c_str(), 0) == 0;
+        prefix_only ? is_vortex_name(o.key) : ::fnmatch(key.c_str(), o.key.c_str(), 0) == 0;
     if (!match) continue;
-    // Quoted as a response's ETag header is (some servers list it bare), so that a version
-    // means the same whichever way it was learnt.
-    if (!o.etag.empty() && o.etag.front() != '"') o.etag = '"' + o.etag + '"';
+    quote_etag(o.etag);
     out.push_back(std::move(o));
   }
   std::sort(out.begin(), out.end(),

@@ -33,10 +33,6 @@ namespace {
 
 bool has_wildcard(std::string_view s) { return s.find_first_of("*?[") != std::string_view::npos; }
 
-bool is_vortex(std::string_view name) {
-  return name.size() > 7 && name.substr(name.size() - 7) == ".vortex";
-}
-
 Result<std::vector<std::string>> expand_s3(std::string_view pattern, uint64_t max_entries) {
   OC_ASSIGN_OR_RETURN(net::S3Uri uri, net::parse_s3_uri(pattern));
   OC_ASSIGN_OR_RETURN(auto client, net::environment_client());
@@ -62,7 +58,7 @@ Result<std::vector<std::string>> expand_rados(const std::string& pattern, uint64
   for (const auto& n : names) {
     // Without FNM_PATHNAME, `*` crosses `/`, as for S3 keys.
     const bool match =
-        prefix_only ? is_vortex(n) : ::fnmatch(uri.object.c_str(), n.c_str(), 0) == 0;
+        prefix_only ? is_vortex_name(n) : ::fnmatch(uri.object.c_str(), n.c_str(), 0) == 0;
     if (match) out.push_back("rados://" + uri.pool + "/" + n);
   }
   OC_EXPECT(!out.empty(), not_found, "no Vortex objects match {}", pattern);
@@ -78,7 +74,7 @@ Result<std::vector<std::string>> expand_local(const std::string& pattern, uint64
     std::filesystem::directory_iterator it(pattern, ec);
     for (; !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
       std::error_code type_ec;
-      if (it->is_regular_file(type_ec) && is_vortex(it->path().filename().string())) {
+      if (it->is_regular_file(type_ec) && is_vortex_name(it->path().filename().string())) {
         out.push_back(it->path().string());
         OC_EXPECT(out.size() <= max_entries, invalid, "{} holds more than {} Vortex files", pattern,
                   max_entries);
@@ -100,6 +96,10 @@ Result<std::vector<std::string>> expand_local(const std::string& pattern, uint64
 }
 
 }  // namespace
+
+bool is_vortex_name(std::string_view name) noexcept {
+  return name.size() > 7 && name.ends_with(".vortex");
+}
 
 Result<std::vector<std::string>> expand_uri(std::string_view pattern, uint64_t max_entries) {
   const bool s3 = pattern.starts_with("s3://");

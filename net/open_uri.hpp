@@ -19,6 +19,10 @@ namespace oc::net {
 /// through librados, its scans pushed into the OSDs (net/rados_pushdown.hpp).
 [[nodiscard]] Result<std::shared_ptr<format::VortexFile>> open_uri(std::string_view uri);
 
+/// Whether @p name (a path or key) names a Vortex file by its suffix, `.vortex`: what a directory
+/// or prefix expands to.
+[[nodiscard]] bool is_vortex_name(std::string_view name) noexcept;
+
 /// The files @p pattern names, sorted:
 /// - `s3://bucket/prefix/` (a trailing slash): every `*.vortex` object under the prefix, at any
 ///   depth (ListObjectsV2);

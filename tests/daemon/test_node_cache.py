@@ -185,7 +185,10 @@ def test_a_full_disk_turns_the_tier_off_and_scans_go_on(store, tmp_path):
     uri = f"s3://{bucket}/full.vortex"
     mount = tmp_path / "small"
     mount.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], check=True)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mount)], capture_output=True,
+                             text=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
     try:
         d = start(tmp_path, env, ONECOPY_CACHE_DIR=mount, ONECOPY_CACHE_DISK_BYTES="1GiB",
                   ONECOPY_DAEMON_S3_GRANTS=f"*: s3://{bucket}/")
