@@ -11,6 +11,12 @@
 # shellcheck source=tests/servers/lib.sh
 source "$ROOT/tests/servers/lib.sh"
 
+# Every contender reads cold: onecopy's byte cache (format/byte_cache.hpp) would serve a repeated
+# run from memory where the others fetch again. bench_cache.sh, which measures the cache, sets it.
+export ONECOPY_CACHE_MEMORY_BYTES=${ONECOPY_CACHE_MEMORY_BYTES:-0}
+export ONECOPY_CACHE_DIR=${ONECOPY_CACHE_DIR:-}
+export ONECOPY_METADATA_CACHE_BYTES=${ONECOPY_METADATA_CACHE_BYTES:-0}
+
 BUILD_DIR=${ONECOPY_BUILD_DIR:-$ROOT/build}
 BENCH_TMP=$(mktemp -d /tmp/onecopy-bench.XXXXXX)
 BENCH_SERVER_STATE=""
