@@ -158,8 +158,8 @@ constexpr std::array kKnobs{
          "same open file (least recently used out first; format/take_cache.hpp); 0 keeps none.",
          OC_NUMBER_KNOB(take_cache_bytes, 0, TiB, true)},
     Knob{"cache_memory_bytes", "ONECOPY_CACHE_MEMORY_BYTES", "1GiB",
-         "Bytes of remote objects (S3, http) the process keeps in memory for every later read of "
-         "the same object version: in onecopyd, shared by every client (format/byte_cache.hpp; "
+         "Bytes of S3 objects the process keeps in memory for every later read of the same "
+         "object version (ETag): in onecopyd, shared by every client (format/byte_cache.hpp; "
          "least recently used out first, bytes in use pinned); 0 keeps none.",
          OC_NUMBER_KNOB(cache_memory_bytes, 0, 64 * TiB, true)},
     Knob{"cache_dir", "ONECOPY_CACHE_DIR", "",
@@ -171,7 +171,7 @@ constexpr std::array kKnobs{
          "first); 0 turns the tier off.",
          OC_NUMBER_KNOB(cache_disk_bytes, 0, 1024 * TiB, true)},
     Knob{"metadata_cache_bytes", "ONECOPY_METADATA_CACHE_BYTES", "256MiB",
-         "Bytes of opened remote files (footer, layout tree, statistics, keyed by object and "
+         "Bytes of opened S3 files (footer, layout tree, statistics, keyed by object and "
          "ETag) the process keeps for later opens of the same version (least recently used out "
          "first); 0 keeps none.",
          OC_NUMBER_KNOB(metadata_cache_bytes, 0, TiB, true)},

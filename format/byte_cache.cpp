@@ -129,7 +129,26 @@ ByteCache::ByteCache(Options options) : options_(std::move(options)) {
   counts_.disk_limit = options_.disk_bytes;
   if (!options_.dir.empty() && options_.disk_bytes > 0) {
     index_disk();
-    if (disk_on_) writer_ = std::thread([this] { write_loop(); });
+    if (disk_on_) {
+      try {
+        writer_ = std::thread([this] {
+          try {
+            write_loop();
+          } catch (...) {  // nothing leaves the thread: the tier goes off, waiters are freed
+            disk_failed("the disk writer", ENOMEM);
+            std::lock_guard lock(write_mu_);
+            writes_.clear();
+            write_queue_bytes_ = 0;
+            writing_ = false;
+            written_.notify_all();
+          }
+        });
+      } catch (const std::system_error& e) {  // no thread to be had: no disk tier, no exception
+        log::get().error("byte cache: no thread for disk writes ({}): the disk tier is off",
+                         e.what());
+        disk_on_ = false;
+      }
+    }
   }
 }
 
@@ -175,7 +194,10 @@ std::string ByteCache::file_of(const std::string& key) const {
 void ByteCache::index_disk() {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::create_directories(options_.dir, ec);
+  // Private to this user when made here: its entries are served as the store's bytes.
+  if (fs::create_directories(options_.dir, ec)) {
+    fs::permissions(options_.dir, fs::perms::owner_all, fs::perm_options::replace, ec);
+  }
   if (!fs::is_directory(options_.dir, ec)) {
     log::get().warn("byte cache: {} is not a directory we can use: the disk tier is off",
                     options_.dir);
@@ -200,7 +222,10 @@ void ByteCache::index_disk() {
     UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     struct stat st {};
     std::optional<std::string> key;
-    if (fd.valid() && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+    // Only this user's files: one another user could write would be served as the store's
+    // bytes (a shared cache_dir).
+    if (fd.valid() && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_uid == ::geteuid()) {
       key = read_key(fd.get(), static_cast<uint64_t>(st.st_size));
     }
     if (!key || file != file_of(*key)) {
@@ -293,6 +318,7 @@ std::optional<Buffer> ByteCache::read_disk(const std::string& key, const std::st
   UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
   struct stat st {};
   if (!fd.valid() || ::fstat(fd.get(), &st) != 0) return drop(errno == EIO, errno);
+  if (!S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) return drop(false, 0);  // replaced
   const auto size = static_cast<uint64_t>(st.st_size);
   if (size < kHeaderBytes + key.size()) return drop(false, 0);
   Buffer all = [&] {
@@ -446,14 +472,17 @@ Result<std::vector<Buffer>> ByteCache::read(const std::string& object, const std
     for (size_t k = 0; k < which.size(); ++k) {
       const size_t i = which[k];
       out[i] = std::move(got[k]);
-      const Buffer kept = heap_copy(out[i]);
+      // A copy of its own for the cache (the reader's bytes are a lease of the pinned pool),
+      // made only where a tier may keep it.
+      const bool keepable = ranges[i].length <= options_.memory_bytes || disk_on_now();
+      const Buffer kept = keepable ? heap_copy(out[i]) : Buffer();
       bool to_disk = false;
       {
         std::lock_guard lock(mu_);
         ++counts_.misses;
         counts_.bytes_from_store += ranges[i].length;
-        keep_in_memory(keys[i], kept);
-        to_disk = disk_on_;
+        if (keepable) keep_in_memory(keys[i], kept);
+        to_disk = keepable && disk_on_;
       }
       if (to_disk) {
         std::lock_guard lock(write_mu_);
@@ -463,7 +492,7 @@ Result<std::vector<Buffer>> ByteCache::read(const std::string& object, const std
           write_cv_.notify_one();
         }
       }
-      land(i, &kept);
+      land(i, keepable ? &kept : &out[i]);
     }
     return {};
   };
@@ -483,6 +512,11 @@ Result<std::vector<Buffer>> ByteCache::read(const std::string& object, const std
   }
   OC_TRY(fetch_these(orphans));
   return out;
+}
+
+bool ByteCache::disk_on_now() const {
+  std::lock_guard lock(mu_);
+  return disk_on_;
 }
 
 bool ByteCache::enabled() const {

@@ -8,7 +8,8 @@
 /// every decision of who may read what: a source exists only once its opener was allowed to
 /// open the object, so a cached byte only ever reaches a reader that could read it from the
 /// store. A version is what the store says of one state of the object (S3's ETag): an object
-/// that changes has a new version and so new keys, and nothing is ever served stale.
+/// that changes has a new version and so new keys, and nothing is ever served stale. Sources
+/// without a version (local files, http(s) URLs: net/s3_source.hpp `cache_version`) bypass it.
 ///
 /// - Single flight: ranges that another reader is fetching are waited for, not fetched again.
 /// - Memory tier (`cache_memory_bytes`): least recently used out first; an entry a scan still
@@ -132,6 +133,7 @@ class ByteCache {
   std::optional<Buffer> read_disk(const std::string& key, const std::string& file);
   void write_loop();
   void disk_failed(const std::string& what, int err);
+  bool disk_on_now() const;
   std::string file_of(const std::string& key) const;
 
   Options options_;

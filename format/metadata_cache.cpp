@@ -47,6 +47,13 @@ void MetadataCache::keep(const std::string& object, const std::string& version,
                          const Footer& footer) {
   const uint64_t bytes = footer.tail.size() + kEntryOverhead;
   if (bytes > limit_ || version.empty()) return;
+  // The tail may be a lease of the pinned pool (or a client's slab): the cache's copy belongs
+  // to no reader, so that keeping it holds none of their memory.
+  Footer kept = footer;
+  {
+    ArenaScope heap(nullptr);
+    kept.tail = Buffer::copy_of(footer.tail.span());
+  }
   std::lock_guard lock(mu_);
   const std::string key = key_of(object, version);
   if (entries_.count(key)) return;
@@ -58,7 +65,7 @@ void MetadataCache::keep(const std::string& object, const std::string& version,
     ++counts_.evictions;
   }
   lru_.push_front(key);
-  entries_[key] = Entry{std::make_shared<const Footer>(footer), bytes, lru_.begin()};
+  entries_[key] = Entry{std::make_shared<const Footer>(std::move(kept)), bytes, lru_.begin()};
   counts_.bytes += bytes;
 }
 

@@ -138,8 +138,9 @@ class CoalescedSource final : public SegmentSource {
       std::lock_guard lock(mu_);
       stats_.requests += ranges.size();
     }
+    if (id.version.empty()) return read_store(ranges, opts);  // a local file: the page cache's
     ByteCache& cache = ByteCache::process();
-    if (id.version.empty() || !cache.enabled()) return read_store(ranges, opts);
+    if (!cache.enabled()) return read_store(ranges, opts);
     // The cache keys what readers ask for (segments, footers), not the merged reads, whose
     // shape changes with every projection and filter.
     return cache.read(id.name, id.version, ranges, [&](std::span<const ByteRange> missing) {

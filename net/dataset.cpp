@@ -20,9 +20,14 @@
 namespace oc::net {
 namespace {
 
-// Footers read from their own files at once: an index of many small files is bound by the
-// store's bandwidth, not by one request's latency.
+// Footers read from their own files at once by one index: an index of many small files is bound
+// by the store's bandwidth, not by one request's latency; and by all indexes of the process, so
+// that many clients' requests do not grow it by as many threads.
 constexpr size_t kOpenThreads = 16;
+constexpr size_t kOpenThreadsPerProcess = 64;
+std::atomic<size_t> open_threads{0};
+// The footer bytes one index with `footers` may gather (the client's largest reply).
+constexpr uint64_t kMaxFooterBytes = uint64_t{64} << 20;
 
 // Quoted as a response's ETag header is (some servers list it bare), so that a version means
 // the same whichever way it was learnt.
@@ -134,15 +139,16 @@ Result<std::shared_ptr<format::VortexFile>> open_object_file(std::shared_ptr<S3C
   } else {
     OC_ASSIGN_OR_RETURN(info, client->stat(obj));
   }
+  const std::string version = cache_version(obj, info);
   auto source = open_object_source(std::move(client), std::move(obj), info);
   auto& cache = format::MetadataCache::process();
-  if (!info.etag.empty()) {
-    if (auto footer = cache.find(source->name(), info.etag)) {
+  if (!version.empty()) {
+    if (auto footer = cache.find(source->name(), version)) {
       return format::VortexFile::open(std::move(source), std::move(*footer));
     }
   }
   OC_ASSIGN_OR_RETURN(auto file, format::VortexFile::open(source));
-  if (!info.etag.empty()) cache.keep(source->name(), info.etag, file->footer());
+  if (!version.empty()) cache.keep(source->name(), version, file->footer());
   return file;
 }
 
@@ -175,7 +181,7 @@ Result<DatasetIndex> index_dataset(std::string_view pattern, const DatasetOption
 
   index.files.resize(objects.size());
   std::atomic<size_t> next{0};
-  std::atomic<uint64_t> from_cache{0}, from_manifest{0}, fallbacks{0};
+  std::atomic<uint64_t> from_cache{0}, from_manifest{0}, fallbacks{0}, footer_bytes{0};
   std::mutex error_mu;
   std::optional<Error> first_error;
   auto index_one = [&](size_t i) -> Result<void> {
@@ -219,6 +225,11 @@ Result<DatasetIndex> index_dataset(std::string_view pattern, const DatasetOption
     }
     if (options.footers) {
       const format::Footer& f = file->footer();
+      const uint64_t gathered = footer_bytes += o.size - f.footer_start;
+      OC_EXPECT(gathered <= kMaxFooterBytes, invalid,
+                "{}: its files' footers are over {} MiB, more than one reply holds: index a "
+                "narrower prefix",
+                pattern, kMaxFooterBytes >> 20);
       out.footer_offset = f.footer_start;
       out.footer = f.tail.slice(f.footer_start - f.tail_range.offset, o.size - f.footer_start);
     }
@@ -231,6 +242,8 @@ Result<DatasetIndex> index_dataset(std::string_view pattern, const DatasetOption
           return index_one(i);
         } catch (const std::exception& e) {
           return Error(Errc::io, fmt::format("indexing {}: {}", objects[i].key, e.what()));
+        } catch (...) {
+          return Error(Errc::io, fmt::format("indexing {} failed", objects[i].key));
         }
       }();
       if (!r.ok()) {
@@ -241,10 +254,22 @@ Result<DatasetIndex> index_dataset(std::string_view pattern, const DatasetOption
     }
   };
   std::vector<std::thread> threads;
-  const size_t n = std::min(kOpenThreads, objects.size());
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  const size_t want = std::min(kOpenThreads, objects.size()) - 1;  // this thread works too
+  const size_t got =
+      std::min(want, kOpenThreadsPerProcess -
+                         std::min(kOpenThreadsPerProcess, open_threads.fetch_add(want)));
+  open_threads -= want - got;
+  for (size_t t = 0; t < got; ++t) {
+    try {
+      threads.emplace_back(worker);
+    } catch (const std::system_error&) {  // fewer threads, the same index
+      open_threads -= got - t;
+      break;
+    }
+  }
   worker();
   for (auto& t : threads) t.join();
+  open_threads -= threads.size();
   if (first_error) return std::move(*first_error);
   index.from_cache = from_cache;
   index.from_manifest = from_manifest;

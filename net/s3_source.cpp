@@ -15,7 +15,7 @@ class ObjectReader final : public format::RangeReader {
  public:
   ObjectReader(std::shared_ptr<S3Client> client, ObjectRef obj, ObjectInfo info)
       : RangeReader({info.size, obj.describe(), "object", format::CoalesceOptions::object_store(),
-                     info.etag}),
+                     cache_version(obj, info)}),
         client_(std::move(client)),
         obj_(std::move(obj)),
         info_(std::move(info)) {}
@@ -51,6 +51,10 @@ class ObjectReader final : public format::RangeReader {
 };
 
 }  // namespace
+
+std::string cache_version(const ObjectRef& obj, const ObjectInfo& info) {
+  return obj.url.empty() ? info.etag : std::string();
+}
 
 Result<std::shared_ptr<format::SegmentSource>> open_object_source(std::shared_ptr<S3Client> client,
                                                                   ObjectRef obj) {

@@ -29,6 +29,12 @@ namespace oc::net {
 [[nodiscard]] std::shared_ptr<format::SegmentSource> open_object_source(
     std::shared_ptr<S3Client> client, ObjectRef obj, ObjectInfo known);
 
+/// What the caches (format/byte_cache.hpp, format/metadata_cache.hpp) key @p obj's bytes by: its
+/// ETag for an S3 object; none for a URL object, whose name drops its query (a signature, which
+/// no cache file may hold, or a selector of another resource) and whose ETag a server may reuse
+/// across resources.
+[[nodiscard]] std::string cache_version(const ObjectRef& obj, const ObjectInfo& info);
+
 /// Opens `s3://bucket/key` or an `http(s)://` URL with a client configured from the environment
 /// (shared by every call in the process), or a local path.
 [[nodiscard]] Result<std::shared_ptr<format::SegmentSource>> open_any_source(std::string_view uri);

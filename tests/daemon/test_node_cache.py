@@ -402,3 +402,67 @@ def test_prefetch_warms_the_daemon_for_the_next_job(store, tmp_path):
         assert "byte cache:" in status.stdout and "metadata cache:" in status.stdout
     finally:
         d.stop()
+
+
+def test_url_objects_are_never_cached_even_when_their_server_reuses_an_etag(tmp_path):
+    from test_hostile import http_server
+
+    bodies = {}
+    for name, first in (("a", 0), ("b", 1_000_000)):
+        path = tmp_path / f"{name}.vortex"
+        vx.io.write(table(first, 2000), str(path))
+        bodies[name] = path.read_bytes()
+
+    def get(h):  # the query picks the file; every answer says ETag "v1"
+        body = bodies[h.path.split("which=")[1]]
+        first, last = 0, len(body) - 1
+        if "Range" in h.headers:
+            a, b = h.headers["Range"].split("=")[1].split("-")
+            first, last = int(a), min(int(b), len(body) - 1)
+        h.send_response(206 if "Range" in h.headers else 200)
+        h.send_header("Content-Length", str(last - first + 1))
+        h.send_header("Content-Range", f"bytes {first}-{last}/{len(body)}")
+        h.send_header("ETag", '"v1"')
+        h.end_headers()
+        h.wfile.write(body[first:last + 1])
+
+    srv = http_server(get)
+    base = f"http://127.0.0.1:{srv.server_address[1]}/data.vortex?which="
+    run = tmp_path / "d"
+    run.mkdir()
+    d = Daemon(run, config='daemon_http_hosts = "127.0.0.1"\n')
+    try:
+        assert ids_of(onecopy.open(base + "a", daemon=d.sock)) == list(range(2000))
+        assert ids_of(onecopy.open(base + "b", daemon=d.sock)) == list(range(1_000_000, 1_002_000))
+        s = cache_status(d)
+        assert s["cache_misses"] == s["cache_hits"] == s["cache_memory_bytes"] == 0
+        assert s["metadata_cache_bytes"] == 0
+    finally:
+        d.stop()
+        srv.shutdown()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a cache file to another user")
+def test_cache_files_of_another_user_are_not_served(store, tmp_path):
+    bucket, s3, env = store
+    put(s3, bucket, "o.vortex", table(0, 8000), tmp_path)
+    uri = f"s3://{bucket}/o.vortex"
+    cache_dir = tmp_path / "cache"
+    grants = {"ONECOPY_DAEMON_S3_GRANTS": f"*: s3://{bucket}/"}
+    d = start(tmp_path, env, ONECOPY_CACHE_DIR=cache_dir, **grants)
+    try:
+        assert ids_of(onecopy.open(uri, daemon=d.sock)) == list(range(8000))
+    finally:
+        d.stop()
+    files = list(cache_dir.glob("*.ocb"))
+    assert files
+    for f in files:  # as if another user had written them into a shared directory
+        os.chown(f, 65534, 65534)
+    d = start(tmp_path, env, "d2", ONECOPY_CACHE_DIR=cache_dir, **grants)
+    try:
+        assert ids_of(onecopy.open(uri, daemon=d.sock)) == list(range(8000))
+        s = cache_status(d)
+        assert s["cache_bytes_from_disk"] == 0 and s["cache_bytes_from_store"] > 0
+        assert s["cache_disk_dropped"] == len(files)
+    finally:
+        d.stop()
