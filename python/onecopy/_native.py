@@ -207,8 +207,8 @@ def _dataset_of(out: ctypes.c_void_p) -> dict:
     return index
 
 
-def dataset(pattern: str, unit_rows: int = 0, footers: bool = False) -> dict:
-    """Client.dataset made in this process, with its own credentials."""
+def dataset_index(pattern: str, unit_rows: int = 0, footers: bool = False) -> dict:
+    """Client.dataset_index made in this process, with its own credentials."""
     out = ctypes.c_void_p()
     err = ctypes.create_string_buffer(_ERRLEN)
     _check(_lib.onecopy_dataset(pattern.encode(), int(unit_rows), int(bool(footers)), ctypes.byref(out), err,
@@ -276,7 +276,7 @@ class Client:
         _check(_lib.onecopy_daemon_list(self._sock(), os.fsencode(pattern), ctypes.byref(out), err, _ERRLEN), err)
         return _lines(out)
 
-    def dataset(self, pattern: str, unit_rows: int = 0, footers: bool = False) -> dict:
+    def dataset_index(self, pattern: str, unit_rows: int = 0, footers: bool = False) -> dict:
         """The index of an s3:// prefix or glob, made by the daemon with one listing (and the
         prefix's manifest, _onecopy/manifest.vortex, when `onecopy index` wrote one): a dict with
         "files", each {"uri", "etag", "size", "rows", "units": [(begin, end), ...]} (units of at

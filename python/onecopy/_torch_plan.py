@@ -32,7 +32,7 @@ def expand_urls(urls, socket: Optional[str], unit_rows: int = 0) -> tuple[list[s
     units: dict[str, list[tuple[int, int]]] = {}
     for item in map(os.fspath, items):
         if socket and is_s3_dataset(item):
-            for f in Client(socket).dataset(item, unit_rows)["files"]:
+            for f in Client(socket).dataset_index(item, unit_rows)["files"]:
                 out.append(f["uri"])
                 units[f["uri"]] = f["units"]
         else:

@@ -26,14 +26,14 @@ from typing import Optional, Sequence, Union
 import pyarrow as pa
 
 import onecopy
-from onecopy._native import Client, crc32c, dataset
+from onecopy._native import Client, crc32c, dataset_index
 from onecopy._s3fs import s3_filesystem
 
 MANIFEST = "_onecopy/manifest.vortex"
 
 
 def manifest_table(prefix: str, index: dict) -> pa.Table:
-    """The manifest's rows for the files of @index (Client.dataset with footers) under @prefix."""
+    """The manifest's rows for the files of @index (Client.dataset_index with footers) under @prefix."""
     files = index["files"]
     for f in files:
         if not f["uri"].startswith(prefix):
@@ -59,7 +59,7 @@ def index(prefix: str, socket: Union[str, bool, None] = None) -> dict:
     if not prefix.startswith("s3://") or not prefix.endswith("/"):
         raise ValueError(f"onecopy index takes an s3:// prefix ending in '/', not {prefix!r}")
     sock = None if socket is False else onecopy.daemon_socket(socket)
-    got = Client(sock).dataset(prefix, footers=True) if sock else dataset(prefix, footers=True)
+    got = Client(sock).dataset_index(prefix, footers=True) if sock else dataset_index(prefix, footers=True)
     table = manifest_table(prefix, got)
     fs = s3_filesystem()
     target = (prefix + MANIFEST)[len("s3://"):]

@@ -130,7 +130,7 @@ def test_the_disk_tier_serves_epoch_two_after_a_restart(store, tmp_path):
     grants = {"ONECOPY_DAEMON_S3_GRANTS": f"*: s3://{bucket}/"}
     d = start(tmp_path, env, ONECOPY_CACHE_DIR=cache_dir, **grants)
     try:
-        ds = onecopy.Client(d.sock).dataset(f"s3://{bucket}/ds/")
+        ds = onecopy.Client(d.sock).dataset_index(f"s3://{bucket}/ds/")
         got = [i for f in ds["files"] for i in ids_of(onecopy.open(f["uri"], daemon=d.sock))]
         assert got == list(range(12_000))
         fetched = cache_status(d)["cache_bytes_from_store"]
@@ -216,7 +216,7 @@ def test_eight_clients_at_once_fetch_each_range_once(store, tmp_path):
     pattern = f"s3://{bucket}/many/"
 
     def read_all(sock: str) -> list[int]:
-        files = onecopy.Client(sock).dataset(pattern)["files"]
+        files = onecopy.Client(sock).dataset_index(pattern)["files"]
         return [i for f in files for i in ids_of(onecopy.open(f["uri"], daemon=sock))]
 
     d = start(tmp_path, env, **grants)
@@ -288,7 +288,7 @@ def test_a_manifest_plans_a_prefix_with_one_list_and_one_get(store, tmp_path):
     d = start(tmp_path, env, **grants)  # a fresh daemon: nothing cached
     try:
         before = d.client.status()["s3_requests"]
-        got = d.client.dataset(prefix, 500)
+        got = d.client.dataset_index(prefix, 500)
         assert d.client.status()["s3_requests"] - before <= 3  # LIST, and the manifest's footer and data
         assert got["manifest"] == prefix + "_onecopy/manifest.vortex"
         assert got["from_manifest"] == 6 and got["fallbacks"] == 0
@@ -308,7 +308,7 @@ def test_a_lying_manifest_never_produces_wrong_rows(store, tmp_path):
     prefix = f"s3://{bucket}/lie/"
     for i in range(4):
         put(s3, bucket, f"lie/p{i}.vortex", table(i * 1000, 1000), tmp_path)
-    from onecopy._native import dataset as in_process_dataset
+    from onecopy._native import dataset_index as in_process_dataset
     honest = in_process_dataset(prefix, footers=True)  # what `onecopy index` would write
     t = manifest_table(prefix, honest)
     rows = t.column("rows").to_pylist()
@@ -321,7 +321,7 @@ def test_a_lying_manifest_never_produces_wrong_rows(store, tmp_path):
     put(s3, bucket, "lie/p2.vortex", table(50_000, 1500), tmp_path)  # a stale ETag for p2
     d = start(tmp_path, env, ONECOPY_DAEMON_S3_GRANTS=f"*: s3://{bucket}/")
     try:
-        got = d.client.dataset(prefix, 10_000)
+        got = d.client.dataset_index(prefix, 10_000)
         assert [f["rows"] for f in got["files"]] == [1000, 1000, 1500, 1000]
         assert got["from_manifest"] == 2 and got["fallbacks"] == 2
         assert cache_status(d)["manifest_fallbacks"] == 2
@@ -336,7 +336,7 @@ def test_a_lying_manifest_never_produces_wrong_rows(store, tmp_path):
     s3.upload_file(str(local), bucket, "lie/" + MANIFEST)
     d = start(tmp_path, env, "d2", ONECOPY_DAEMON_S3_GRANTS=f"*: s3://{bucket}/")
     try:
-        got = d.client.dataset(prefix)
+        got = d.client.dataset_index(prefix)
         assert got["manifest"] == "" and got["fallbacks"] == 4
         assert [f["rows"] for f in got["files"]] == [1000, 1000, 1500, 1000]
         assert "not used" in d.log.read_text()
