@@ -32,7 +32,7 @@
 # and bytes radosgw served over HTTP (`get_b`); a Markdown table with ratios against (b). Exit 1
 # when an answer has the wrong row count. Details in scripts/bench/ceph_bench.py.
 #
-# The README run: scripts/bench_ceph.sh --sf 1
+# The run in docs/benchmarks.md: scripts/bench_ceph.sh --sf 1
 # Env: ONECOPY_BUILD_DIR (default build/, built by scripts/bootstrap.sh when missing),
 #      ONECOPY_CLS_LIB (default BUILD/format/cls/libcls_onecopy.so; without it (a) measures
 #      whatever the client does when the OSDs have no class onecopy), ONECOPY_VENV,

@@ -62,7 +62,7 @@ install_venv() {
   want=$(cat "$ROOT/requirements.txt" "$ROOT/requirements-nodeps.txt" | sha256sum | cut -d' ' -f1)
   if [ ! -x "$VENV/bin/python" ]; then
     log "creating $VENV"
-    # System site packages make Debian's python3-torch visible (see README).
+    # System site packages make Debian's python3-torch visible (see docs/operations.md).
     /usr/bin/python3 -m venv --system-site-packages "$VENV"
   fi
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -8,7 +8,7 @@
 #   scripts/package.sh [--out DIR]     (default DIR: $BUILD_DIR/pkg)
 #
 # The package enables nothing: the operator puts the credentials in place and runs
-# `systemctl enable --now onecopyd.socket` (README, "Install and operate"). The Python package
+# `systemctl enable --now onecopyd.socket` (docs/operations.md). The Python package
 # is the wheel of `pip install .` (pyproject.toml).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -87,7 +87,7 @@ printf '/etc/onecopy/onecopyd.toml\n/etc/onecopy/credentials.env\n' >"$root/DEBI
 
 cat >"$root/DEBIAN/postinst" <<'EOF'
 #!/bin/sh
-# Makes the onecopy user and its directories; starts and enables nothing (README, "Install").
+# Makes the onecopy user and its directories; starts and enables nothing (docs/operations.md).
 set -e
 if [ "$1" = configure ]; then
   systemd-sysusers /usr/lib/sysusers.d/onecopy.conf

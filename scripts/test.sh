@@ -135,8 +135,8 @@ else
   echo "skipped: no ASan build of onecopyd (its failure is counted above)"
 fi
 
-# Two minutes of scripts/soak.sh (the 30-minute run's figures are in README): well-behaved and
-# hostile clients against the ASan + LSan onecopyd, which must end idle and clean.
+# Two minutes of scripts/soak.sh (the 30-minute run's figures are in docs/testing.md):
+# well-behaved and hostile clients against the ASan + LSan onecopyd, which must end idle and clean.
 step "soak of onecopyd, 2 minutes (scripts/soak.sh --minutes 2)"
 if [ "$asan_built" = 1 ] && bash scripts/soak.sh --minutes 2 --clients 8 --interval 30; then
   passed=$((passed + 1))

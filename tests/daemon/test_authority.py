@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """What another user can read through onecopyd: only what it could read itself, plus the S3 and
-http(s) access the operator grants (README, "Security").
+http(s) access the operator grants (docs/security.md).
 
 The client runs as uid 65534 (setpriv; these tests need root, and say so when they skip). It is
 tests/onecopy-test-client, the client library as a plain program, copied with the data into a

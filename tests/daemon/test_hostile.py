@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Hostile clients against a real onecopyd, one case per attack of issue 14 (README, "Security").
+"""Hostile clients against a real onecopyd, one case per attack of issue 14 (docs/security.md).
 
 Each case asserts that the attacker gets a clear error (or is refused), that a second,
 well-behaved client keeps being served at the same time (`Served`), and that the daemon's RSS

@@ -236,7 +236,7 @@ def test_groups_of_many_small_batches_do_not_stall_the_daemon(tmp_path, files):
 
 
 def test_a_whole_scan_collects_through_the_daemon(tmp_path, files):
-    # README's own example keeps every batch: far more than the 3 a client may hold unreleased.
+    # docs/usage.md's example keeps every batch: far more than the 3 a client may hold unreleased.
     d = Daemon(tmp_path, config="daemon_client_max_batches_in_flight = 3\n")
     try:
         want = pa.table(onecopy.open(files[0]).scan(["id", "tokens"], batch_rows=100))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Which folders each folder's sources may include, besides its own (README, "Layout").
+# Which folders each folder's sources may include, besides its own (docs/repository.md).
 ALLOWED = {
     "config": set(),
     "format": {"config"},
