@@ -60,7 +60,8 @@ def workdir(tmp_path_factory) -> Path:
     if not (BUILD / "client" / "onecopy").exists():
         pytest.skip(f"{BUILD / 'client' / 'onecopy'} is not built")
     work = tmp_path_factory.mktemp("readme")
-    for name, target in (("build", BUILD), (".venv", ROOT / ".venv"), ("scripts", ROOT / "scripts")):
+    # .venv: the environment running these tests (scripts/bootstrap.sh's), whatever its path.
+    for name, target in (("build", BUILD), (".venv", Path(sys.prefix)), ("scripts", ROOT / "scripts")):
         (work / name).symlink_to(target)
     return work
 
