@@ -3,7 +3,8 @@
 process. The rule lives in the C library (daemon/client.hpp serving_daemon_socket), so that
 Python, the C API and the CLI agree:
 
-- an explicit socket (onecopy.open(..., daemon=PATH), Dataset(socket=PATH)) must answer;
+- an explicit socket (onecopy.open(..., daemon=PATH), onecopy.dataset(..., daemon=PATH),
+  onecopy.torch.Dataset(socket=PATH)) must answer;
 - else $ONECOPY_SOCKET: empty means this process, a path means that daemon, which must answer;
 - else the default socket (/run/onecopy/onecopyd.sock, the daemon_socket knob) when its file
   exists, which must answer; without the file, this process.
@@ -17,6 +18,8 @@ import ctypes
 import os
 from typing import Optional, Union
 
+import onecopy._native
+from onecopy._dataset import Dataset, is_pattern
 from onecopy._lib import _ERRLEN, OnecopyError, _check, _lib
 from onecopy._native import VortexFile
 from onecopy._remote_file import RemoteFile
@@ -36,22 +39,41 @@ def daemon_socket(socket: Union[str, os.PathLike, None] = None) -> Optional[str]
     return os.fsdecode(out.value) or None
 
 
-def open(path, daemon: Union[bool, str, os.PathLike, None] = None):  # noqa: A001 - mirrors vortex.open
-    """Opens a Vortex file: a local path, or an s3://, rados:// or http(s) URL.
-
-    daemon=None (the default): through the onecopyd serving this machine when there is one (the
-    rule above: the daemon reads S3 with its credentials, as its operator grants this user), else
-    in this process. daemon=False: in this process, with this process's credentials (a
-    VortexFile). daemon=True: through the serving daemon, an error when there is none; a path:
-    through the daemon at that socket (a RemoteFile)."""
+def serving(daemon: Union[bool, str, os.PathLike, None]) -> Optional[str]:
+    """The socket that reads for `daemon` (open's argument), or None to read in this process."""
     if daemon is False:
-        return VortexFile(path)
+        return None
     if daemon is True:
         sock = daemon_socket()
         if sock is None:
             raise OnecopyError("not_found", "daemon=True, but no onecopyd serves this machine: "
                                             "$ONECOPY_SOCKET is empty or unset and the "
                                             "default socket (the daemon_socket knob) does not exist")
-        return RemoteFile(path, sock)
-    sock = daemon_socket(daemon)
+        return sock
+    return daemon_socket(daemon)
+
+
+def open(path, daemon: Union[bool, str, os.PathLike, None] = None):  # noqa: A001 - mirrors vortex.open
+    """Opens a Vortex file: a local path, or an s3://, rados:// or http(s) URL; or, for a
+    directory, an s3:// prefix (ending in '/'), a glob or a rados:// pool or prefix, its files as
+    one onecopy.Dataset (onecopy.dataset).
+
+    daemon=None (the default): through the onecopyd serving this machine when there is one (the
+    rule above: the daemon reads S3 with its credentials, as its operator grants this user), else
+    in this process. daemon=False: in this process, with this process's credentials (a
+    VortexFile). daemon=True: through the serving daemon, an error when there is none; a path:
+    through the daemon at that socket (a RemoteFile)."""
+    sock = serving(daemon)
+    if is_pattern(os.fspath(path)):
+        return Dataset(path, sock)
     return RemoteFile(path, sock) if sock else VortexFile(path)
+
+
+def dataset(uri_or_uris, daemon: Union[bool, str, os.PathLike, None] = None) -> Dataset:
+    """The files of a directory, an s3:// prefix (ending in '/'), a local or s3:// glob, a
+    rados:// pattern, or a list of any of those or of files, as one onecopy.Dataset, read where
+    `daemon` says (as open's). OnecopyError "not_found" when a pattern matches no file."""
+    return Dataset(uri_or_uris, serving(daemon))
+
+
+onecopy._native.dataset_of = dataset

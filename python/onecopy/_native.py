@@ -240,6 +240,10 @@ def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size
         _lib.onecopy_free_units(out)
 
 
+# onecopy.dataset, for Client.dataset: set by onecopy._daemon, which builds on this module.
+dataset_of = None
+
+
 class Client:
     """A connection to onecopyd (daemon/PROTOCOL.md), reached through libonecopy's C API.
 
@@ -288,6 +292,12 @@ class Client:
         _check(_lib.onecopy_daemon_dataset(self._sock(), pattern.encode(), int(unit_rows), int(bool(footers)),
                                            ctypes.byref(out), err, _ERRLEN), err)
         return _dataset_of(out)
+
+    def dataset(self, uri_or_uris):
+        """onecopy.dataset(uri_or_uris) read by this daemon: the patterns listed by it (an s3://
+        prefix or glob indexed in one request, dataset_index), each file read by it (RemoteFile).
+        A Client without a socket reads through the daemon serving this machine."""
+        return dataset_of(uri_or_uris, daemon=self.socket or True)
 
     def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
         """VortexFile.units of `path`, computed by the daemon (a local file is opened here and
