@@ -41,7 +41,7 @@ def test_a_directory_through_the_daemon_is_the_concatenation_of_its_files(parts,
         assert_rows(glob, want)
         opened = onecopy.open(root, daemon=d.sock)
         assert isinstance(opened, onecopy.Dataset) and opened.count(FILTER) == ds.count(FILTER)
-        tds = ds.to_torch(batch_rows=100, columns=["id"], unit_rows=400, seed=1)
+        tds = ds.to_torch(batch_rows=100, columns=["id"], unit_rows=4000, seed=1)
         assert tds.socket == d.sock
         ids = np.concatenate([b["id"].numpy() for b in tds])
         assert sorted(ids.tolist()) == want.column("id").to_pylist()

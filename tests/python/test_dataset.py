@@ -63,7 +63,7 @@ def assert_is_concatenation(ds: onecopy.Dataset, want: pa.Table) -> None:
     assert ds.file_rows == [n for n, _ in PARTS]
     assert ds.schema.names == want.column_names
     assert_rows(ds, want)  # __arrow_c_stream__: the full scan
-    assert_rows(ds.scan(batch_rows=256).read_all(), want)
+    assert_rows(ds.scan(batch_rows=5000).read_all(), want)
     mask = pc.and_(pc.greater(want.column("score"), 0.7), pc.is_valid(want.column("tag")))
     hits = want.filter(mask).select(["id", "tag"])
     assert 0 < hits.num_rows < want.num_rows
@@ -73,11 +73,11 @@ def assert_is_concatenation(ds: onecopy.Dataset, want: pa.Table) -> None:
     assert ds.count(f"id >= {want.num_rows - 10}") == 10  # the first two files ruled out
     assert ds.count("id < 0") == 0
     rng = np.random.default_rng(11)
-    idx = np.r_[rng.integers(0, want.num_rows, 300), 0, want.num_rows - 1, 39_999, 40_000, 39_999, want.num_rows - 1]
+    idx = np.r_[rng.integers(0, want.num_rows, 100), 0, want.num_rows - 1, 39_999, 40_000, 39_999, want.num_rows - 1]
     assert_rows(ds.take(idx), want.take(idx))
     assert_rows(ds.take(idx.tolist(), columns=["tag", "id"]), want.take(idx).select(["tag", "id"]))
     assert ds.take(idx).read_next_batch().num_rows == idx.size  # one batch
-    assert_rows(ds.take(np.sort(idx)), want.take(np.sort(idx)))
+    assert_rows(ds.take([40_005, 40_001, 40_005]), want.take([40_005, 40_001, 40_005]))  # one file's rows
     assert ds.take([]).read_all().num_rows == 0
 
 
