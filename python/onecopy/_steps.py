@@ -3,11 +3,12 @@
 makes every rank of a job yield the same number of batches of the same size, so that no rank
 waits forever in a collective its peers never reach.
 
-Batches are cut to exactly batch_rows rows across shuffle-group boundaries (the rows of a
-group's short tail are joined to the next group's: one gather copy, for those batches only).
+Batches are cut to exactly batch_rows rows across piece boundaries (the rows of a piece's
+short tail are joined to the next piece's: one gather copy, for those batches only).
 How many steps an epoch has is agreed on without reading anything twice:
   - without a filter, from the plan, which every rank can compute for every rank (rows per
-    rank are sums of unit lengths);
+    rank are sums of piece lengths; the ranks' totals differ by at most one row in a fresh
+    epoch, since the deal splits rows, so only the last batch is partial);
   - with one, through torch.distributed: before each step the ranks all-gather what each has
     (a full batch, a short last one, nothing), and every rank reads the same decision from it.
 Policies: "drop" ends the epoch at the last step every rank can fill (short last batches and the

@@ -12,10 +12,12 @@ The algorithm, as Streaming documents its shuffles:
 3. Every epoch, on each node: its files' units shuffled by (seed, epoch, node) and cut into shuffle
    groups of shuffle_units consecutive units, so that the order inside a node, and which units
    share a group (a block), is new each epoch.
-4. The deal: ranks take groups round-robin in the global order (Dataset._deal), so the global
-   order places node k's groups where its ranks take them, round after round, while every node
-   has a group for each of its ranks. The last groups (fewer than a round's) follow in node order
-   and may be read on another node: at most world_size - 1 groups an epoch leave their node.
+4. The order: node k's groups are dealt among its ranks round-robin, and the ranks' runs follow
+   one another in rank order, so that the deal, which cuts the groups laid end to end by rows
+   into one share per rank in rank order (onecopy.torch, "How an epoch is dealt"), gives each
+   rank about its own run. The rows read on another node are those the cut moves across a
+   boundary between two nodes' ranks: as many as the runs' rows differ from an equal share,
+   none when the nodes' files and groups are of a size.
 
 The order depends on world_size and ranks_per_node: a resume must keep both.
 """
@@ -51,7 +53,7 @@ def files_of_nodes(rows: Sequence[int], nodes: int, seed: int) -> list[list[int]
 
 def node_stable_groups(file_units: Sequence[Sequence[tuple[int, int]]], seed: int, epoch: int,
                        shuffle_units: int, world_size: int, per_node: int) -> list[list[tuple[int, int, int]]]:
-    """Every shuffle group of @epoch in the global order the deal gives out (see the module)."""
+    """Every shuffle group of @epoch in the order the deal cuts (see the module)."""
     nodes = world_size // per_node
     rows = [sum(e - b for b, e in units) for units in file_units]
     by_node = []
@@ -59,11 +61,5 @@ def node_stable_groups(file_units: Sequence[Sequence[tuple[int, int]]], seed: in
         units = [(f, b, e) for f in files for b, e in file_units[f]]
         order = shard_units(units, 0, 1, 0, 1, True, seed + k * 1_000_003, epoch)
         by_node.append([order[i:i + shuffle_units] for i in range(0, len(order), shuffle_units)])
-    rounds = min(len(groups) for groups in by_node) // per_node
-    out = []
-    for i in range(rounds):
-        for rank in range(world_size):
-            out.append(by_node[rank // per_node][i * per_node + rank % per_node])
-    for groups in by_node:
-        out.extend(groups[rounds * per_node:])
-    return out
+    return [group for rank in range(world_size)
+            for group in by_node[rank // per_node][rank % per_node::per_node]]

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
-"""onecopy.torch's plan of an epoch: the dataset's files, and one rank's progress through the
-groups it is dealt (onecopy.torch's docstring says how an epoch is dealt)."""
+"""onecopy.torch's plan of an epoch: the dataset's files, the deal of its groups' rows to the
+ranks as pieces, and one rank's progress through the pieces it is dealt (onecopy.torch's
+docstring says how an epoch is dealt)."""
 
 from __future__ import annotations
 
 import hashlib
 import itertools
 import os
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
 import onecopy
 from onecopy._native import Client
@@ -57,11 +58,114 @@ def expanded(prefix: int, order: Sequence[int], rest: Iterable) -> set[int]:
     return set(order[:int(prefix)]) | {int(g) for g in rest}
 
 
+# A piece's key: its group in the low 32 bits, its first row in the group above them, so that a
+# whole group's key is its number, as groups were keyed before rows were dealt.
+_GROUP_BITS = 32
+
+
+def piece_key(group: int, lo: int) -> int:
+    return group | (lo << _GROUP_BITS)
+
+
+def key_group(key: int) -> int:
+    return key & ((1 << _GROUP_BITS) - 1)
+
+
+def key_start(key: int) -> int:
+    return key >> _GROUP_BITS
+
+
+class Piece(NamedTuple):
+    """Rows [lo, hi) of shuffle group `group` (of its units laid end to end), known as `key`."""
+    key: int
+    group: int
+    lo: int
+    hi: int
+
+
+def _carried(rows: Sequence[int], keys: Iterable[int]) -> dict[int, list[Piece]]:
+    """The pieces of the groups @keys name (pieces a deal before left finished or begun), by
+    group: a named group's pieces are all named, so each ends where the next begins."""
+    starts: dict[int, list[int]] = {}
+    for k in keys:
+        starts.setdefault(key_group(k), []).append(key_start(k))
+    out = {}
+    for g, lows in starts.items():
+        lows = sorted(set(lows))
+        ends = lows[1:] + [rows[g]]
+        out[g] = [Piece(piece_key(g, lo), g, lo, hi) for lo, hi in zip(lows, ends)]
+    return out
+
+
+def _levels(carried: Sequence[int], fresh: int) -> list[int]:
+    """Rows of @fresh each rank gets on top of its @carried rows, so that the totals differ by
+    at most one where the carried rows allow (water-filling)."""
+    world = len(carried)
+    lo, hi = 0, max(carried) + fresh + 1
+    while lo + 1 < hi:  # the highest level whose fill fits in @fresh
+        mid = (lo + hi) // 2
+        if sum(max(0, mid - c) for c in carried) <= fresh:
+            lo = mid
+        else:
+            hi = mid
+    share = [max(0, lo - c) for c in carried]
+    rest = fresh - sum(share)
+    for r in range(world):
+        if rest and carried[r] <= lo:
+            share[r] += 1
+            rest -= 1
+    return share
+
+
+def deal_rows(rows: Sequence[int], order: Sequence[int], base: Iterable[int], base_partial: dict,
+              world: int) -> list[list[Piece]]:
+    """Every rank's pieces, in the order it reads them (onecopy.torch's docstring, "How an epoch
+    is dealt"). @rows: each group's rows; @order: the groups in the order they are dealt;
+    @base: keys of pieces finished before this deal; @base_partial: samples given of pieces
+    begun before it. Pieces left from an earlier deal go whole to the ranks, round-robin;
+    the groups no earlier deal touched are laid end to end in @order and cut by rows, so that
+    every rank's total differs from the others' by at most one row when nothing was carried."""
+    base = set(base)
+    named = _carried(rows, base | set(base_partial))
+    carried = [p for g in sorted(named) for p in named[g] if p.key not in base]
+    out: list[list[Piece]] = [[] for _ in range(world)]
+    load = [0] * world
+    for i, p in enumerate(carried):
+        out[i % world].append(p)
+        load[i % world] += p.hi - p.lo - base_partial.get(p.key, 0)
+    fresh = [g for g in order if g not in named]
+    share = _levels(load, sum(rows[g] for g in fresh))
+    it = iter(fresh)
+    g, at = None, 0  # the group being cut, and its first row not dealt
+    for r in range(world):
+        need = share[r]
+        while need > 0:
+            if g is None or at == rows[g]:
+                g, at = next(it), 0
+                continue
+            take = min(need, rows[g] - at)
+            out[r].append(Piece(piece_key(g, at), g, at, at + take))
+            at += take
+            need -= take
+    return out
+
+
+def piece_units(units: Sequence[tuple[int, int, int]], piece: Piece) -> list[tuple[int, int, int]]:
+    """The (file, begin, end) row ranges of @piece, cut from its group's @units."""
+    out, at = [], 0
+    for f, b, e in units:
+        lo, hi = max(piece.lo - at, 0), min(piece.hi - at, e - b)
+        if lo < hi:
+            out.append((f, b + lo, b + hi))
+        at += e - b
+    return out
+
+
 class Progress:
-    """One rank's epoch: the deal it reads (groups done before it, `base`; offsets into groups
-    others had started, `base_partial`; the world it was dealt to), the groups it finished and
-    the samples its unfinished groups gave. Group numbers are global: the same on every rank
-    and for any world size."""
+    """One rank's epoch: the deal it reads (keys of pieces finished before it, `base`; samples
+    given by the pieces begun before it, `base_partial`; the world it was dealt to), the pieces
+    it finished and the samples its unfinished pieces gave. Keys are piece_key's: the same on
+    every rank; a whole group's is its number, the same for any world size."""
 
     def __init__(self, epoch: int = 0, done: Sequence[int] = (), partial: Optional[dict] = None, steps: int = 0,
                  base: Sequence[int] = (), base_partial: Optional[dict] = None, world: int = 0):
@@ -73,24 +177,25 @@ class Progress:
         self.base_partial = {int(g): int(n) for g, n in (base_partial or {}).items()}
         self.world = int(world)  # 0: the dataset's own world size
 
-    def record(self, epoch: int, group: int, given: int, total: int) -> None:
-        if epoch != self.epoch or group in self.done:
+    def record(self, epoch: int, piece: int, given: int, total: int) -> None:
+        if epoch != self.epoch or piece in self.done:
             return
         if given >= total:
-            self.done.add(group)
-            self.partial.pop(group, None)
+            self.done.add(piece)
+            self.partial.pop(piece, None)
         else:
-            self.partial[group] = max(self.partial.get(group, 0), given)
+            self.partial[piece] = max(self.partial.get(piece, 0), given)
 
-    def start_of(self, group: int) -> int:
-        """Samples of @group given before this iteration."""
-        return max(self.partial.get(group, 0), self.base_partial.get(group, 0))
+    def start_of(self, piece: int) -> int:
+        """Samples of @piece given before this iteration."""
+        return max(self.partial.get(piece, 0), self.base_partial.get(piece, 0))
 
     def to_dict(self, deal: Sequence[int]) -> dict:
-        """This progress in a few integers, whatever the number of groups: the finished groups
-        as the length of the run of them that starts @deal (the groups this rank reads, in
-        order; only needed when some are done) and the others finished ahead of it; the base
-        as the run of groups 0, 1, ... in it and the others; one offset per group in flight."""
+        """This progress in a few integers, whatever the number of pieces: the finished pieces
+        as the length of the run of them that starts @deal (the keys of the pieces this rank
+        reads, in order; only needed when some are done) and the others finished ahead of it;
+        the base as the run of keys 0, 1, ... in it and the others; one offset per piece in
+        flight."""
         done_prefix, done_ahead = prefix_and_rest(self.done, deal)
         base_prefix, base_ahead = prefix_and_rest(self.base, itertools.count())
         return {"epoch": self.epoch, "steps": self.steps, "done_prefix": done_prefix, "done_ahead": done_ahead,
@@ -98,17 +203,17 @@ class Progress:
                 "base_ahead": base_ahead, "base_partial": dict(sorted(self.base_partial.items()))}
 
     @staticmethod
-    def from_dict(state: dict, deal_of: Callable[["Progress", int], list[int]]) -> "Progress":
+    def from_dict(state: dict, deal_of: Callable[["Progress"], list[list[Piece]]]) -> "Progress":
         """The progress of @state, a state_dict of version 3 (to_dict's) or 2 (its sets as
-        lists), dealt to its world. deal_of(progress, rank): the groups @rank reads under
-        @progress's deal, which a version 3 done_prefix counts in."""
+        lists), dealt to its world. deal_of(progress): every rank's pieces under @progress's
+        deal, in which a version 3 done_prefix counts."""
         if state["version"] == 2:
             return Progress(state["epoch"], state["done"], state["partial"], state.get("steps", 0),
                              state.get("base", ()), state.get("base_partial"), state["world_size"])
         base = expanded(state["base_prefix"], range(int(state["base_prefix"])), state["base_ahead"])
         progress = Progress(state["epoch"], (), state["partial"], state["steps"], base, state["base_partial"],
                              state["world_size"])
-        deal = deal_of(progress, int(state["rank"])) if state["done_prefix"] else []
+        deal = [p.key for p in deal_of(progress)[int(state["rank"])]] if state["done_prefix"] else []
         progress.done = expanded(state["done_prefix"], deal, state["done_ahead"])
         return progress
 
@@ -117,10 +222,12 @@ class Progress:
 
     @staticmethod
     def merged(states: Sequence[dict], world: int,
-               deal_of: Callable[["Progress", int], list[int]]) -> "Progress":
+               deal_of: Callable[["Progress"], list[list[Piece]]]) -> "Progress":
         """The deal for @world ranks of what every rank of an earlier deal left (their
-        state_dicts, one per rank, read by from_dict with @deal_of): their finished groups join
-        the base, their partial groups' offsets carry over, and the steps count again from 0."""
+        state_dicts, one per rank, read by from_dict with @deal_of). A group none of them began
+        is dealt again by rows; the pieces of a group some began are kept as they were, the
+        finished ones joining the base and the others carried whole, with the samples they
+        gave; the steps count again from 0."""
         first = states[0]
         ranks = sorted(int(st["rank"]) for st in states)
         if ranks != list(range(int(first["world_size"]))):
@@ -130,11 +237,25 @@ class Progress:
         for p in saved:
             if (p.epoch, p.base, p.base_partial) != (saved[0].epoch, saved[0].base, saved[0].base_partial):
                 raise ValueError("these state_dicts come from different epochs or deals")
-        base = set(saved[0].base)
-        partial = dict(saved[0].base_partial)
+        old = saved[0]
+        done = set().union(*(p.done for p in saved))
+        given = dict(old.base_partial)
         for p in saved:
-            base.update(p.done)
-            for g, n in p.partial.items():
-                partial[g] = max(partial.get(g, 0), n)
-        partial = {g: n for g, n in partial.items() if g not in base}
-        return Progress(saved[0].epoch, base=base, base_partial=partial, world=world)
+            for k, n in p.partial.items():
+                given[k] = max(given.get(k, 0), n)
+        base = set(old.base)
+        named = {key_group(k) for k in old.base | set(old.base_partial)}
+        pieces = [p for rank in deal_of(old) for p in rank]
+        touched = named | {p.group for p in pieces if p.key in done or given.get(p.key)}
+        partial = {}
+        for p in pieces:
+            if p.group not in touched:
+                continue  # dealt again by rows
+            if p.key in done:
+                base.add(p.key)
+            else:
+                partial[p.key] = given.get(p.key, 0)
+        open_groups = {key_group(k) for k in partial}
+        for g in touched - open_groups:  # every piece finished: the group is, as one key
+            base = {k for k in base if key_group(k) != g} | {g}
+        return Progress(old.epoch, base=base, base_partial=partial, world=world)

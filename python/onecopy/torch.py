@@ -16,17 +16,24 @@ worker computes its own share):
   1. every file is cut into units, row ranges at chunk boundaries (`VortexFile.units`);
   2. all units, shuffled by (seed, epoch), form the epoch's shuffle groups: consecutive runs of
      `shuffle_units` units, numbered in that order, the same for any world size;
-  3. rank r of W takes every W-th group from group r; the rows of a group are permuted by a
-     generator seeded with (seed, epoch, group): a shuffle buffer of bounded size whose order
-     depends on neither timing nor world size;
-  4. DataLoader worker w of W takes every W-th group still to read.
-Progress is counted per group, so a resumed epoch reads only unfinished groups and skips the
-samples a group already gave, whatever the new worker count; resumed with another number of
-ranks from every rank's state_dict, the groups not finished are dealt again to the new ranks
-(step 3 over what is left), those begun going on where they stopped. As every rank and worker
-reads its groups in the deal's order, a rank's finished groups are a run at the start of its
-deal and a few ahead of it: state_dict() keeps the run's length, those few and one offset per
-group in flight, a few integers whatever the dataset's size.
+  3. ranks split rows, not groups: the groups laid end to end in that order are cut into one
+     share per rank, rank r of W taking the next N/W rows after rank r-1 (N the rows of the
+     epoch; the shares differ by at most one row), so any world size reads any file count, one
+     file included. A group that straddles a cut is split into pieces, row ranges of its units
+     (so of files: each rank reads its rows with scan_ranges); whole groups are pieces too. The
+     rows of a piece are permuted by a generator seeded with (seed, epoch, group, and the
+     piece's first row when it is not 0): a shuffle buffer of bounded size whose order depends
+     on no timing, and for a whole group on no world size;
+  4. DataLoader worker w of W takes every W-th piece of its rank still to read.
+Progress is counted per piece, keyed by its group and first row (onecopy._torch_plan.piece_key:
+a whole group's key is its number), so a resumed epoch reads only unfinished pieces and skips
+the samples a piece already gave, whatever the new worker count. Resumed with another number of
+ranks from every rank's state_dict, the groups no rank had begun are cut again by rows among the
+new ranks, while the pieces of a group some rank had begun are dealt whole, round-robin, each
+going on where it stopped (so the new ranks' rows may differ by up to a piece, which equal steps
+even out). As every rank and worker reads its pieces in the deal's order, a rank's finished
+pieces are a run at the start of its deal and a few ahead of it: state_dict() keeps the run's
+length, those few and one offset per piece in flight, a few integers whatever the dataset's size.
   5. with world_size > 1, every rank gives the same number of batches of exactly batch_rows
      rows (onecopy._steps: counted from the plan, or agreed through torch.distributed under a
      filter), by the `uneven` policy; in this process, or in onecopy.torch.DataLoader's when
@@ -56,7 +63,8 @@ from onecopy._torch_mix import Mix
 from onecopy._torch_nodes import node_stable_groups
 from onecopy._torch_nodes import ranks_per_node as ranks_per_node_of
 from onecopy._torch_packing import PackedTokens, collate_varlen
-from onecopy._torch_plan import UNKNOWN_ROWS, Progress, expand_urls, files_digest
+from onecopy._torch_plan import (UNKNOWN_ROWS, Piece, Progress, deal_rows, expand_urls, files_digest, key_group,
+                                 key_start, piece_units)
 from onecopy._torch_world import distributed_world, shard_world
 from onecopy.expr import Expr
 
@@ -66,8 +74,8 @@ FILES_IN_FLIGHT = 8
 __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen", "gather_state_dicts"]
 
 #: POSITION_KEY (onecopy._steps) names the position tensor that items carry between DataLoader
-#: workers and onecopy's DataLoader, which removes it: [dataset index, epoch, group, samples
-#: given after this item, samples in the group (UNKNOWN_ROWS before a streamed group's last)].
+#: workers and onecopy's DataLoader, which removes it: [dataset index, epoch, piece key, samples
+#: given after this item, samples in the piece (UNKNOWN_ROWS before a streamed piece's last)].
 
 
 class Dataset(torch.utils.data.IterableDataset):
@@ -106,7 +114,7 @@ class Dataset(torch.utils.data.IterableDataset):
 
     Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
     otherwise batches of batch_rows rows (on one rank, up to batch_rows, a short one at the end
-    of each shuffle group) where list columns are "<col>" values plus "<col>.offsets".
+    of each piece of a shuffle group) where list columns are "<col>" values plus "<col>.offsets".
     """
 
     def __init__(self, urls, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
@@ -203,25 +211,24 @@ class Dataset(torch.utils.data.IterableDataset):
         order = shard_units(every, 0, 1, 0, 1, self.shuffle, self.seed, epoch)
         return [order[i:i + self.shuffle_units] for i in range(0, len(order), self.shuffle_units)]
 
-    def _deal(self, n_groups: int, progress: "Progress", rank: int) -> list[int]:
-        """The groups @rank reads under @progress's deal: those not in its base, every
-        world-th."""
-        world = progress.world or self.world_size
-        return [g for g in range(n_groups) if g not in progress.base][rank::world]
-
-    def _epoch_deal(self, progress: "Progress", rank: int) -> list[int]:
-        """_deal over every group of @progress's epoch."""
-        return self._deal(len(self.global_groups(progress.epoch)), progress, rank)
+    def _deal_of(self, progress: "Progress") -> list[list[Piece]]:
+        """Every rank's pieces under @progress's deal, in the order each reads them."""
+        every = self.global_groups(progress.epoch)
+        rows = [sum(e - b for _, b, e in group) for group in every]
+        return deal_rows(rows, range(len(every)), progress.base, progress.base_partial,
+                         progress.world or self.world_size)
 
     def _current(self) -> "Progress":
         return self._resume if self._resume is not None else self._progress
 
     def groups(self, epoch: Optional[int] = None) -> list[list[tuple[int, int, int]]]:
-        """This rank's shuffle groups for @epoch (default: the current one), as its deal gives
-        them: lists of (file, begin, end) units."""
-        epoch = self.epoch if epoch is None else epoch
-        every = self.global_groups(epoch)
-        return [every[g] for g in self._deal(len(every), self._current(), self.rank)]
+        """This rank's pieces for @epoch (default: the current one), as its deal gives them:
+        lists of (file, begin, end) row ranges."""
+        progress = self._current()
+        if epoch is not None and epoch != progress.epoch:
+            progress = Progress(epoch)
+        every = self.global_groups(progress.epoch)
+        return [piece_units(every[p.group], p) for p in self._deal_of(progress)[self.rank]]
 
     def __len__(self) -> int:
         """Samples (batch_rows None) or batches this rank reads per epoch (with equal steps, every
@@ -318,8 +325,8 @@ class Dataset(torch.utils.data.IterableDataset):
                 skip = 0
             self._stats.add_scan(url, scan.stats())
 
-    def _group_rows(self, groups: list, todo: list[int]) -> Iterator[tuple[int, Batches]]:
-        """(group, its rows) for each of @todo, the next `prefetch_groups` read ahead on a
+    def _group_rows(self, groups: dict, todo: list[int]) -> Iterator[tuple[int, Batches]]:
+        """(piece, its rows) for each of @todo, the next `prefetch_groups` read ahead on a
         background thread while the loop uses the current one (the reads, in the daemon or in
         the C library, run without the GIL), so num_workers=0 needs no workers to keep up."""
         if not self.prefetch_groups:
@@ -338,11 +345,14 @@ class Dataset(torch.utils.data.IterableDataset):
                 for f in ahead:  # abandoned early: reads not started never start
                     f.cancel()
 
-    def _my_groups(self, n_groups: int, progress: Progress) -> list[int]:
+    def _my_pieces(self, progress: Progress) -> dict[int, list[tuple[int, int, int]]]:
+        """This worker's pieces still to read, by key, each as its (file, begin, end) ranges:
+        every k-th of the rank's, in its order."""
         info = torch.utils.data.get_worker_info()
         worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        todo = [g for g in self._deal(n_groups, progress, self.rank) if g not in progress.done]
-        return todo[worker::workers]
+        every = self.global_groups(progress.epoch)
+        todo = [p for p in self._deal_of(progress)[self.rank] if p.key not in progress.done]
+        return {p.key: piece_units(every[p.group], p) for p in todo[worker::workers]}
 
     def _check_world(self) -> None:
         """A dataset made before init_process_group took its place from the launcher: the
@@ -360,11 +370,11 @@ class Dataset(torch.utils.data.IterableDataset):
         """Rows every rank reads in @epoch, by rank; None with a filter (unknown until read)."""
         if self.filter:
             return None
-        every = self.global_groups(epoch)
         progress = self._current()
-        rows = [sum(e - b for _, b, e in group) for group in every]
-        return [sum(rows[g] - progress.base_partial.get(g, 0) for g in self._deal(len(every), progress, r))
-                for r in range(self.world_size)]
+        if epoch != progress.epoch:
+            progress = Progress(epoch)
+        return [sum(p.hi - p.lo - progress.base_partial.get(p.key, 0) for p in pieces)
+                for pieces in self._deal_of(progress)]
 
     def sync_group(self):
         """The process group equal steps under a filter are agreed in: the default one when it is
@@ -420,16 +430,16 @@ class Dataset(torch.utils.data.IterableDataset):
         # which knows which it has handed out.
         tag = (info is not None and self._tracked) or self._deferred or equal
         record = info is None and not self._deferred and not equal
-        groups = self.global_groups(start.epoch)
+        groups = self._my_pieces(start)
         timer = ItemTimer(self._stats)
         try:
             yield from self._group_items(start, groups, timer, tag, record)
         finally:
             timer.flush()
 
-    def _group_items(self, start: Progress, groups: list, timer: ItemTimer, tag: bool,
+    def _group_items(self, start: Progress, groups: dict, timer: ItemTimer, tag: bool,
                      record: bool) -> Iterator[dict]:
-        todo = self._my_groups(len(groups), start)
+        todo = list(groups)
         step = self.batch_rows or 1024
         # Unshuffled through the daemon, rows stream (views of its slabs; it reads ahead);
         # otherwise whole groups are read, ahead on a thread, and permuted or sliced.
@@ -468,18 +478,21 @@ class Dataset(torch.utils.data.IterableDataset):
                 yield item
                 timer.resumed()
 
-    def _group_parts(self, groups: list, todo: list[int], start: Progress, step: int,
+    def _group_parts(self, groups: dict, todo: list[int], start: Progress, step: int,
                      timer: ItemTimer) -> Iterator[tuple]:
-        """(group, part, rows given after it, rows in the group) for @todo's groups, each read
-        whole and cut into parts of @step rows, permuted by (seed, epoch, group) with shuffle;
-        (group, None, n, n) for a group with no rows left."""
+        """(piece, part, rows given after it, rows in the piece) for @todo's pieces (keys of
+        @groups), each read whole and cut into parts of @step rows, permuted by (seed, epoch,
+        group, and the piece's first row when it is not 0) with shuffle; (piece, None, n, n)
+        for a piece with no rows left."""
         for g, rows in self._group_rows(groups, todo):
             timer.waited()
             n = rows.num_rows
             order = None
             if self.shuffle:
-                rng = np.random.Generator(np.random.PCG64([self.seed, start.epoch, g]))  # any world's
-                order = rng.permutation(n)
+                # A whole group is permuted as for any world; a piece of one by its first row too.
+                lo = key_start(g)
+                seed = [self.seed, start.epoch, key_group(g)] + ([lo] if lo else [])
+                order = np.random.Generator(np.random.PCG64(seed)).permutation(n)
             given = start.start_of(g)
             if given >= n:
                 yield g, None, n, n
@@ -490,7 +503,7 @@ class Dataset(torch.utils.data.IterableDataset):
                 given = end
             timer.flush()
 
-    def _streamed_parts(self, groups: list, todo: list[int], start: Progress, step: int,
+    def _streamed_parts(self, groups: dict, todo: list[int], start: Progress, step: int,
                         timer: ItemTimer) -> Iterator[tuple]:
         """_group_parts for groups that stream: a group's size is known only at its end, so
         parts before its last carry UNKNOWN_ROWS, and the last one the group's row count."""
@@ -547,7 +560,7 @@ class Dataset(torch.utils.data.IterableDataset):
             raise RuntimeError("this Dataset was iterated in torch DataLoader workers, whose progress it cannot "
                                "see; iterate it through onecopy.torch.DataLoader for exact state_dict()")
         progress = self._progress
-        deal = self._epoch_deal(progress, self.rank) if progress.done else []
+        deal = [p.key for p in self._deal_of(progress)[self.rank]] if progress.done else []
         return {"version": 3, "files": len(self.urls), "files_sha256": files_digest(self.urls),
                 "filter": self.filter, "columns": self.columns, "seed": self.seed, "shuffle": self.shuffle,
                 "rank": self.rank, "world_size": self.world_size, "unit_rows": self.unit_rows,
@@ -585,7 +598,7 @@ class Dataset(torch.utils.data.IterableDataset):
             self._check_plan(st)
         one = states[0]
         if len(states) == 1 and (one["rank"], one["world_size"]) == (self.rank, self.world_size):
-            progress = Progress.from_dict(one, self._epoch_deal)
+            progress = Progress.from_dict(one, self._deal_of)
         elif self.node_stable:
             raise ValueError("a node_stable Dataset resumes with the world it was saved from: its order depends on "
                              "world_size and ranks_per_node")
@@ -594,7 +607,7 @@ class Dataset(torch.utils.data.IterableDataset):
                              f"{self.rank} of {self.world_size}: resume with another world from every rank's "
                              "state_dict, as a list")
         else:
-            progress = Progress.merged(states, self.world_size, self._epoch_deal)
+            progress = Progress.merged(states, self.world_size, self._deal_of)
         self.epoch = progress.epoch
         self._resume = progress
         self._progress = progress.copy()

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Node-stable shuffling (onecopy/_torch_nodes.py): over epochs each node reads the same files,
-shuffled anew; every row is read once an epoch by some rank; only the last, partial round of
-groups may leave its node."""
+shuffled anew; every row is read once an epoch by some rank; only the rows the deal's cut by
+rows moves across a boundary between nodes' ranks leave their node (none with files of a size)."""
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -47,8 +47,8 @@ def test_each_node_keeps_its_files_across_epochs(files, world, per_node):
         for rank, rows in enumerate(ranks):
             node = rank // per_node
             away += sum(1 for i in rows if i // ROWS not in assigned[node])
-        # Only the last partial round of groups may be read on another node.
-        assert away <= (world - 1) * GROUP * UNIT
+        # Files and groups of a size: the cut by rows falls between the ranks' runs of groups.
+        assert away == 0
         orders.append(ranks)
     assert orders[0] != orders[1] != orders[2], "each epoch is shuffled anew"
 

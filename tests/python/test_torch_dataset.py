@@ -20,6 +20,7 @@ import vortex as vx
 
 import onecopy
 import onecopy.torch as oct
+from onecopy._torch_plan import key_group, piece_units
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 from test_daemon import Daemon  # noqa: E402
@@ -165,7 +166,7 @@ def test_state_dict_is_a_few_integers_whatever_the_number_of_groups(files, datas
 
 
 def test_state_dict_keeps_groups_finished_out_of_order(files, dataset):
-    # Groups finished past the run that starts a rank's deal (by a worker ahead of the others),
+    # Pieces finished past the run that starts a rank's deal (by a worker ahead of the others),
     # and a base that is no prefix of the groups (ranks stopped at different places), come back
     # from the state as they were, and the resumed ranks read exactly what is left.
     paths, table = files
@@ -174,13 +175,18 @@ def test_state_dict_keeps_groups_finished_out_of_order(files, dataset):
     for ds in ranks:
         ds.set_epoch(2)
     groups = ranks[0].global_groups(2)
-    rows = [sum(e - b for _, b, e in g) for g in groups]
+    pieces = ranks[0]._deal_of(ranks[0]._progress)  # every rank's, in order
     first_id = np.cumsum((0,) + SIZES)  # of each file
-    ids = [{int(first_id[f]) + i for f, b, e in g for i in range(b, e)} for g in groups]
-    deal = list(range(len(groups)))[1::2]  # rank 1 of 2's
-    given = {0: rows[0], deal[0]: rows[deal[0]], deal[1]: rows[deal[1]], deal[3]: rows[deal[3]], deal[2]: 5}
-    for g, n in given.items():
-        ranks[g % 2].record(torch.tensor([0, 2, g, n, rows[g]]))
+    ids = {p.key: {int(first_id[f]) + i for f, b, e in piece_units(groups[p.group], p) for i in range(b, e)}
+           for rank in pieces for p in rank}
+    deal = [p.key for p in pieces[1]]  # rank 1 of 2's
+    rows = {p.key: p.hi - p.lo for rank in pieces for p in rank}
+    given = {deal[0]: rows[deal[0]], deal[1]: rows[deal[1]], deal[3]: rows[deal[3]], deal[2]: 5}
+    for k, n in given.items():
+        ranks[1].record(torch.tensor([0, 2, k, n, rows[k]]))
+    head = pieces[0][0].key
+    given[head] = rows[head]
+    ranks[0].record(torch.tensor([0, 2, head, rows[head], rows[head]]))
     state = ranks[1].state_dict()
     assert (state["done_prefix"], state["done_ahead"], state["partial"]) == (2, [deal[3]], {deal[2]: 5})
     again = build(1, 2)
@@ -191,12 +197,15 @@ def test_state_dict_keeps_groups_finished_out_of_order(files, dataset):
     for ds in resumed:
         ds.load_state_dict(states)
     merged = resumed[0].state_dict()
-    assert (merged["base_prefix"], merged["base_ahead"], merged["base_partial"]) == (2, [3, 7], {5: 5})
+    # The piece begun goes on where it stopped; the finished ones are in the base.
+    assert merged["base_partial"][deal[2]] == 5
+    base = resumed[0]._progress.base
+    assert all(k in base or key_group(k) in base for k in (head, deal[0], deal[1], deal[3]))
     again = build(0, 3)
     again.load_state_dict(merged)
     assert again.state_dict() == merged
     rest = [i for ds in resumed for i in ids_of(oct.DataLoader(ds, num_workers=0, batch_size=None))]
-    finished = set().union(*(ids[g] for g, n in given.items() if n == rows[g]))
+    finished = set().union(*(ids[k] for k, n in given.items() if n == rows[k]))
     assert len(rest) == len(set(rest)) == len(table) - len(finished) - 5
     assert not finished & set(rest)
 
