@@ -26,7 +26,7 @@ def parts(tmp_path_factory):
     return write_parts(tmp_path_factory.mktemp("dataset") / "ds")
 
 
-def test_a_directory_through_the_daemon_is_the_concatenation_of_its_files(parts, tmp_path):
+def test_a_directory_through_the_daemon_is_the_concatenation_of_its_files(parts, tmp_path, monkeypatch):
     paths, want = parts
     root = os.path.dirname(paths[0])
     d = Daemon(tmp_path)
@@ -41,6 +41,8 @@ def test_a_directory_through_the_daemon_is_the_concatenation_of_its_files(parts,
         assert_rows(glob, want)
         opened = onecopy.open(root, daemon=d.sock)
         assert isinstance(opened, onecopy.Dataset) and opened.count(FILTER) == ds.count(FILTER)
+        monkeypatch.setenv("ONECOPY_SOCKET", d.sock)  # the daemon serving this machine, as nobody says
+        assert onecopy.dataset(root).socket == d.sock and onecopy.Client().dataset(root).socket == d.sock
         tds = ds.to_torch(batch_rows=100, columns=["id"], unit_rows=4000, seed=1)
         assert tds.socket == d.sock
         ids = np.concatenate([b["id"].numpy() for b in tds])

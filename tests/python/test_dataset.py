@@ -115,6 +115,15 @@ def test_open_of_a_directory_or_glob_is_a_dataset(parts):
     assert isinstance(onecopy.open(paths[0], daemon=False), onecopy.VortexFile)
 
 
+def test_without_a_daemon_reads_are_in_process_and_client_dataset_is_refused(parts, monkeypatch):
+    paths, _ = parts
+    monkeypatch.setenv("ONECOPY_SOCKET", "")
+    assert onecopy.dataset(paths).socket is None
+    with pytest.raises(onecopy.OnecopyError, match="no onecopyd serves this machine") as e:
+        onecopy.Client().dataset(paths)
+    assert e.value.code == "not_found"
+
+
 def test_a_file_with_another_schema_is_named(parts, tmp_path):
     paths, _ = parts
     t = part(0, 100, 50)
