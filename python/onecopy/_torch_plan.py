@@ -54,8 +54,25 @@ def prefix_and_rest(members: set[int], order: Iterable[int]) -> tuple[int, list[
 
 
 def expanded(prefix: int, order: Sequence[int], rest: Iterable) -> set[int]:
-    """The set _prefix_and_rest encoded as (@prefix, @rest) over @order."""
-    return set(order[:int(prefix)]) | {int(g) for g in rest}
+    """The set prefix_and_rest encoded as (@prefix, @rest) over @order; in @rest, a pair
+    [a, b] stands for a, a + 1, ..., b - 1 (runs)."""
+    out = set(order[:int(prefix)])
+    for g in rest:
+        out.update(range(int(g[0]), int(g[1])) if isinstance(g, (list, tuple)) else (int(g),))
+    return out
+
+
+def runs(keys: Sequence[int]) -> list:
+    """Sorted @keys with each run of three or more consecutive ones as a pair [first, last + 1]."""
+    out: list = []
+    i = 0
+    while i < len(keys):
+        j = i
+        while j + 1 < len(keys) and keys[j + 1] == keys[j] + 1:
+            j += 1
+        out.extend([[keys[i], keys[j] + 1]] if j - i >= 2 else keys[i:j + 1])
+        i = j + 1
+    return out
 
 
 # A piece's key: its group in the low 32 bits, its first row in the group above them, so that a
@@ -194,19 +211,19 @@ class Progress:
         """This progress in a few integers, whatever the number of pieces: the finished pieces
         as the length of the run of them that starts @deal (the keys of the pieces this rank
         reads, in order; only needed when some are done) and the others finished ahead of it;
-        the base as the run of keys 0, 1, ... in it and the others; one offset per piece in
-        flight."""
+        the base as the run of keys 0, 1, ... in it and the others (their runs as pairs: the
+        ranks of a deal finish runs of groups); one offset per piece in flight."""
         done_prefix, done_ahead = prefix_and_rest(self.done, deal)
         base_prefix, base_ahead = prefix_and_rest(self.base, itertools.count())
         return {"epoch": self.epoch, "steps": self.steps, "done_prefix": done_prefix, "done_ahead": done_ahead,
                 "partial": dict(sorted(self.partial.items())), "base_prefix": base_prefix,
-                "base_ahead": base_ahead, "base_partial": dict(sorted(self.base_partial.items()))}
+                "base_ahead": runs(base_ahead), "base_partial": dict(sorted(self.base_partial.items()))}
 
     @staticmethod
     def from_dict(state: dict, deal_of: Callable[["Progress"], list[list[Piece]]]) -> "Progress":
-        """The progress of @state, a state_dict of version 3 (to_dict's) or 2 (its sets as
-        lists), dealt to its world. deal_of(progress): every rank's pieces under @progress's
-        deal, in which a version 3 done_prefix counts."""
+        """The progress of @state, a state_dict of version 4 (to_dict's), 3 (the same without
+        runs) or 2 (its sets as lists), dealt to its world. deal_of(progress): every rank's
+        pieces under @progress's deal, in which done_prefix counts."""
         if state["version"] == 2:
             return Progress(state["epoch"], state["done"], state["partial"], state.get("steps", 0),
                              state.get("base", ()), state.get("base_partial"), state["world_size"])

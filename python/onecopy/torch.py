@@ -547,31 +547,37 @@ class Dataset(torch.utils.data.IterableDataset):
 
     def state_dict(self) -> dict:
         """Where this rank's epoch stands, in a few integers whatever the dataset's size: "epoch",
-        "steps" (equal steps given), "done_prefix" (the first groups of this rank's deal, all
-        finished), "done_ahead" (the groups finished past them) and "partial" (samples given by
-        each group in flight); after a resume with another world, the same of the groups
-        finished before this deal ("base_prefix", "base_ahead", "base_partial"); and what the
-        plan depends on: the files ("files", "files_sha256"), filter, seed, shuffle, units,
-        rank and world. Exact when iterated in this process or through
-        onecopy.torch.DataLoader; a plain torch DataLoader with workers cannot report what its
-        workers gave, so that raises RuntimeError. Resume a job with the same ranks from each
-        rank's own state_dict, or with another number of ranks from all of them (a list)."""
+        "steps" (equal steps given), "done_prefix" (the first pieces of this rank's deal, all
+        finished), "done_ahead" (the keys of pieces finished past them) and "partial" (samples
+        given by each piece in flight, by key); after a resume with another world, the same of
+        the pieces finished or begun before this deal ("base_prefix", "base_ahead", whose runs
+        are [first, end] pairs, "base_partial"); and what the plan depends on: the files
+        ("files", "files_sha256"), filter, seed, shuffle, units, rank and world. Exact when
+        iterated in this process or through onecopy.torch.DataLoader; a plain torch DataLoader
+        with workers cannot report what its workers gave, so that raises RuntimeError. Resume a
+        job with the same ranks from each rank's own state_dict, or with another number of
+        ranks from all of them (a list)."""
         if self._untracked_workers.value and not self._tracked:
             raise RuntimeError("this Dataset was iterated in torch DataLoader workers, whose progress it cannot "
                                "see; iterate it through onecopy.torch.DataLoader for exact state_dict()")
         progress = self._progress
         deal = [p.key for p in self._deal_of(progress)[self.rank]] if progress.done else []
-        return {"version": 3, "files": len(self.urls), "files_sha256": files_digest(self.urls),
+        return {"version": 4, "files": len(self.urls), "files_sha256": files_digest(self.urls),
                 "filter": self.filter, "columns": self.columns, "seed": self.seed, "shuffle": self.shuffle,
                 "rank": self.rank, "world_size": self.world_size, "unit_rows": self.unit_rows,
                 "shuffle_units": self.shuffle_units, "batch_rows": self.batch_rows, "uneven": self.uneven,
                 **progress.to_dict(deal)}
 
     def _check_plan(self, state: dict) -> None:
-        """Raises ValueError unless @state (a state_dict of version 2 or 3) was saved for this
-        Dataset's files and plan."""
-        if state.get("version") not in (2, 3):
-            raise ValueError(f"state_dict version {state.get('version')!r} is not 2 or 3: resume at an epoch boundary")
+        """Raises ValueError unless @state (a state_dict of version 4, or of 2 or 3 saved at an
+        epoch's start) was saved for this Dataset's files and plan."""
+        if state.get("version") not in (2, 3, 4):
+            raise ValueError(f"state_dict version {state.get('version')!r} is not 2, 3 or 4: resume at an epoch "
+                             "boundary")
+        if state["version"] < 4 and _dealt_groups(state):
+            raise ValueError(f"state_dict version {state['version']} was saved mid-epoch by an onecopy that dealt "
+                             "whole shuffle groups to the ranks, and this one deals their rows: resume from a "
+                             "checkpoint saved at an epoch boundary")
         if state["version"] == 2:
             files = (len(state["urls"]), files_digest(state["urls"]))
         else:
@@ -589,8 +595,9 @@ class Dataset(torch.utils.data.IterableDataset):
         """Resumes at @state on the next iteration: the same remaining samples, none repeated or
         lost, with any number of DataLoader workers. @state is this rank's state_dict() from a job
         of the same ranks, or the list of every rank's (in any order) from a job of any number of
-        ranks: their remaining groups are dealt again to this job's ranks. The plan's inputs must
-        match. State dicts of version 2 (onecopy's earlier format, with lists of groups) load too."""
+        ranks: their remaining rows are dealt again to this job's ranks. The plan's inputs must
+        match. State dicts of versions 2 and 3 (onecopy's earlier formats, whose deals were of
+        whole groups) load when saved at an epoch's start."""
         states = list(state) if isinstance(state, (list, tuple)) else [state]
         if not states:
             raise ValueError("load_state_dict needs a state_dict, or a list of them")
@@ -611,6 +618,13 @@ class Dataset(torch.utils.data.IterableDataset):
         self.epoch = progress.epoch
         self._resume = progress
         self._progress = progress.copy()
+
+
+def _dealt_groups(state: dict) -> bool:
+    """Whether @state, of version 2 or 3, records progress through its epoch's groups."""
+    keys = ("done", "partial", "base", "base_partial") if state["version"] == 2 else (
+        "done_prefix", "done_ahead", "partial", "base_prefix", "base_ahead", "base_partial")
+    return any(state.get(k) for k in keys)
 
 
 def gather_state_dicts(dataset, group=None) -> list[dict]:

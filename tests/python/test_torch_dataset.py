@@ -156,7 +156,7 @@ def test_state_dict_is_a_few_integers_whatever_the_number_of_groups(files, datas
         if i + 1 == len(ds) // 2:
             break
     state = json.loads(json.dumps(ds.state_dict()))  # plain JSON, as checkpoints keep it
-    assert state["version"] == 3 and state["files"] == len(paths) and "urls" not in state
+    assert state["version"] == 4 and state["files"] == len(paths) and "urls" not in state
     assert all(len(v) <= workers + 1 for v in state.values() if isinstance(v, (list, dict))), state
     assert 0 < state["done_prefix"] <= 100
     resumed = build()
@@ -220,31 +220,28 @@ def _version_2(ds):
             "base": sorted(p.base), "base_partial": dict(sorted(p.base_partial.items()))}
 
 
-def test_a_version_2_state_dict_still_loads(files, dataset):
-    # Checkpoints of the earlier format resume the same rank, and every rank's another world.
+def test_state_dicts_of_earlier_versions_load_at_an_epoch_boundary(files, dataset):
+    # Versions 2 and 3 were saved under deals of whole groups: at an epoch's start they resume
+    # that epoch whole, mid-epoch they are refused (their groups are not this deal's).
     paths, table = files
     build = lambda r, w: dataset(paths, rank=r, world_size=w, seed=13, uneven=None)  # noqa: E731
-    heads, states = [], []
-    for r in range(2):
-        ds = build(r, 2)
-        ds.set_epoch(3)
-        heads.append([])
-        for i, batch in enumerate(oct.DataLoader(ds, num_workers=0, batch_size=None)):
-            heads[r] += batch["id"].tolist()
-            if i == 20:
-                break
-        states.append(json.loads(json.dumps(_version_2(ds))))
-    assert states[0]["done"]
-    same = build(0, 2)
-    same.load_state_dict(states[0])
-    rest = ids_of(oct.DataLoader(same, num_workers=2, batch_size=None))
-    assert sorted(heads[0] + rest) == sorted(ids_of(_epoch(build(0, 2), 3)))
-    one = build(0, 1)
-    one.load_state_dict(states)
-    rest = ids_of(oct.DataLoader(one, num_workers=0, batch_size=None))
-    assert sorted(heads[0] + heads[1] + rest) == sorted(table["id"].to_pylist())
+    ds = build(0, 2)
+    ds.set_epoch(3)
+    start = {**ds.state_dict(), "version": 3}
+    for state in (json.loads(json.dumps(_version_2(ds))), start):
+        same = build(0, 2)
+        same.load_state_dict(state)
+        assert same.epoch == 3
+        assert sorted(ids_of(oct.DataLoader(same, num_workers=2, batch_size=None))) == \
+            sorted(ids_of(_epoch(build(0, 2), 3)))
+    for i, batch in enumerate(oct.DataLoader(ds, num_workers=0, batch_size=None)):
+        if i == 20:
+            break
+    for state in (_version_2(ds), {**ds.state_dict(), "version": 3}):
+        with pytest.raises(ValueError, match="epoch boundary"):
+            build(0, 2).load_state_dict(state)
     with pytest.raises(ValueError, match="other files"):
-        dataset(paths[:2], seed=13, rank=0, world_size=2, uneven=None).load_state_dict(states[0])
+        dataset(paths[:2], seed=13, rank=0, world_size=2, uneven=None).load_state_dict(start)
 
 
 def test_resume_single_samples_without_workers(files, dataset):

@@ -4,6 +4,7 @@ one file included, equal steps on every rank, every row once an epoch (the uneve
 only on the last partial batch), in process, through a real onecopyd and in a gloo job."""
 
 import collections
+import json
 import sys
 from pathlib import Path
 
@@ -60,8 +61,9 @@ def mode(request, tmp_path_factory):
 def build(paths, mode, rank, world, **kw):
     # Units of 300 rows, three to a group: one 5,000-row file is six groups, fewer than 7 or 8 ranks.
     kw.setdefault("batch_rows", BATCH)
-    return oct.Dataset(paths, columns=["id", "quality"], socket=mode, rank=rank, world_size=world, seed=7,
-                       unit_rows=300, shuffle_units=3, **kw)
+    kw.setdefault("unit_rows", 300)
+    kw.setdefault("shuffle_units", 3)
+    return oct.Dataset(paths, columns=["id", "quality"], socket=mode, rank=rank, world_size=world, seed=7, **kw)
 
 
 def ids(loader) -> list[int]:
@@ -124,11 +126,12 @@ def test_every_rank_takes_equal_steps_and_every_row_once(layouts, mode, layout, 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
 def test_pieces_cut_at_rows_resume_on_another_world(layouts, layout):
     # Three ranks stop mid-epoch, some inside a piece of a group another rank also reads; two
-    # ranks resume from all three state_dicts and give exactly the rows that are left.
+    # ranks resume from all three state_dicts and give exactly the rows that are left. Groups of
+    # 50 rows, over a hundred of them: the merged state is still a few integers.
     paths, table = layouts[layout]
     head, states = [], []
     for r in range(3):
-        ds = build(paths, False, r, 3, uneven=None)
+        ds = build(paths, False, r, 3, uneven=None, unit_rows=50, shuffle_units=1)
         ds.set_epoch(2)
         for i, batch in enumerate(oct.DataLoader(ds, num_workers=0, batch_size=None)):
             head += batch["id"].tolist()
@@ -137,8 +140,14 @@ def test_pieces_cut_at_rows_resume_on_another_world(layouts, layout):
         states.append(ds.state_dict())
     tail = []
     for r in range(2):
-        ds = build(paths, False, r, 2, uneven=None)
+        ds = build(paths, False, r, 2, uneven=None, unit_rows=50, shuffle_units=1)
         ds.load_state_dict(states)
+        merged = json.loads(json.dumps(ds.state_dict()))
+        assert merged["base_prefix"] > 0 and merged["base_ahead"], merged
+        assert all(len(v) <= 6 for v in merged.values() if isinstance(v, (list, dict))), merged
+        again = build(paths, False, r, 2, uneven=None, unit_rows=50, shuffle_units=1)
+        again.load_state_dict(merged)
+        assert again.state_dict() == ds.state_dict()
         tail += ids(oct.DataLoader(ds, num_workers=0, batch_size=None))
     assert sorted(head + tail) == sorted(table["id"].to_pylist()), "rows repeated or lost"
 
