@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "config/error.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 namespace oc {
@@ -47,10 +48,21 @@ std::string Error::describe() const {
   return out;
 }
 
-std::string Error::to_string() const {
+std::string Error::located() const {
   std::string out = describe();
   if (file_ != nullptr) out += fmt::format(" [at {}:{}]", file_, line_);
   return out;
+}
+
+std::string Error::to_string() const { return debug_positions() ? located() : describe(); }
+
+bool debug_positions() noexcept {
+  // Read once: errors are rendered on hot failure paths and from many threads.
+  static const bool on = [] {
+    const char* v = std::getenv("ONECOPY_DEBUG");
+    return v != nullptr && std::string_view(v) == "1";
+  }();
+  return on;
 }
 
 Error current_exception_error(std::string_view where) {

@@ -41,6 +41,11 @@ enum class Errc : uint8_t {
 /// The last `Errc`, for code that walks them all.
 inline constexpr Errc kLastErrc = Errc::denied;
 
+/// @return whether error texts carry the source position where they were raised: true when the
+///         environment variable ONECOPY_DEBUG is "1" at the first call (read once per process).
+///         Users see errors without positions; developers set ONECOPY_DEBUG=1 to find the origin.
+[[nodiscard]] bool debug_positions() noexcept;
+
 /// @return the stable lower-case name of @p code ("corrupt", "io", ...).
 [[nodiscard]] std::string_view errc_name(Errc code) noexcept;
 
@@ -67,11 +72,14 @@ class Error {
     return std::move(*this);
   }
 
-  /// @return "corrupt: <message> (<strerror>) [while ...] [at file:line]", outermost context last.
+  /// @return "corrupt: <message> (<strerror>) [while ...]", outermost context last, followed by
+  ///         " [at file:line]" only when `debug_positions()` holds (ONECOPY_DEBUG=1).
   [[nodiscard]] std::string to_string() const;
-  /// @return `to_string()` without the source position: what may be shown to another party
+  /// @return `to_string()` never with the source position: what may be shown to another party
   ///         (onecopyd's clients), who has no use for where in onecopy the error was raised.
   [[nodiscard]] std::string describe() const;
+  /// @return `describe()` always followed by " [at file:line]" when the origin is known.
+  [[nodiscard]] std::string located() const;
 
  private:
   Errc code_;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "config/error.hpp"
 
@@ -34,7 +36,7 @@ TEST_CASE("Error renders code, errno, context and origin", "[config]") {
   auto e = oc::errno_error(-ENOENT, "open /x", "f.cpp", 7);
   e.with_context("opening dataset");
   CHECK(e.code() == oc::Errc::not_found);
-  const std::string s = e.to_string();
+  const std::string s = e.located();
   CHECK(s.find("not_found: open /x") == 0);
   CHECK(s.find("No such file") != std::string::npos);
   CHECK(s.find("[opening dataset]") != std::string::npos);
@@ -42,12 +44,20 @@ TEST_CASE("Error renders code, errno, context and origin", "[config]") {
   CHECK(oc::errc_name(oc::Errc::corrupt) == "corrupt");
 }
 
-TEST_CASE("describe() is to_string() without the source position", "[config]") {
+TEST_CASE("describe() is located() without the source position", "[config]") {
   auto e = oc::errno_error(-EACCES, "open /x", "f.cpp", 7);
   e.with_context("opening dataset");
   CHECK(e.describe().find("f.cpp") == std::string::npos);
   CHECK(e.describe().find("[opening dataset]") != std::string::npos);
-  CHECK(e.to_string() == e.describe() + " [at f.cpp:7]");
+  CHECK(e.located() == e.describe() + " [at f.cpp:7]");
+}
+
+TEST_CASE("to_string() carries the source position only under ONECOPY_DEBUG=1", "[config]") {
+  const char* env = std::getenv("ONECOPY_DEBUG");
+  CHECK(oc::debug_positions() == (env != nullptr && std::string_view(env) == "1"));
+  const auto e = oc::Error(oc::Errc::corrupt, "bad footer", "f.cpp", 9);
+  CHECK(e.to_string() == (oc::debug_positions() ? e.located() : e.describe()));
+  CHECK(oc::Error(oc::Errc::io, "x").located() == "io: x");  // no origin, nothing to add
 }
 
 TEST_CASE("every error code has a name that maps back to it", "[config]") {
