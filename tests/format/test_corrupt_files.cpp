@@ -85,6 +85,30 @@ TEST_CASE("trailer fields are validated", "[format][corrupt]") {
   CHECK(r.error().message().find("VTXF") != std::string::npos);
 }
 
+TEST_CASE("a Parquet file and a truncated Vortex file are told apart", "[format][corrupt]") {
+  const auto good = read_seed("tiny.vortex");
+  std::vector<uint8_t> parquet{'P', 'A', 'R', '1'};
+  parquet.insert(parquet.end(), good.begin(), good.end() - 4);
+  parquet.insert(parquet.end(), {'P', 'A', 'R', '1'});
+  auto p = format::fuzz_open_scan(parquet);
+  REQUIRE_FALSE(p.ok());
+  CHECK(p.error().code() == Errc::corrupt);
+  CHECK(p.error().message() == "fuzz input is not a Vortex file (Parquet magic PAR1 found)");
+
+  auto t = format::fuzz_open_scan({good.data(), good.size() - 100});
+  REQUIRE_FALSE(t.ok());
+  CHECK(t.error().code() == Errc::corrupt);
+  CHECK(t.error().message().find("fuzz input is truncated: it starts with the Vortex magic VTXF") ==
+        0);
+  CHECK(t.error().message().find("Parquet") == std::string::npos);
+
+  const std::vector<uint8_t> text(200, 'x');
+  auto g = format::fuzz_open_scan(text);
+  REQUIRE_FALSE(g.ok());
+  CHECK(g.error().message() ==
+        "fuzz input is not a Vortex file (it does not end with the magic VTXF)");
+}
+
 TEST_CASE("deep encoding recursion is refused", "[format][corrupt]") {
   ArrayView v = primitive_node<int32_t>({1});
   for (int i = 0; i < 200; ++i)
