@@ -180,6 +180,12 @@ int run_scan(const std::vector<std::string>& args) {
       if (parts.size() != 2 || !parse_u64(parts[0], r.first) || !parse_u64(parts[1], r.second)) {
         return usage("scan", "--rows takes BEGIN:END");
       }
+      if (r.first > r.second) {
+        return usage("scan", "--rows: row range " + v + " is reversed (end before begin)");
+      }
+      if (r.first == r.second) {
+        return usage("scan", "--rows: row range " + v + " is empty (END is exclusive)");
+      }
       opts.row_range = r;
     } else if (a == "--format") {
       if (!parse_format(v, out)) return usage("scan", "--format is csv, jsonl or arrow");

@@ -75,10 +75,11 @@ class FileScan final : public Scan {
     begin_ = 0;
     end_ = rows;
     if (opts_.row_range) {
-      OC_EXPECT(
-          opts_.row_range->first <= opts_.row_range->second && opts_.row_range->second <= rows,
-          invalid, "row range [{}, {}) is outside the file's {} rows", opts_.row_range->first,
-          opts_.row_range->second, rows);
+      const auto [first, second] = *opts_.row_range;
+      OC_EXPECT(first <= second, invalid, "row range {}:{} is reversed (end before begin)", first,
+                second);
+      OC_EXPECT(second <= rows, invalid, "row range {}:{} ends past the file's {} rows", first,
+                second, rows);
       begin_ = opts_.row_range->first;
       end_ = opts_.row_range->second;
     }

@@ -10,8 +10,8 @@ namespace oc::format {
 
 Result<void> ScanRequest::validate() const {
   if (const auto* r = std::get_if<RowRange>(&selection)) {
-    OC_EXPECT(r->begin <= r->end, invalid, "row range {}:{} ends before it begins", r->begin,
-              r->end);
+    OC_EXPECT(r->begin <= r->end, invalid, "row range {}:{} is reversed (end before begin)",
+              r->begin, r->end);
   } else if (const auto* s = std::get_if<ShardSelection>(&selection)) {
     OC_TRY(format::validate(s->spec));
   } else if (const auto* g = std::get_if<RangeSelection>(&selection)) {

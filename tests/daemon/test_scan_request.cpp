@@ -227,7 +227,7 @@ TEST_CASE("an empty range list reads no row, and a start needs units", "[daemon]
   format::ScanRequest reversed;
   reversed.selection = format::RowRange{10, 5};
   CHECK(format::plan(zoned(), reversed).error().describe() ==
-        "invalid: row range 10:5 ends before it begins");
+        "invalid: row range 10:5 is reversed (end before begin)");
 }
 
 }  // namespace oc::daemon

@@ -48,7 +48,7 @@ def test_a_malformed_request_is_refused_with_one_message():
          "a scan reads every row, a row range, a shard or explicit ranges: one of them, not a row range and a shard"),
         (ScanRequest(row_range=(0, 5), ranges=[(0, 1)], shard=shard),
          "one of them, not a row range and a shard and explicit ranges"),
-        (ScanRequest(row_range=(9, 3)), "row range 9:3 ends before it begins"),
+        (ScanRequest(row_range=(9, 3)), "row range 9:3 is reversed (end before begin)"),
         (ScanRequest(ranges=[(0, 1), (8, 2)]), "range 1 (8:2) ends before it begins"),
         (ScanRequest(start=(1, 0)), "a start position counts the units of a shard or of explicit ranges"),
         (ScanRequest(shard=Shard(rank=3, world_size=2, num_workers=1)), "rank"),
