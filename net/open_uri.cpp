@@ -112,6 +112,10 @@ Result<std::vector<std::string>> expand_uri(std::string_view pattern, uint64_t m
              !remote && (has_wildcard(pattern) || std::filesystem::is_directory(pattern, ec))) {
     OC_ASSIGN_OR_RETURN(out, expand_local(std::string(pattern), max_entries));
   } else {
+    // A local name that is not there is an answer of its own, not a listing of itself: the
+    // caller (onecopyd's clients included) learns it here, not from a later open.
+    OC_EXPECT(remote || std::filesystem::exists(pattern, ec), not_found,
+              "{}: no such file or directory", pattern);
     return std::vector<std::string>{std::string(pattern)};
   }
   OC_EXPECT(!out.empty(), not_found, "no Vortex files match {}", pattern);

@@ -30,8 +30,10 @@ namespace oc::net {
 ///   crossing `/`), listing only under the part before the first wildcard;
 /// - `rados://pool/` or `rados://pool/prefix*`: as for S3 (librados lists the pool);
 /// - a local directory: its `*.vortex` files; a local glob: its matches (glob(3));
-/// - anything else (a file, an s3:// object, an http(s) URL): itself, unchecked.
-/// `not_found` when a directory, glob or prefix names no file; `invalid` when listing it would
+/// - anything else (a local file, an s3:// object, an http(s) URL): itself, a local one checked
+///   to exist, the others unchecked.
+/// `not_found` naming @p pattern when a directory, glob or prefix names no file or a local path
+/// does not exist; `invalid` when listing it would
 /// go through more than @p max_entries names.
 [[nodiscard]] Result<std::vector<std::string>> expand_uri(std::string_view pattern,
                                                           uint64_t max_entries = UINT64_MAX);
