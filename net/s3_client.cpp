@@ -116,6 +116,8 @@ struct S3Client::Call {
   // False for requests whose repetition is not harmless (CreateMultipartUpload creates another
   // upload, CompleteMultipartUpload may have completed): not resent once the request went out.
   bool idempotent = true;
+  // Set when the credentials chain failed: nothing was sent, and a retry would find none either.
+  bool no_credentials = false;
   std::span<const RangeFetch> parts;  // a multi-range GET (URL objects): one slot per range
   RequestStats stats;
 
@@ -238,7 +240,12 @@ Result<HttpResponse> S3Client::attempt(Call& call, ExchangeProgress& progress, b
     }
     std::optional<ResolvedCredentials> resolved;
     if (config_.credentials) {
-      OC_ASSIGN_OR_RETURN(resolved, config_.credentials->get());
+      auto got = config_.credentials->get();
+      if (!got.ok()) {
+        call.no_credentials = true;
+        return std::move(got).error();
+      }
+      resolved = std::move(got).value();
     }
     if (resolved && !resolved->anonymous) {
       const Credentials& creds = resolved->credentials;
@@ -370,13 +377,13 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
       const Errc code = r->head.status == 404   ? Errc::not_found
                         : r->head.status == 412 ? Errc::corrupt
                                                 : Errc::io;
-      std::string hint;
-      if (r->head.status == 403) hint = " (check the credentials, region and clock)";
-      if (r->head.status == 412) hint = " (the object changed while being read)";
-      return Error(code,
-                   fmt::format("{}: HTTP {} {}{}", call.describe(), r->head.status,
-                               error_code_of(r->text), hint),
-                   __FILE__, __LINE__);
+      const std::string s3_code = error_code_of(r->text);
+      std::string what = fmt::format("HTTP {} {}", r->head.status, s3_code);
+      if (r->head.status == 403) what += " (check the credentials, region and clock)";
+      if (r->head.status == 412) what += " (the object changed while being read)";
+      if (s3_code == "NoSuchBucket") what = fmt::format("bucket does not exist ({})", what);
+      if (s3_code == "NoSuchKey") what = fmt::format("no such key ({})", what);
+      return Error(code, fmt::format("{}: {}", call.describe(), what), __FILE__, __LINE__);
     }
 
     if (r.ok()) {
@@ -385,12 +392,13 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
       const Error& err = r.error();
       // Wrong ETag or a range past the end: retrying cannot help.
       // A server that does not do multi-range answers: the caller falls back to single ranges.
-      if (err.code() == Errc::corrupt || err.code() == Errc::invalid ||
+      // No credentials: the chain already tried every source, and would find none again.
+      if (call.no_credentials || err.code() == Errc::corrupt || err.code() == Errc::invalid ||
           err.code() == Errc::denied || err.code() == Errc::unsupported) {
         counters_.failures.fetch_add(1, std::memory_order_relaxed);
         return Error(err).with_context(call.describe());
       }
-      last_failure = err.to_string();
+      last_failure = err.describe();  // part of a message: no position of its own
       // The server may close an idle keep-alive connection just as it is reused; nothing was
       // processed, so one immediate retry on a fresh connection is free (as curl does).
       if (stale_retry_left && reused && !progress.first_byte && call.idempotent) {
@@ -426,7 +434,20 @@ Result<HttpResponse> S3Client::perform_attempts(Call& call) {
 Result<ObjectInfo> S3Client::head_object(std::string_view bucket, std::string_view key) {
   Call call("HEAD", bucket, key);
   call.head_only = true;
-  OC_ASSIGN_OR_RETURN(HttpResponse r, perform(call));
+  auto head = perform(call);
+  if (!head.ok() && head.error().code() == Errc::not_found && !call.no_credentials) {
+    // A HEAD answer has no body to carry NoSuchBucket or NoSuchKey: a listing of at most one key
+    // tells them apart, on this error path only.
+    auto probe = list_page(bucket, "", "", "", 1);
+    const std::string_view what = probe.ok() ? "no such key"
+                                  : probe.error().code() == Errc::not_found
+                                      ? "bucket does not exist"
+                                      : "no such key, or no such bucket";
+    return Error(Errc::not_found, fmt::format("{}: {} (HTTP 404)", call.describe(), what), __FILE__,
+                 __LINE__);
+  }
+  if (!head.ok()) return std::move(head).error();
+  const HttpResponse& r = *head;
   ObjectInfo info;
   info.key = std::string(key);
   OC_EXPECT(r.head.content_length, protocol, "{}: HEAD response without Content-Length",

@@ -14,7 +14,9 @@
 /// `Content-Range` against the request and `Content-Length` against the range. Every range of an
 /// object is pinned to one ETag with `If-Match`, so an object replaced mid-read fails with
 /// `Errc::corrupt` and never yields mixed bytes. A request that finally fails names the method,
-/// URL, range, HTTP status and S3 error code.
+/// URL, range, HTTP status and S3 error code; a 404 says "bucket does not exist" or "no such key"
+/// (for a HEAD, which has no body, after a one-key listing of the bucket). A credentials chain
+/// that found nothing fails the request at once, naming every source it tried: never retried.
 #pragma once
 
 #include <atomic>
