@@ -18,7 +18,6 @@ import ctypes
 import os
 from typing import Optional, Union
 
-import onecopy._native
 from onecopy._dataset import Dataset, is_pattern
 from onecopy._lib import _ERRLEN, OnecopyError, _check, _lib
 from onecopy._native import VortexFile
@@ -75,5 +74,3 @@ def dataset(uri_or_uris, daemon: Union[bool, str, os.PathLike, None] = None) -> 
     `daemon` says (as open's). OnecopyError "not_found" when a pattern matches no file."""
     return Dataset(uri_or_uris, serving(daemon))
 
-
-onecopy._native.dataset_of = dataset

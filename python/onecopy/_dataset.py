@@ -14,7 +14,6 @@ file. Files are opened on first use and kept open."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from typing import Iterable, Iterator, Optional, Sequence, Union
@@ -224,6 +223,7 @@ class Dataset:
     def to_torch(self, **kwargs):
         """onecopy.torch.Dataset over these files, read where this dataset reads (torch's other
         arguments as keywords)."""
-        # onecopy.torch builds on this module (and needs torch): found by name when asked for.
-        torch_dataset = importlib.import_module("onecopy.torch").Dataset
-        return torch_dataset(self.files, socket=self.socket or False, **kwargs)
+        # onecopy.torch builds on this module and needs torch: imported when asked for, as
+        # pyarrow's to_pandas imports pandas (tests/python/test_layers.py allows this one edge).
+        from onecopy.torch import Dataset as TorchDataset
+        return TorchDataset(self.files, socket=self.socket or False, **kwargs)

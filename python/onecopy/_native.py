@@ -240,10 +240,6 @@ def shard_units(units: Sequence[tuple[int, int, int]], rank: int = 0, world_size
         _lib.onecopy_free_units(out)
 
 
-# onecopy.dataset, for Client.dataset: set by onecopy._daemon, which builds on this module.
-dataset_of = None
-
-
 class Client:
     """A connection to onecopyd (daemon/PROTOCOL.md), reached through libonecopy's C API.
 
@@ -297,7 +293,8 @@ class Client:
         """onecopy.dataset(uri_or_uris) read by this daemon: the patterns listed by it (an s3://
         prefix or glob indexed in one request, dataset_index), each file read by it (RemoteFile).
         A Client without a socket reads through the daemon serving this machine."""
-        return dataset_of(uri_or_uris, daemon=self.socket or True)
+        from onecopy._daemon import dataset  # the layer above, asked for when called (tests/python/test_layers.py)
+        return dataset(uri_or_uris, daemon=self.socket or True)
 
     def units(self, path: str, max_rows: int = 0) -> list[tuple[int, int]]:
         """VortexFile.units of `path`, computed by the daemon (a local file is opened here and
