@@ -519,7 +519,7 @@ OC_API void onecopy_cursor_free(onecopy_cursor* cursor) { delete cursor; }
 OC_API int onecopy_inspect_json(const onecopy_file* file, char** out, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     std::ostringstream os;
-    auto r = oc::client::inspect(*file->file, os, true);
+    auto r = oc::client::inspect(*file->file, os, /*json=*/true, /*verbose=*/true);
     if (!r.ok()) return report(r.error(), err, errlen);
     const std::string s = os.str();
     *out = static_cast<char*>(std::malloc(s.size() + 1));

@@ -8,8 +8,11 @@ namespace {
 
 constexpr std::array<CliCommand, 14> kCommands{{
     {"inspect", "a Vortex file's schema, rows, layout and encodings",
-     "onecopy inspect FILE|s3://bucket/key|rados://pool/object|URL [--json]",
-     "  --json    the whole report (layout tree, encodings, segments, zone maps) as JSON\n"},
+     "onecopy inspect FILE|s3://bucket/key|rados://pool/object|URL [--verbose] [--json]",
+     "  (default)      one screen: size, footer, rows, and per column its type, chunks,\n"
+     "                 bytes, encodings and statistics\n"
+     "  --verbose, -v  the whole layout tree, with every segment, encoding and zone map\n"
+     "  --json         the whole report (layout tree, encodings, segments, zone maps) as JSON\n"},
     {"scan", "rows of one file or of every file a pattern names, filtered and projected",
      "onecopy scan FILE|PATTERN [--columns a,b] [--filter EXPR] [--limit N] [--rows BEGIN:END]\n"
      "             [--batch-rows N] [--format csv|jsonl|arrow] [--explain]",

@@ -2,9 +2,12 @@
 #include "client/inspect.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
+#include "client/human_units.hpp"
 #include "config/json.hpp"
 #include "format/array_tree.hpp"
 #include "format/scalar.hpp"
@@ -41,6 +44,36 @@ struct Inspector {
   void collect(const LayoutNode& l, std::vector<uint32_t>& flat) {
     if (l.encoding == "vortex.flat" && l.segments.size() == 1) flat.push_back(l.segments[0]);
     for (const auto& c : l.children) collect(*c, flat);
+  }
+
+  // What one column's layout subtree holds, for the summary.
+  struct ColumnSummary {
+    uint64_t chunks = 1;
+    uint64_t bytes = 0;
+    std::vector<std::string> encodings;  // in the order first met
+    bool zone_map = false;
+    bool chunks_counted = false;
+  };
+  static void add_encodings(const ArrayView& a, std::vector<std::string>& out) {
+    if (std::find(out.begin(), out.end(), a.encoding) == out.end()) out.push_back(a.encoding);
+    for (const auto& c : a.children) add_encodings(c, out);
+  }
+  void summarize(const LayoutNode& l, ColumnSummary& c) {
+    if (zones.count(&l)) c.zone_map = true;
+    if (l.encoding == "vortex.chunked" && !c.chunks_counted) {
+      c.chunks = l.children.size();
+      c.chunks_counted = true;
+    }
+    for (uint32_t id : l.segments) {
+      c.bytes += file.footer().segments[id].length;
+      if (auto t = trees.find(id); t != trees.end()) add_encodings(t->second, c.encodings);
+    }
+    // A zoned layout's second child is its zone table, not the column's data.
+    const bool zoned = l.encoding == "vortex.zoned" || l.encoding == "vortex.stats";
+    for (size_t i = 0; i < (zoned ? std::min<size_t>(1, l.children.size()) : l.children.size());
+         ++i) {
+      summarize(*l.children[i], c);
+    }
   }
 
   std::string array_text(const ArrayView& a, int indent) {
@@ -109,7 +142,52 @@ struct Inspector {
 
 }  // namespace
 
-Result<void> inspect(const VortexFile& file, std::ostream& os, bool json) {
+namespace {
+
+// One screen: the file, then one line a column with its type, chunks, bytes, encodings and the
+// statistics it carries.
+std::string summary_text(Inspector& in, const std::vector<std::string>& zone_errors) {
+  const VortexFile& file = in.file;
+  const Footer& f = file.footer();
+  const DType& root = *f.dtype;
+  const uint64_t footer_bytes = f.file_size - f.footer_start;
+  std::string s = fmt::format(
+      "file:    {}\nsize:    {} ({} bytes; footer {}, {} segments; opened in {} read{})\n"
+      "rows:    {}\n",
+      file.source().name(), human_bytes(f.file_size), f.file_size, human_bytes(footer_bytes),
+      f.segments.size(), f.reads_to_open, f.reads_to_open == 1 ? "" : "s", file.row_count());
+  const bool per_field = root.kind == TypeKind::struct_ && f.layout->encoding == "vortex.struct" &&
+                         f.layout->children.size() == root.children.size();
+  const size_t n = per_field ? root.children.size() : 1;
+  s += fmt::format("columns: {}\n", root.kind == TypeKind::struct_ ? root.children.size() : 1);
+  for (size_t i = 0; i < n; ++i) {
+    Inspector::ColumnSummary c;
+    in.summarize(per_field ? *f.layout->children[i] : *f.layout, c);
+    const DType& t = per_field ? *root.children[i] : root;
+    std::string stats = c.zone_map ? "zone map" : "";
+    if (i < f.field_stats.size()) {
+      const auto& st = f.field_stats[i];
+      if (!st.min.empty() || !st.max.empty()) {
+        stats += fmt::format("{}min={} max={}", stats.empty() ? "" : ", ", stat_text(st.min, t),
+                             stat_text(st.max, t));
+      }
+      if (st.null_count)
+        stats += fmt::format("{}nulls={}", stats.empty() ? "" : ", ", *st.null_count);
+    }
+    s += fmt::format("  {}: {}; {} chunk{}, {}; {}; {}\n", per_field ? root.names[i] : "(root)",
+                     t.to_string(), c.chunks, c.chunks == 1 ? "" : "s", human_bytes(c.bytes),
+                     c.encodings.empty() ? std::string("no encodings")
+                                         : fmt::format("{}", fmt::join(c.encodings, ", ")),
+                     stats.empty() ? "no statistics" : stats);
+  }
+  for (const auto& e : zone_errors) s += "zone map not decoded: " + e + "\n";
+  s += "(--verbose: the layout tree with every segment and encoding)\n";
+  return s;
+}
+
+}  // namespace
+
+Result<void> inspect(const VortexFile& file, std::ostream& os, bool json, bool verbose) {
   const Footer& f = file.footer();
   Inspector in{file, {}, {}, json, {}};
   OC_TRY(in.load(*f.layout));
@@ -152,6 +230,10 @@ Result<void> inspect(const VortexFile& file, std::ostream& os, bool json) {
       s += (i ? "," : "") + json_string(zone_errors[i]);
     s += "],\"layout\":" + in.layout_json(*f.layout) + "}\n";
     os << s;
+    return {};
+  }
+  if (!verbose) {
+    os << summary_text(in, zone_errors);
     return {};
   }
   std::string s = fmt::format(

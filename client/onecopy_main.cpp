@@ -299,15 +299,18 @@ int run_take(const std::vector<std::string>& args) {
 int run_inspect(const std::vector<std::string>& args) {
   if (args.empty()) return usage("inspect", "inspect needs a FILE");
   bool json = false;
+  bool verbose = false;
   for (size_t i = 1; i < args.size(); ++i) {
     if (args[i] == "--json")
       json = true;
+    else if (args[i] == "--verbose" || args[i] == "-v")
+      verbose = true;
     else
       return usage("inspect", "unknown option " + args[i]);
   }
   auto file = oc::net::open_uri(args[0]);
   if (!file.ok()) return fail(file.error());
-  auto r = oc::client::inspect(**file, std::cout, json);
+  auto r = oc::client::inspect(**file, std::cout, json, verbose);
   if (!r.ok()) return fail(r.error());
   return 0;
 }
