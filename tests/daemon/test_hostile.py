@@ -215,9 +215,12 @@ def test_local_patterns_are_not_listed_by_the_daemon(daemon, data, tmp_path):
             assert code == "invalid" and "the client expands local patterns" in message, message
         c.sock.close()
     # The client library expands local patterns itself, with its own permissions; the 300-byte
-    # name that once killed the daemon is just a name.
+    # name that once killed the daemon is just a name, one that names no file.
     assert daemon.client.list(str(path.parent / "*.vortex")) == [str(path)]
-    assert daemon.client.list("x" * 300) == ["x" * 300]
+    with pytest.raises(onecopy.OnecopyError) as e:
+        daemon.client.list("x" * 300)
+    assert e.value.code == "not_found" and f"{'x' * 300}: no such file or directory" in str(e.value)
+    assert daemon.proc.poll() is None
 
 
 def test_fifos_devices_directories_and_unreadable_descriptors_are_refused_at_once(daemon, data, tmp_path):
