@@ -41,17 +41,19 @@ def is_pattern(path: str) -> bool:
     return any(c in path for c in "*?[") or os.path.isdir(path)
 
 
-def list_files(uris, socket: Optional[str]) -> list[tuple[str, Optional[int]]]:
-    """(uri, rows) of each file @uris names, in order: each pattern's files sorted, listed by the
-    daemon at @socket (an s3:// prefix or glob indexed in one request, Client.dataset_index, which
-    gives the rows too) or, without one, by onecopy.expand here; rows None where not known yet."""
+def list_files(uris, socket: Optional[str], unit_rows: int = 0) -> list[tuple[str, Optional[dict]]]:
+    """(uri, entry) of each file @uris names, in order: each pattern's files sorted, listed by the
+    daemon at @socket or, without one, by onecopy.expand here. An s3:// prefix or glob through the
+    daemon is one request (Client.dataset_index: one listing and the prefix's manifest), whose
+    entry for each file gives its "rows" and "units" (of at most @unit_rows rows; 0: the
+    shard_unit_rows knob); entry None elsewhere."""
     items = [uris] if isinstance(uris, (str, os.PathLike)) else list(uris)
     if not items:
         raise ValueError("no dataset URIs given")
-    out: list[tuple[str, Optional[int]]] = []
+    out: list[tuple[str, Optional[dict]]] = []
     for item in map(os.fspath, items):
         if socket and item.startswith("s3://") and is_pattern(item):
-            out.extend((f["uri"], int(f["rows"])) for f in Client(socket).dataset_index(item)["files"])
+            out.extend((f["uri"], f) for f in Client(socket).dataset_index(item, unit_rows)["files"])
         else:
             out.extend((u, None) for u in (Client(socket).list(item) if socket else expand(item)))
     return out
@@ -100,7 +102,7 @@ class Dataset:
         self.socket = socket
         listed = list_files(uris, socket)
         self.files: list[str] = [uri for uri, _ in listed]
-        self._rows: list[Optional[int]] = [rows for _, rows in listed]  # None: ask the file
+        self._rows: list[Optional[int]] = [None if e is None else int(e["rows"]) for _, e in listed]  # None: ask the file
         self._open: dict[int, Union[VortexFile, RemoteFile]] = {}
         self._schema = None
 

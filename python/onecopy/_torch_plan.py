@@ -7,38 +7,19 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 from typing import Callable, Iterable, NamedTuple, Optional, Sequence
 
-import onecopy
-from onecopy._native import Client
+from onecopy._dataset import list_files
 
 # The row count of a streamed group, in positions given before its last item: more than any.
 UNKNOWN_ROWS = 2**62
 
 
-def is_s3_dataset(pattern: str) -> bool:
-    """Whether @pattern is an s3:// prefix or glob, which the daemon indexes in one request."""
-    return pattern.startswith("s3://") and (pattern.endswith("/") or any(c in pattern[5:] for c in "*?["))
-
-
 def expand_urls(urls, socket: Optional[str], unit_rows: int = 0) -> tuple[list[str], dict]:
-    """Each pattern's files (onecopy.expand; listed by the daemon when there is one), and the
-    units of those the daemon indexed on the way: an s3:// prefix or glob is one Dataset request
-    (one listing and the prefix's manifest), whatever its file count."""
-    items = [urls] if isinstance(urls, (str, os.PathLike)) else list(urls)
-    if not items:
-        raise ValueError("no dataset URLs given")
-    out: list[str] = []
-    units: dict[str, list[tuple[int, int]]] = {}
-    for item in map(os.fspath, items):
-        if socket and is_s3_dataset(item):
-            for f in Client(socket).dataset_index(item, unit_rows)["files"]:
-                out.append(f["uri"])
-                units[f["uri"]] = f["units"]
-        else:
-            out.extend(Client(socket).list(item) if socket else onecopy.expand(item))
-    return out, units
+    """The files of @urls (onecopy._dataset.list_files), and the units of those the daemon
+    indexed on the way: an s3:// prefix or glob is one request, whatever its file count."""
+    listed = list_files(urls, socket, unit_rows)
+    return [u for u, _ in listed], {u: entry["units"] for u, entry in listed if entry is not None}
 
 
 def files_digest(urls: Sequence[str]) -> str:
