@@ -28,6 +28,7 @@
 #include "kernels/device_stream.hpp"
 #include "net/dataset.hpp"
 #include "net/open_uri.hpp"
+#include "net/s3_source.hpp"
 #include "onecopy_build_config.h"
 
 #define OC_API extern "C" __attribute__((visibility("default")))
@@ -208,7 +209,10 @@ int scan_in_daemon(const onecopy_source& src, const oc::format::ScanRequest& req
 OC_API int onecopy_init(char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     auto r = oc::load_defaults_from_env();
-    return r.ok() ? 0 : report(r.error(), err, errlen);
+    if (!r.ok()) return report(r.error(), err, errlen);
+    // A changed AWS_* environment (endpoint, region, keys) reaches the next S3 read too.
+    oc::net::forget_environment_client();
+    return 0;
   });
 }
 

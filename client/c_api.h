@@ -49,7 +49,9 @@ typedef struct onecopy_file onecopy_file;
  * valid, and is updated by the stream wherever it went, until onecopy_cursor_free. */
 typedef struct onecopy_cursor onecopy_cursor;
 
-/* Loads ONECOPY_* environment overrides; call once before anything else. */
+/* Loads ONECOPY_* environment overrides and makes the next S3 read take its endpoint, region and
+ * credentials from the AWS_* environment again; call before anything else, and after changing
+ * the environment. */
 int onecopy_init(char* err, size_t errlen);
 
 /* Opens the Vortex file at `path`; release with onecopy_close. */

@@ -87,6 +87,11 @@ std::shared_ptr<S3Client> environment_client_if_made() {
   return environment_s3;
 }
 
+void forget_environment_client() {
+  std::lock_guard lock(environment_mu);
+  environment_s3.reset();
+}
+
 Result<ObjectRef> object_ref_from_uri(std::string_view uri) {
   ObjectRef ref;
   if (uri.starts_with("s3://")) {

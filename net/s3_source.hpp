@@ -44,6 +44,9 @@ namespace oc::net {
 /// The client environment_client() made, or null when nothing has asked for one yet (so that a
 /// status query never resolves credentials).
 [[nodiscard]] std::shared_ptr<S3Client> environment_client_if_made();
+/// Drops the process-wide client, so that the next environment_client() reads the AWS_*
+/// environment again; readers already open keep the client they hold.
+void forget_environment_client();
 
 /// Parses "s3://bucket/key" or an http(s) URL into an `ObjectRef`.
 [[nodiscard]] Result<ObjectRef> object_ref_from_uri(std::string_view uri);

@@ -78,8 +78,10 @@ def _check(rc: int, err: ctypes.Array) -> None:
 
 def reload_settings() -> None:
     """Re-reads the ONECOPY_* environment variables (`onecopy defaults` lists them) into the
-    library's knobs; call after changing os.environ, before starting scans. Raises OnecopyError
-    naming the variable when a value is invalid."""
+    library's knobs, and the AWS_* ones (endpoint, region, credentials) at the next S3 read;
+    call after changing os.environ, before starting scans. Files already open keep the S3
+    client they were opened with. Raises OnecopyError naming the variable when a value is
+    invalid."""
     err = ctypes.create_string_buffer(_ERRLEN)
     _check(_lib.onecopy_init(err, _ERRLEN), err)
 

@@ -51,6 +51,7 @@ def store(moto, monkeypatch):
         monkeypatch.delenv(key)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
+    onecopy.reload_settings()  # this process's S3 client reads the new endpoint
     return name, s3, env
 
 

@@ -286,6 +286,7 @@ def bucket(moto, monkeypatch):
     for key, value in servers.s3_env(moto, moto["S3_ENDPOINT"], name).items():
         if key.startswith("AWS_"):
             monkeypatch.setenv(key, value)
+    onecopy.reload_settings()  # this process's S3 client reads the new endpoint
     return name, s3
 
 

@@ -5,6 +5,7 @@ concatenation of its files for scan, filtered scan, take and count; a file with 
 named; onecopy.open of a pattern is the Dataset. Through onecopyd: tests/daemon/test_dataset_daemon.py."""
 
 import os
+import socket
 import sys
 from pathlib import Path
 
@@ -199,6 +200,7 @@ def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(moto, part
     for k, v in env.items():
         if k.startswith("AWS_"):
             monkeypatch.setenv(k, v)
+    onecopy.reload_settings()  # this process's S3 client reads the new endpoint
     objects = [f"s3://{bucket}/ds/p{i}.vortex" for i in range(len(paths))]
     ds = onecopy.dataset(f"s3://{bucket}/ds/", daemon=False)
     assert ds.files == objects
@@ -209,3 +211,30 @@ def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(moto, part
     with pytest.raises(onecopy.OnecopyError, match="no Vortex files match") as e:
         onecopy.dataset(f"s3://{bucket}/none/", daemon=False)
     assert e.value.code == "not_found"
+
+
+def test_reload_settings_takes_a_new_s3_endpoint(moto, parts, monkeypatch):
+    """The process's S3 client follows the AWS_* environment after reload_settings(): a test or a
+    notebook that moves to another endpoint reads from it, and an endpoint nobody serves fails
+    naming its port."""
+    paths, want = parts
+    bucket, s3 = servers.make_bucket(moto)
+    s3.upload_file(paths[0], bucket, "one/p0.vortex")
+    env = servers.s3_env(moto, moto["S3_ENDPOINT"], bucket)
+    for key in [k for k in os.environ if k.startswith("AWS_")]:
+        monkeypatch.delenv(key)
+    for k, v in env.items():
+        if k.startswith("AWS_"):
+            monkeypatch.setenv(k, v)
+    onecopy.reload_settings()
+    rows = onecopy.open(f"s3://{bucket}/one/p0.vortex", daemon=False).row_count
+    with socket.socket() as free:  # a port nobody listens on once closed
+        free.bind(("127.0.0.1", 0))
+        dead = free.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{dead}")
+    onecopy.reload_settings()
+    with pytest.raises(onecopy.OnecopyError, match=f"127.0.0.1:{dead}"):
+        onecopy.open(f"s3://{bucket}/one/p0.vortex", daemon=False)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", env["AWS_ENDPOINT_URL"])
+    onecopy.reload_settings()
+    assert onecopy.open(f"s3://{bucket}/one/p0.vortex", daemon=False).row_count == rows
