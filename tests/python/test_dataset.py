@@ -188,19 +188,26 @@ def moto(tmp_path_factory):
     servers.stop("moto", state)
 
 
-def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(moto, parts, monkeypatch):
-    paths, want = parts
-    bucket, s3 = servers.make_bucket(moto)
-    for p in paths:
-        s3.upload_file(p, bucket, f"ds/{os.path.basename(p)}")
-    s3.put_object(Bucket=bucket, Key="ds/notes.txt", Body=b"not a vortex file")
-    env = servers.s3_env(moto, moto["S3_ENDPOINT"], bucket)
+@pytest.fixture
+def bucket(moto, monkeypatch):
+    """A new bucket on moto, its boto3 client and its AWS_* environment, which this process
+    reads S3 with from now on."""
+    name, s3 = servers.make_bucket(moto)
+    env = {k: v for k, v in servers.s3_env(moto, moto["S3_ENDPOINT"], name).items() if k.startswith("AWS_")}
     for key in [k for k in os.environ if k.startswith("AWS_")]:
         monkeypatch.delenv(key)
     for k, v in env.items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
+        monkeypatch.setenv(k, v)
     onecopy.reload_settings()  # this process's S3 client reads the new endpoint
+    return name, s3, env
+
+
+def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(bucket, parts):
+    paths, want = parts
+    bucket, s3, _ = bucket
+    for p in paths:
+        s3.upload_file(p, bucket, f"ds/{os.path.basename(p)}")
+    s3.put_object(Bucket=bucket, Key="ds/notes.txt", Body=b"not a vortex file")
     objects = [f"s3://{bucket}/ds/p{i}.vortex" for i in range(len(paths))]
     ds = onecopy.dataset(f"s3://{bucket}/ds/", daemon=False)
     assert ds.files == objects
@@ -213,20 +220,13 @@ def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(moto, part
     assert e.value.code == "not_found"
 
 
-def test_reload_settings_takes_a_new_s3_endpoint(moto, parts, monkeypatch):
+def test_reload_settings_takes_a_new_s3_endpoint(bucket, parts, monkeypatch):
     """The process's S3 client follows the AWS_* environment after reload_settings(): a test or a
     notebook that moves to another endpoint reads from it, and an endpoint nobody serves fails
     naming its port."""
-    paths, want = parts
-    bucket, s3 = servers.make_bucket(moto)
+    paths, _ = parts
+    bucket, s3, env = bucket
     s3.upload_file(paths[0], bucket, "one/p0.vortex")
-    env = servers.s3_env(moto, moto["S3_ENDPOINT"], bucket)
-    for key in [k for k in os.environ if k.startswith("AWS_")]:
-        monkeypatch.delenv(key)
-    for k, v in env.items():
-        if k.startswith("AWS_"):
-            monkeypatch.setenv(k, v)
-    onecopy.reload_settings()
     rows = onecopy.open(f"s3://{bucket}/one/p0.vortex", daemon=False).row_count
     with socket.socket() as free:  # a port nobody listens on once closed
         free.bind(("127.0.0.1", 0))

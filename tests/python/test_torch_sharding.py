@@ -17,8 +17,7 @@ import vortex as vx
 import onecopy.torch as oct
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
-from test_daemon import Daemon  # noqa: E402
-from test_torch_dataset import _ranks  # noqa: E402
+from test_torch_dataset import _ranks, mode  # noqa: E402,F401  (mode: the in-process and daemon fixture)
 
 BATCH = 64
 FILTER = "quality > 0.4"
@@ -43,19 +42,6 @@ def layouts(tmp_path_factory):
             first += n
         out[name] = (paths, pa.concat_tables(tables))
     return out
-
-
-@pytest.fixture(scope="module", params=["in-process", "daemon"])
-def mode(request, tmp_path_factory):
-    """The socket Datasets use: False reads in-process; a path, a real onecopyd's."""
-    if request.param == "in-process":
-        yield False
-        return
-    d = Daemon(tmp_path_factory.mktemp("daemon"))
-    yield d.sock
-    status = d.client.status()
-    d.stop()
-    assert status["errors"] == 0
 
 
 def build(paths, mode, rank, world, **kw):
