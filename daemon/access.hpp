@@ -2,7 +2,7 @@
 /// @file
 /// @brief onecopyd's access policy: who may connect, and what each client may read through it.
 ///
-/// The trust model (README, "Security"): a client reads through onecopyd only what it could
+/// The trust model (docs/security.md): a client reads through onecopyd only what it could
 /// read itself, plus the object storage the operator grants it.
 /// - **Local files** are never opened by the daemon for a client. The client library opens the
 ///   file in its own process, with its own permissions, and passes the descriptor; a request

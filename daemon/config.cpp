@@ -95,7 +95,7 @@ std::string example_config() {
       "# limits and the access policy (daemon_allowed_*, daemon_s3_grants, daemon_http_hosts);\n"
       "# everything else takes effect at the next start.\n"
       "#\n"
-      "# Who may read what (README, \"Security\"): a client reads local files through onecopyd\n"
+      "# Who may read what (docs/security.md): a client reads local files through onecopyd\n"
       "# only by passing a descriptor it opened itself, so never more than it could read alone.\n"
       "# S3 is read with the daemon's credentials, but out of the box NO client may read any\n"
       "# bucket: grant prefixes to uids or gids with daemon_s3_grants, for example\n"
