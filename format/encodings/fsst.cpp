@@ -28,7 +28,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <optional>
+#include <vector>
 
 #include "format/decode.hpp"
 #include "format/encodings/fsst_table.hpp"
@@ -88,10 +90,112 @@ Result<Codes> legacy_codes(const ArrayView& node, bool nullable, uint64_t len, D
   return codes;
 }
 
+// What one slice of decompress_rows reads and writes, copied into locals by the loops that use
+// it: reached through a reference, the compiler reloads every field after each byte stored.
+struct RowsIn {
+  const uint64_t* symbols;
+  const uint8_t* symbol_lengths;
+  size_t num_symbols;
+  const uint8_t* codes;
+  const uint64_t* begins;
+  const uint64_t* ends;
+  const uint64_t* lengths;
+  const int32_t* at;  // row i's bytes start at out + at[i]; at[n] is the total
+  uint8_t* out;
+  uint64_t limit;  // out + limit is the end of what this slice may write
+};
+
+// Rows decompressed in one pass over their codes, and the codes such a pass may cover (its
+// scratch of output positions stays within L2).
+constexpr uint64_t kBlockRows = 256;
+constexpr uint64_t kBlockCodes = 16384;
+// The output position recorded for an escaped literal: a row that begins there is cut inside
+// an escape.
+constexpr uint32_t kInsideEscape = UINT32_MAX;
+
+// Decompresses rows [first, last) in one loop over all their codes, when those lie back to
+// back (row i + 1's begin is row i's end): no branch per row to mispredict. It records the
+// output position before every code in @p pos and then checks that each row ends where its
+// length says and not inside an escape, so the bytes equal those of decoding row by row.
+// @return false when they might not (an unknown code, a dangling escape, a row of another
+// length, no room for a word store, or codes not back to back): nothing is reported here, the
+// caller decodes the rows again one by one, which reports the row at fault. Writes stay in
+// [out + at[first], out + limit).
+bool decompress_block(const RowsIn& in, uint64_t first, uint64_t last, std::vector<uint32_t>& pos) {
+  const uint64_t* begins = in.begins;
+  const uint64_t* ends = in.ends;
+  for (uint64_t i = first; i + 1 < last; ++i) {
+    if (ends[i] != begins[i + 1]) return false;
+  }
+  const uint64_t begin = begins[first];
+  const uint64_t n = ends[last - 1] - begin;
+  const auto base = static_cast<uint64_t>(in.at[first]);
+  if (n > kBlockCodes || in.limit - base < sizeof(uint64_t)) return false;
+  if (pos.size() < n + 1) pos.resize(n + 1);
+  const uint64_t* symbols = in.symbols;
+  const uint8_t* symbol_lengths = in.symbol_lengths;
+  const size_t num_symbols = in.num_symbols;
+  const uint8_t* codes = in.codes + begin;
+  uint8_t* out = in.out + base;
+  uint32_t* p = pos.data();
+  const uint64_t last_word = in.limit - base - sizeof(uint64_t);  // the last word store's start
+  uint64_t w = 0, k = 0;
+  while (k < n) {
+    if (w > last_word) return false;
+    const uint8_t code = codes[k];
+    p[k] = static_cast<uint32_t>(w);
+    if (code < num_symbols) {
+      std::memcpy(out + w, &symbols[code], sizeof(uint64_t));  // little-endian hosts only
+      w += symbol_lengths[code];
+      ++k;
+    } else if (code == fsst::kEscapeCode && k + 1 < n) {
+      out[w++] = codes[k + 1];
+      p[k + 1] = kInsideEscape;
+      k += 2;
+    } else {
+      return false;
+    }
+  }
+  p[n] = static_cast<uint32_t>(w);
+  const int32_t* at = in.at;
+  bool ok = true;
+  for (uint64_t i = first; i < last; ++i)
+    ok &= p[ends[i] - begin] == static_cast<uint64_t>(at[i + 1]) - base;
+  return ok;
+}
+
+// Decompresses rows [first, last) one at a time, each to exactly its length.
+Result<void> decompress_each(const RowsIn& in, uint64_t first, uint64_t last) {
+  const uint64_t* symbols = in.symbols;
+  const uint8_t* symbol_lengths = in.symbol_lengths;
+  const size_t num_symbols = in.num_symbols;
+  const uint8_t* codes = in.codes;
+  const uint64_t* begins = in.begins;
+  const uint64_t* ends = in.ends;
+  const uint64_t* lengths = in.lengths;
+  const int32_t* at = in.at;
+  uint8_t* out = in.out;
+  const uint64_t limit = in.limit;
+  for (uint64_t i = first; i < last; ++i) {
+    const auto a = static_cast<uint64_t>(at[i]);
+    const auto r = fsst::decompress(symbols, symbol_lengths, num_symbols, codes + begins[i],
+                                    ends[i] - begins[i], out + a, lengths[i], limit - a);
+    if (r.status != fsst::DecodeStatus::ok) {
+      return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
+                      r.written, lengths[i], fsst::describe(r.status));
+    }
+    if (r.written != lengths[i]) {
+      return OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
+                      r.written, lengths[i]);
+    }
+  }
+  return {};
+}
+
 // Decompresses row i = 0..n-1 from codes [begins[i], ends[i]) of @p code_bytes to exactly
 // lengths[i] bytes, into an Arrow column of n rows with @p validity (n bits from 0, or empty),
 // in the layout the context asks for. The values lie back to back either way; views are
-// written by each slice right after it decompressed its rows, while they are in cache.
+// written by each slice right after it decompressed a block of rows, while they are in cache.
 Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& code_bytes,
                                   std::span<const uint64_t> begins, std::span<const uint64_t> ends,
                                   std::span<const uint64_t> lengths, Buffer validity,
@@ -133,44 +237,30 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   std::vector<uint8_t> any_long(slices, 0);
   OC_TRY(parallel_for(slices, n, [&](size_t s) -> Result<void> {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
-    const uint64_t limit =
-        s + 1 == slices ? total + sizeof(uint64_t) : static_cast<uint64_t>(out_offsets[last]);
-    // Locals, not the lambda's captures: those are reached through references, which the
-    // compiler reloads after every byte the loop stores.
-    const uint64_t* symbols = table.symbols.data();
-    const uint8_t* symbol_lengths = table.lengths.data();
-    const size_t num_symbols = table.size;
-    const uint8_t* codes = code_bytes.data();
-    uint8_t* out = bytes.mutable_data();
-    const uint64_t* row_begin = begins.data();
-    const uint64_t* row_end = ends.data();
-    const uint64_t* row_length = lengths.data();
-    const int32_t* row_at = out_offsets;
+    const RowsIn in{table.symbols.data(), table.lengths.data(), table.size, code_bytes.data(),
+                    begins.data(), ends.data(), lengths.data(), out_offsets,
+                    bytes.mutable_data(),
+                    s + 1 == slices ? readable : static_cast<uint64_t>(out_offsets[last])};
     uint8_t* view_out = views ? view_buffer.mutable_data() : nullptr;
     const uint8_t* valid = validity.empty() ? nullptr : validity.data();
+    std::vector<uint32_t> code_at;  // decompress_block's scratch
     bool long_values = false;
-    for (uint64_t i = first; i < last; ++i) {
-      const auto at = static_cast<uint64_t>(row_at[i]);
-      const auto r =
-          fsst::decompress(symbols, symbol_lengths, num_symbols, codes + row_begin[i],
-                           row_end[i] - row_begin[i], out + at, row_length[i], limit - at);
-      if (r.status != fsst::DecodeStatus::ok) {
-        return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
-                        r.written, lengths[i], fsst::describe(r.status));
-      }
-      if (r.written != lengths[i]) {
-        return OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
-                        r.written, lengths[i]);
-      }
+    for (uint64_t b = first; b < last; b += kBlockRows) {
+      const uint64_t e = std::min(last, b + kBlockRows);
+      if (!decompress_block(in, b, e, code_at)) OC_TRY(decompress_each(in, b, e));
       if (view_out == nullptr) continue;
-      // The row's view while its bytes are in cache. Reads stay within the slice (or the
+      // The block's views while its bytes are in cache. Reads stay within the slice (or the
       // scratch, for the last one): the next slice's bytes may be being written.
-      uint8_t* v = view_out + i * kViewBytes;
-      if (valid != nullptr && !bitmap_get(valid, i)) {
-        std::memset(v, 0, kViewBytes);
-      } else {
-        long_values |= store_view_at(v, out, limit, static_cast<uint32_t>(at),
-                                     static_cast<uint32_t>(row_length[i]));
+      const uint8_t* out = in.out;
+      const uint64_t limit = in.limit;
+      for (uint64_t i = b; i < e; ++i) {
+        uint8_t* v = view_out + i * kViewBytes;
+        if (valid != nullptr && !bitmap_get(valid, i)) {
+          std::memset(v, 0, kViewBytes);
+        } else {
+          long_values |= store_view_at(v, out, limit, static_cast<uint32_t>(out_offsets[i]),
+                                       static_cast<uint32_t>(out_offsets[i + 1] - out_offsets[i]));
+        }
       }
     }
     any_long[s] = long_values;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <catch2/catch.hpp>
 
+#include <random>
+
 #include "format/encodings/fsst.hpp"
 #include "format/proto/fsst.pb.h"
 #include "format/proto/varbin.pb.h"
@@ -212,4 +214,122 @@ TEST_CASE("legacy vortex.fsst needs a vortex.varbin codes child, as vortex-data 
   auto taken = ctx.decode_take(legacy, t, 2, std::vector<uint64_t>{1});
   REQUIRE_FALSE(taken.ok());
   CHECK(taken.error().code() == Errc::corrupt);
+}
+
+namespace {
+
+// Random FSST rows for the block decoder: a table of 40 random symbols of 1..8 bytes, rows of
+// 0..40 codes mixing symbols and escaped literals (255 among them), some null, and a few rows of
+// more codes than one block pass covers. `want` is each row's text by a scalar loop.
+struct RandomFsst {
+  std::vector<uint64_t> symbols;
+  std::vector<uint8_t> symbol_lengths;
+  std::vector<uint8_t> codes;
+  std::vector<uint32_t> offsets{0}, lengths;
+  std::vector<bool> valid;
+  std::vector<std::string> want;
+
+  RandomFsst(uint64_t rows, uint32_t seed) {
+    std::mt19937 rng(seed);
+    for (int k = 0; k < 40; ++k) {
+      symbol_lengths.push_back(static_cast<uint8_t>(1 + rng() % 8));
+      symbols.push_back((uint64_t{rng()} << 32 | rng()) >> (64 - 8 * symbol_lengths.back()));
+    }
+    for (uint64_t i = 0; i < rows; ++i) {
+      std::string text;
+      valid.push_back(rng() % 7 != 0);
+      const uint64_t n = !valid.back() ? 0 : i % 997 == 3 ? 20000 : rng() % 41;
+      for (uint64_t j = 0; j < n; ++j) {
+        if (rng() % 6 == 0) {
+          const auto literal = static_cast<uint8_t>(rng() % 3 == 0 ? 255 : rng());
+          codes.insert(codes.end(), {fsst::kEscapeCode, literal});
+          text.push_back(static_cast<char>(literal));
+        } else {
+          const uint8_t code = rng() % symbols.size();
+          codes.push_back(code);
+          for (uint8_t b = 0; b < symbol_lengths[code]; ++b)
+            text.push_back(static_cast<char>(symbols[code] >> (8 * b)));
+        }
+      }
+      offsets.push_back(static_cast<uint32_t>(codes.size()));
+      lengths.push_back(static_cast<uint32_t>(text.size()));
+      want.push_back(text);
+    }
+  }
+
+  ArrayView node() const {
+    return oc::test::node("vortex.fsst", fsst_meta(PType::u32, PType::u32),
+                          {buffer_of(symbols), buffer_of(symbol_lengths), buffer_of(codes)},
+                          {primitive_node(lengths), primitive_node(offsets), bool_node(valid)});
+  }
+};
+
+Result<ColumnPtr> decode_in(const ArrayView& n, uint64_t len, format::StringLayout layout) {
+  format::DecodeContext ctx;
+  ctx.prefer_strings(layout);
+  return ctx.decode(n, DType::make_binary(true), len);
+}
+
+}  // namespace
+
+TEST_CASE("vortex.fsst decodes blocks of rows like a scalar loop", "[format][fsst]") {
+  for (const uint64_t rows : {uint64_t{1}, uint64_t{255}, uint64_t{257}, uint64_t{20000 + 37}}) {
+    const RandomFsst f(rows, static_cast<uint32_t>(rows));
+    for (const auto layout : {format::StringLayout::views, format::StringLayout::offsets}) {
+      INFO(rows << " rows, views " << (layout == format::StringLayout::views));
+      auto c = decode_in(f.node(), rows, layout);
+      if (!c.ok()) FAIL(c.error().to_string());
+      CHECK(strings_of(**c) == f.want);
+      for (uint64_t i = 0; i < rows; ++i) REQUIRE((*c)->is_valid(i) == f.valid[i]);
+    }
+    // A take decodes codes that do not lie back to back: every other row.
+    std::vector<uint64_t> picked;
+    for (uint64_t i = 0; i < rows; i += 2) picked.push_back(i);
+    format::DecodeContext ctx;
+    auto t = ctx.decode_take(f.node(), DType::make_binary(true), rows, picked);
+    if (!t.ok()) FAIL(t.error().to_string());
+    for (uint64_t k = 0; k < picked.size(); ++k)
+      REQUIRE(std::string(format::string_at(**t, k)) == f.want[picked[k]]);
+  }
+}
+
+TEST_CASE("vortex.fsst blocks report the row a scalar loop would", "[format][fsst]") {
+  // Rows of two codes: "ab", then an escaped 'q'; the same codes and total length whichever way
+  // the rows are cut, so only the checks at each row's end can tell.
+  const uint64_t rows = 600;
+  std::vector<uint8_t> codes;
+  std::vector<uint32_t> offsets{0}, lengths;
+  for (uint64_t i = 0; i < rows; ++i) {
+    codes.insert(codes.end(), {0, 255, 'q'});
+    offsets.push_back(static_cast<uint32_t>(codes.size()));
+    lengths.push_back(3);
+  }
+  const auto t = DType::make_utf8(false);
+  auto ok = decode(fsst_node(codes, offsets, lengths), t, rows);
+  REQUIRE(ok.ok());
+  CHECK(strings_of(**ok)[rows - 1] == "abq");
+
+  // Row 300 one byte longer, row 301 one shorter.
+  auto swapped = lengths;
+  ++swapped[300];
+  --swapped[301];
+  auto r = decode(fsst_node(codes, offsets, swapped), t, rows);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().to_string().find("fsst row 300 ") != std::string::npos);
+
+  // Row 300 cut after its escape (its literal opens row 301), lengths still adding up.
+  auto cut = offsets;
+  --cut[301];
+  auto cut_lengths = lengths;
+  --cut_lengths[300];
+  ++cut_lengths[301];
+  r = decode(fsst_node(codes, cut, cut_lengths), t, rows);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().to_string().find("fsst row 300 stops after 2 of its 2 bytes: an escape code at "
+                                   "the end") != std::string::npos);
+
+  // The same at the first row, where nothing else tells the escaped literal from a code.
+  r = decode(fsst_node({255, 'q', 0}, {0, 1, 3}, {0, 3}), t, 2);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().to_string().find("fsst row 0 stops") != std::string::npos);
 }
