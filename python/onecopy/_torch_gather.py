@@ -22,9 +22,12 @@ def column_tensors(name: str, arr: pa.Array, out: dict) -> None:
             "invalid", f"column {name!r} has {arr.null_count} nulls in this batch; tensors have no "
                        f"nulls: add `{name} IS NOT NULL` to the filter")
     if pa.types.is_list(t) or pa.types.is_large_list(t):
-        offsets = torch.from_dlpack(arr.offsets)
-        out[name] = torch.from_dlpack(arr.flatten())
-        out[name + ".offsets"] = offsets - offsets[0] if len(offsets) and offsets[0] != 0 else offsets
+        # The values the offsets span, cut from the child array: ListArray.flatten() would import
+        # pyarrow.compute (a quarter second, in the first batch) and call a kernel per batch.
+        offsets = torch.from_dlpack(arr.offsets)  # len(arr) + 1, from the array's own offset on
+        lo, hi = int(offsets[0]), int(offsets[-1])
+        out[name] = torch.from_dlpack(arr.values.slice(lo, hi - lo))
+        out[name + ".offsets"] = offsets - lo if lo else offsets
     elif pa.types.is_boolean(t):
         out[name] = torch.from_numpy(arr.to_numpy(zero_copy_only=False))  # Arrow packs bits
     elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
@@ -34,7 +37,8 @@ def column_tensors(name: str, arr: pa.Array, out: dict) -> None:
     elif pa.types.is_date32(t):
         out[name] = torch.from_dlpack(arr.view(pa.int32()))
     elif pa.types.is_fixed_size_list(t):
-        out[name] = torch.from_dlpack(arr.flatten()).reshape(len(arr), t.list_size)
+        size = t.list_size
+        out[name] = torch.from_dlpack(arr.values.slice(arr.offset * size, len(arr) * size)).reshape(len(arr), size)
     else:
         out[name] = torch.from_dlpack(arr)
 
