@@ -1,108 +1,61 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The chart of scripts/bench_format.py: one bar chart per measurement and thread count (time
-per system, best over the interleaved child processes), drawn with matplotlib into a PNG.
+"""The charts of scripts/bench_format.py, one PNG per table it prints, drawn with matplotlib
+(scripts/bench/charts.py) into --chart-dir:
 
-ensure_matplotlib() installs scripts/bench-format-requirements.txt into the running venv when
-matplotlib is missing (numpy held where it is by a constraint), and says why not when it cannot;
-draw() never raises: it returns the message to print (the benchmark never fails for its chart).
+    format-time.png        time per system, one panel per measurement and thread count (best over
+                           the interleaved child processes); take panels on a log scale where
+                           their bars span an order of magnitude or more
+    format-throughput.png  decoded GB/s per core of each full scan, per thread count and file
+                           (this machine's single-thread memcpy rate in the title)
+    format-bytes.png       rchar per system, one panel per measurement and thread count
+    format-sizes.png       bytes on disk of every file
+
+draw() never raises: it returns the lines to print (the benchmark never fails for its charts).
 """
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-REQUIREMENTS = ROOT / "scripts" / "bench-format-requirements.txt"
-
-COLORS = {"onecopy": "#1b9e77", "vortex-data": "#7570b3", "parquet": "#d95f02", "parquet-ra": "#e6ab02"}
+from charts import COLORS, bar_grid, ensure_matplotlib  # noqa: F401 - ensure_matplotlib: cache_chart.py's
 
 
-def _imports() -> str | None:
-    """None when matplotlib (Agg) imports in a fresh interpreter of this venv, else the error."""
-    r = subprocess.run([sys.executable, "-c", "import matplotlib; matplotlib.use('Agg'); import matplotlib.pyplot"],
-                       capture_output=True, text=True)
-    return None if r.returncode == 0 else (r.stderr.strip().splitlines() or ["import failed"])[-1]
-
-
-def ensure_matplotlib() -> str | None:
-    """None when matplotlib is importable (installing it if needed), else why the chart is
-    skipped; never raises."""
-    try:
-        return _ensure()
-    except Exception as e:  # noqa: BLE001 - the chart never fails the benchmark
-        return f"could not check or install matplotlib: {type(e).__name__}: {e}"
-
-
-def _ensure() -> str | None:
-    err = _imports()
-    if err is None:
-        return None
-    if sys.prefix == sys.base_prefix:
-        return f"matplotlib is missing ({err}) and {sys.executable} is not a venv: not installing it there"
-    import numpy
-
-    print(f"matplotlib is missing ({err}): installing {REQUIREMENTS.name} into {sys.prefix} "
-          f"(numpy held at {numpy.__version__}) ...", file=sys.stderr)
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as c:
-        c.write(f"numpy=={numpy.__version__}\n")
-    try:
-        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                            "-r", str(REQUIREMENTS), "-c", c.name], capture_output=True, text=True)
-    finally:
-        os.unlink(c.name)
-    if r.returncode != 0:
-        tail = " ".join((r.stderr or r.stdout).strip().splitlines()[-2:])
-        return f"pip could not install matplotlib: {tail}"
-    err = _imports()
-    return None if err is None else f"matplotlib installed but does not import: {err}"
-
-
-def _fmt(s: float) -> str:
+def _fmt_time(s: float) -> str:
     if s < 1e-3:
         return f"{s * 1e6:.0f} µs"
     return f"{s * 1e3:.3g} ms" if s < 10 else f"{s:.1f} s"
 
 
-def draw(path: Path, best: dict, systems: list[str], labels: dict[str, str], measures: list[tuple[str, str]],
-         threads: list[int], title: str, method: str) -> str:
-    """best[(measure, threads, system)] = seconds. One row of bar charts per thread count, one
-    column per measurement; take charts on a log scale where their bars span an order of magnitude
-    or more (a linear one otherwise, so that two close bars look close)."""
-    why = ensure_matplotlib()
-    if why is not None:
-        return f"chart skipped: {why}"
-    try:
-        import matplotlib
+def _thr(t: int) -> str:
+    return f"{t} thread{'s' if t > 1 else ''}"
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
 
-        fig, axes = plt.subplots(len(threads), len(measures), figsize=(4.2 * len(measures), 3.6 * len(threads) + 1.0),
-                                 squeeze=False)
-        for i, t in enumerate(threads):
-            for j, (key, label) in enumerate(measures):
-                ax = axes[i][j]
-                names = [s for s in systems if (key, t, s) in best]
-                vals = [best[(key, t, s)] * 1e3 for s in names]
-                bars = ax.bar(range(len(names)), vals, color=[COLORS.get(s, "#999999") for s in names])
-                ax.set_xticks(range(len(names)), [labels[s] for s in names], rotation=20, ha="right", fontsize=8)
-                ax.set_title(f"{label}, {t} thread{'s' if t > 1 else ''}", fontsize=9)
-                ax.set_ylabel("ms (lower is better)", fontsize=8)
-                if "take" in key and vals and min(vals) > 0 and max(vals) >= 10 * min(vals):
-                    ax.set_yscale("log")
-                for b, s in zip(bars, names):
-                    ax.annotate(_fmt(best[(key, t, s)]), (b.get_x() + b.get_width() / 2, b.get_height()),
-                                ha="center", va="bottom", fontsize=7)
-                ax.margins(y=0.15)
-        fig.suptitle(f"{title}\n{method}", fontsize=9)
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        return f"chart: {path}"
-    except Exception as e:  # noqa: BLE001 - the chart never fails the benchmark
-        return f"chart skipped: drawing failed: {type(e).__name__}: {e}"
+def draw(chart_dir: Path, best: dict, systems_of, labels: dict[str, str], measures: list[tuple[str, str]],
+         threads: list[int], throughput: list[tuple[int, str, str, float]], memcpy_gbps: float, rchar: dict,
+         sizes: list[tuple[str, str, int]], title: str, method: str) -> list[str]:
+    """best[(measure, threads, system)] = seconds and rchar[(measure, threads, system)] = bytes,
+    for the systems systems_of(measure); throughput: (threads, file, system, GB/s per core);
+    sizes: (label, color key, bytes). Returns a line per chart."""
+    def bars(values: dict, key, t, scale: float, text):
+        return [(labels[s], values[(key, t, s)] * scale, text(values[(key, t, s)]), COLORS.get(s, "#999999"))
+                for s in systems_of(key) if values.get((key, t, s)) is not None]
+
+    time_panels = [{"title": f"{label}, {_thr(t)}", "ylabel": "ms (lower is better)",
+                    "bars": bars(best, key, t, 1e3, _fmt_time), "log": "auto" if "take" in key else False}
+                   for t in threads for key, label in measures]
+    byte_panels = [{"title": f"{label}, {_thr(t)}", "ylabel": "rchar MiB",
+                    "bars": bars(rchar, key, t, 1 / 2**20, lambda b: f"{b / 2**20:.1f}"), "log": "auto"}
+                   for t in threads for key, label in measures]
+    tp_panels = [{"title": f"full scan, {f} file, {_thr(t)}", "ylabel": "decoded GB/s per core (higher is better)",
+                  "bars": [(labels[s], g, f"{g:.2f}", COLORS.get(s, "#999999"))
+                           for tt, ff, s, g in throughput if tt == t and ff == f]}
+                 for t in threads for f in dict.fromkeys(f for _, f, _, _ in throughput)]
+    size_panel = [{"title": "file size on disk", "ylabel": "MiB (lower is better)",
+                   "bars": [(label, b / 2**20, f"{b / 2**20:.1f}", COLORS.get(c, "#999999")) for label, c, b in sizes]}]
+    head = f"{title}\n{method}"
+    return [bar_grid(chart_dir / "format-time.png", time_panels, head, len(measures)),
+            bar_grid(chart_dir / "format-throughput.png", tp_panels,
+                     f"{head}\nthis machine's single-thread memcpy: {memcpy_gbps:.2f} GB/s", len(tp_panels) // len(threads)),
+            bar_grid(chart_dir / "format-bytes.png", byte_panels, head + "\nrchar: read(2)/pread(2) bytes "
+                     "(not io_uring or mmap: onecopy's reads are not in it)", len(measures)),
+            bar_grid(chart_dir / "format-sizes.png", size_panel, title, 1)]

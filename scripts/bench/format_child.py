@@ -4,7 +4,7 @@
 scripts/bench_format.py runs for every timing (see its docstring for the whole method).
 
     python scripts/bench/format_child.py --system onecopy --measure full --threads 1 --repeat 3 \
-        --vortex F.vortex --parquet F.parquet [--idx 5,17,...]
+        --vortex F.vortex --parquet F.parquet --lance D.lance [--idx 5,17,...]
     python scripts/bench/format_child.py --system memcpy --repeat 5
 
 It sets the thread count first (environment and pool sizes, before the system's first scan),
@@ -16,7 +16,8 @@ run, from /proc/self/io, less what reading that file adds), rows, out_bytes (the
 column counts, sums, the taken keys). Nothing runs in this process but that system's work.
 
 Systems: onecopy, vortex-data, parquet (pyarrow on the file written with pyarrow's defaults),
-parquet-ra (pyarrow on the file written for random access); memcpy (a numpy copy).
+parquet-ra (pyarrow on the file written for random access), lance (pylance on the Lance dataset
+written with its defaults); memcpy (a numpy copy).
 Measurements: full, filtered, open-take, take.
 """
 
@@ -33,9 +34,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 FILTER_SQL = "l_shipdate BETWEEN DATE '1995-01-01' AND DATE '1995-01-31'"
+# The same filter in Lance's SQL (DataFusion's): the same bounds, both inclusive.
+LANCE_FILTER = "l_shipdate >= date '1995-01-01' AND l_shipdate <= date '1995-01-31'"
 LO, HI = dt.date(1995, 1, 1), dt.date(1995, 1, 31)
 PROJ = ["l_extendedprice", "l_discount"]
-SYSTEMS = ["onecopy", "vortex-data", "parquet", "parquet-ra"]
+SYSTEMS = ["onecopy", "vortex-data", "parquet", "parquet-ra", "lance"]
 MEASURES = ["full", "filtered", "open-take", "take"]
 MEMCPY_BYTES = 256 << 20
 
@@ -150,6 +153,24 @@ def build(system: str, measure: str, threads: int, a) -> callable:
         f = vx.open(v)
         return lambda: take(f)
 
+    if system == "lance":
+        # Lance sizes its Rust pools from the environment, read when it starts them, so set
+        # before the import: LANCE_CPU_THREADS (decoding) and LANCE_IO_THREADS (reads).
+        os.environ["LANCE_CPU_THREADS"] = str(threads)
+        os.environ["LANCE_IO_THREADS"] = str(threads)
+        import lance
+
+        d = a.lance
+        if measure == "full":
+            return lambda: lance.dataset(d).to_table()
+        if measure == "filtered":
+            return lambda: lance.dataset(d).to_table(columns=PROJ, filter=LANCE_FILTER)
+        # `take` returns the rows in the requested order, duplicates included.
+        if measure == "open-take":
+            return lambda: lance.dataset(d).take(idx)
+        ds = lance.dataset(d)
+        return lambda: ds.take(idx)
+
     if system in ("parquet", "parquet-ra"):
         import pyarrow.parquet as pq
 
@@ -187,6 +208,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--vortex")
     ap.add_argument("--parquet")
+    ap.add_argument("--lance", help="the Lance dataset (a directory)")
     ap.add_argument("--idx", default="", help="comma-separated rows to take")
     a = ap.parse_args()
 
