@@ -2,10 +2,10 @@
 """Conversion benchmark, the last part of scripts/bench_e2e.sh: `onecopy convert` against each
 peer's own writer, from one Parquet source to each system's format, on local disk.
 
-    convert_bench.py run --data DIR --gb 2 [--seed 0] [--systems onecopy,vortex,wds,mds]
+    convert_bench.py run --data DIR --gb 2 [--seed 0] [--systems onecopy,vortex,wds,mds,lance]
                          [--repeat 1] [--threads N] [--onecopy-cli build/client/onecopy]
-                         [--tmp-root DIR]
-    convert_bench.py one --system vortex|wds|mds --src DIR --out DIR --gb G    (JSON out)
+                         [--tmp-root DIR] [--chart-dir DIR]
+    convert_bench.py one --system vortex|wds|mds|lance --src DIR --out DIR --gb G    (JSON out)
 
 Source: DIR/parquet, the Parquet files of scripts/bench/tokens_data.py (one per generator shard,
 pyarrow's defaults: snappy), the same samples as the formats bench_e2e feeds from. Contenders:
@@ -18,6 +18,8 @@ pyarrow's defaults: snappy), the same samples as the formats bench_e2e feeds fro
                + meta.json (label, quality), the layout of bench_e2e's shards
   mds          MosaicML Streaming's MDSWriter (tokens ndarray:int32, label int64, quality
                float64), about one shard per input, as bench_e2e's MDS shards
+  lance        pylance's writer with its defaults: per input, lance.write_dataset(pq.read_table(
+               input), OUT, mode create then append), a fragment per input, as bench_e2e's dataset
 
 The same work and state for each: a fresh process (interpreter start and imports included, as
 when one runs the tool; the modules' files read once before, untimed), the source in the page
@@ -26,7 +28,8 @@ without fsync; every contender pinned to the same --threads CPUs (sched_setaffin
 children and threads inherit) with OMP_NUM_THREADS set to that number (the size of Arrow's CPU
 pool). Reported, median of --repeat: wall seconds, CPU seconds (user + system of the process and
 every child it waited for, getrusage RUSAGE_CHILDREN), MB/s of Parquet source bytes, output MB
-and rows written; ratios against onecopy convert in the same run.
+and rows written; ratios against onecopy convert in the same run. --chart-dir: the table as a
+chart, e2e-convert.png (scripts/bench/e2e_chart.py).
 """
 
 from __future__ import annotations
@@ -46,11 +49,15 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 import benchlib as bl  # noqa: E402
+import e2e_chart  # noqa: E402
 
-SYSTEMS = ["onecopy", "vortex", "wds", "mds"]
-TOOLS = {"onecopy": "onecopy convert", "vortex": "vx.io.write", "wds": "wds.TarWriter", "mds": "MDSWriter"}
-NAMES = {"onecopy": "onecopy", "vortex": "vortex-data", "wds": "WebDataset", "mds": "MosaicML Streaming (MDS)"}
-MODULES = "import pyarrow.parquet, vortex, webdataset, streaming, onecopy.convert"
+SYSTEMS = ["onecopy", "vortex", "wds", "mds", "lance"]
+TOOLS = {"onecopy": "onecopy convert", "vortex": "vx.io.write", "wds": "wds.TarWriter", "mds": "MDSWriter",
+         "lance": "lance.write_dataset"}
+NAMES = {"onecopy": "onecopy", "vortex": "vortex-data", "wds": "WebDataset", "mds": "MosaicML Streaming (MDS)",
+         "lance": "Lance"}
+MODULES = {"onecopy": "onecopy.convert", "vortex": "vortex", "wds": "webdataset", "mds": "streaming",
+           "lance": "lance"}
 
 
 # --- the peers' writers, each in its own process ---------------------------------------------------
@@ -101,7 +108,20 @@ def write_mds(src: Path, out: Path, gb: float) -> int:
     return rows
 
 
-WRITERS = {"vortex": write_vortex, "wds": write_wds, "mds": write_mds}
+def write_lance(src: Path, out: Path, gb: float) -> int:
+    import pyarrow.parquet as pq
+
+    from tokens_data import write_lance as write_fragment
+
+    rows = 0
+    for s, p in enumerate(sources(src)):
+        t = pq.read_table(p)
+        write_fragment(t, out / "tokens.lance", s)
+        rows += t.num_rows
+    return rows
+
+
+WRITERS = {"vortex": write_vortex, "wds": write_wds, "mds": write_mds, "lance": write_lance}
 
 
 # --- the driver ----------------------------------------------------------------------------------------
@@ -146,13 +166,14 @@ def timed(a, system: str, src: Path) -> dict:
     return res
 
 
-def warm(a, src: Path) -> None:
+def warm(a, src: Path, systems: list[str]) -> None:
     """The source and every contender's modules into the page cache, so no one reads them cold."""
     for p in sources(src):
         with open(p, "rb") as f:
             while f.read(8 << 20):
                 pass
-    subprocess.run([sys.executable, "-c", MODULES], check=True)
+    subprocess.run([sys.executable, "-c", "import " + ", ".join(["pyarrow.parquet", *(MODULES[s] for s in systems)])],
+                   check=True)
 
 
 def run(a) -> None:
@@ -163,7 +184,7 @@ def run(a) -> None:
     source_bytes = summary["stored_bytes"]
     a.cpus = sorted(os.sched_getaffinity(0))[:a.threads] if a.threads else sorted(os.sched_getaffinity(0))
     systems = [s for s in a.systems.split(",") if s]
-    warm(a, src)
+    warm(a, src, systems)
     results: dict[str, list[dict]] = {s: [] for s in systems}
     notes = []
     for r in range(a.repeat):
@@ -177,12 +198,17 @@ def run(a) -> None:
             results[s].append(res)
             log(f"run {r + 1}/{a.repeat} {s}: {res['wall_s']:.2f} s wall, {res['cpu_s']:.2f} s CPU, "
                 f"{res['rows']} rows")
-    report(a, systems, results, summary, source_bytes)
+    cells = report(a, systems, results, summary, source_bytes)
+    if a.chart_dir and cells:
+        print(e2e_chart.draw_convert(Path(a.chart_dir), cells, NAMES, TOOLS,
+                                     f"bench_e2e conversion: {summary['rows']:,} samples, {source_bytes / 1e6:,.1f} MB "
+                                     f"of Parquet, {len(a.cpus)} CPUs; median of {a.repeat}"))
     for n in notes:
         print(f"- {n}")
 
 
-def report(a, systems, results, summary, source_bytes) -> None:
+def report(a, systems, results, summary, source_bytes) -> dict:
+    """Prints the conversion table; returns its cells, {system: {"wall", "cpu", "out", "rows"}}."""
     cells = {s: {"wall": bl.median(r["wall_s"] for r in rs), "cpu": bl.median(r["cpu_s"] for r in rs),
                  "out": bl.median(r["out_bytes"] for r in rs), "rows": rs[0]["rows"]}
              for s, rs in results.items() if rs}
@@ -208,6 +234,7 @@ def report(a, systems, results, summary, source_bytes) -> None:
                      f"{bl.ratio(c['wall'], ref['wall'])} / {bl.ratio(c['cpu'], ref['cpu'])}" if ref else "—"])
     print(bl.table(["system", "tool", "wall s", "CPU s", "source MB/s", "output MB", "all rows",
                     "wall, CPU vs onecopy"], rows))
+    return cells
 
 
 def main() -> None:
@@ -222,6 +249,7 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=0, help="CPUs every contender is pinned to (0: all of ours)")
     p.add_argument("--onecopy-cli", default=str(ROOT / "build" / "client" / "onecopy"))
     p.add_argument("--tmp-root", default=None)
+    p.add_argument("--chart-dir", default="", help="directory of the chart's PNG ('' for none)")
     p = sub.add_parser("one")
     p.add_argument("--system", choices=sorted(WRITERS), required=True)
     p.add_argument("--src", type=Path, required=True)

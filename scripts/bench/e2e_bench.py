@@ -4,7 +4,8 @@ the S3 server and onecopyd and passes their pids and the socket here.
 
     e2e_bench.py run --socket S --daemon-pid P --server-pids Q,R --data DIR [--gb 2]
                      [--workers 0,2] [--shuffle group,none] [--batch-size 256] [--repeat 1]
-                     [--systems onecopy,vortex,wds,mds] [--unit-rows 8192] [--shuffle-units 8]
+                     [--systems onecopy,vortex,wds,mds,lance] [--unit-rows 8192] [--shuffle-units 8]
+                     [--chart-dir DIR]
     e2e_bench.py leg --system NAME --urls-json F --workers N --shuffle group|none [--filter]
                      [--first-batch-only] ...                                           (JSON out)
     e2e_bench.py rewrite --system wds|mds ...                                           (JSON out)
@@ -24,6 +25,13 @@ num_workers and batch size everywhere:
   mds          MosaicML Streaming MDS shards (tokens ndarray:int32, label int64, quality
                float64): StreamingDataset(remote=s3://..., local=a fresh cache dir,
                batch_size=B), DataLoader(batch_size=B) with a collate function
+  lance        a Lance dataset (pylance's defaults, a fragment per shard) read from S3 by
+               lance.torch.data.LanceDataset(s3://..., batch_size=B, storage_options for the
+               benchmark's endpoint and credentials, its default batch_readahead, a to_tensor_fn
+               giving the common batch); DataLoader(batch_size=None), its workers spawned, not
+               forked (lance is not fork-safe; the spawn is in the epoch's time). lance.torch.data works
+               with Debian's torch 1.13 (pylance's `torch` extra asks for torch>=2.0; only that
+               module is used, and it is not installed from PyPI)
 
 Every --workers count and every --shuffle mode is a table of its own, all systems run in it
 with that num_workers and that shuffle work (G = U x K rows, 65,536 by default; each
@@ -40,7 +48,11 @@ DataLoader worker, or the training process with num_workers=0, shuffles its own 
                    a buffer of G samples filled before the first one leaves;
                    MDS: shard order shuffled and samples permuted within blocks of 0.75 to 1.25
                    x G samples (shuffle_algo="py1br", shuffle_block_size=G: this Streaming has
-                   no fixed-size py1b); samples are read by index from shards cached on disk.
+                   no fixed-size py1b); samples are read by index from shards cached on disk;
+                   Lance: fragment order shuffled by the seed (lance.sampler's
+                   ShardedFragmentSampler, randomize=True), fragments dealt to the workers, rows
+                   in stored order within a fragment: lance.torch has no row shuffle for a
+                   streamed dataset (its samplers reorder fragments or whole batches).
   --shuffle none   nobody shuffles: files and shards in order, rows in order (onecopy and
                    vortex-data still deal groups of K units to the workers).
 
@@ -57,13 +69,16 @@ onecopyd's for onecopy, and of the S3 server, apart and in the total; ratios aga
 the same run.
 
 Then, per --workers count under the first --shuffle mode, the filter changes to
-`quality > 0.8`: onecopy and vortex-data push it into the scan and only the time to first batch
+`quality > 0.8`: onecopy, vortex-data and Lance push it into the scan and only the time to first batch
 is measured; WebDataset and MDS rewrite their shards first, in --workers processes (read from S3
 with their own reader, keep the matching samples, write with wds.TarWriter / MDSWriter and
 merge_index, upload), and the rewrite time is added to the first batch of the rewritten shards.
 WebDataset's in-stream `.select()` (every byte still read) is shown as an extra row. There
 WebDataset's shuffle buffer and MDS's shuffle blocks hold a fifth of G samples, what a group of
 onecopy's and vortex-data's gives under the filter (FILTER_KEPT).
+
+Charts (--chart-dir, scripts/bench/e2e_chart.py): e2e-epochs.png (samples/s, CPU s/GB total and
+first batch per table) and e2e-filter.png (time to the first batch under the new filter).
 """
 
 from __future__ import annotations
@@ -81,14 +96,17 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import benchlib as bl  # noqa: E402
+import charts  # noqa: E402
+import e2e_chart  # noqa: E402
 
 FILTER_SQL = "quality > 0.8"
 QUALITY_MIN = 0.8
 FILTER_KEPT = 0.2  # the share of rows it keeps (tokens_data.py: quality uniform in [0, 1))
-SYSTEMS = ["onecopy", "vortex", "wds", "mds"]
+SYSTEMS = ["onecopy", "vortex", "wds", "mds", "lance"]
 SHUFFLES = ["group", "none"]  # every contender shuffles in groups of the same rows, or nobody does
 NAMES = {"onecopy": "onecopy (onecopyd, CPU)", "vortex": "vortex-data in-process", "wds": "WebDataset",
-         "mds": "MosaicML Streaming (MDS)"}
+         "mds": "MosaicML Streaming (MDS)", "lance": "Lance (lance.torch LanceDataset)"}
+PUSHDOWN = ("onecopy", "vortex", "lance")  # systems that push the new filter into their scan
 
 
 # --- batches ------------------------------------------------------------------------------------
@@ -274,8 +292,34 @@ def mds_dataset(urls, a):
     return streaming_dataset(urls, a, shuffled(a)), mds_collate
 
 
+def lance_batch(batch, **_) -> dict:
+    """lance.torch's to_tensor_fn: the common batch from its record batch (its default converter
+    takes no list columns)."""
+    return arrow_batch(batch)
+
+
+def lance_dataset(urls, a):
+    """lance.torch.data.LanceDataset over the dataset at urls[0], read from the benchmark's S3
+    endpoint; its fragments dealt to the DataLoader workers, shuffled by the seed when shuffle is
+    on (scripts/bench/lance_feed.py)."""
+    from lance.torch.data import LanceDataset
+
+    from lance_feed import WorkerFragments
+
+    storage = {"aws_endpoint": os.environ["S3_ENDPOINT"], "aws_region": os.environ.get("AWS_REGION", "us-east-1"),
+               "aws_access_key_id": os.environ["AWS_ACCESS_KEY_ID"],
+               "aws_secret_access_key": os.environ["AWS_SECRET_ACCESS_KEY"], "allow_http": "true"}
+    return LanceDataset(urls[0], batch_size=a.batch_size, dataset_options={"storage_options": storage},
+                        filter=FILTER_SQL if a.filter else None, to_tensor_fn=lance_batch,
+                        sampler=WorkerFragments(shuffled(a), a.seed)), None
+
+
 MODULES = {"onecopy": ["onecopy.torch"], "vortex": ["vortex", "vortex.store", "pyarrow"],
-           "wds": ["webdataset"], "mds": ["streaming", "streaming.base.util"]}
+           "wds": ["webdataset"], "mds": ["streaming", "streaming.base.util"],
+           "lance": ["lance", "lance.torch.data", "lance_feed"]}
+# Systems whose library is not fork-safe: their DataLoader workers are spawned (lance says so at
+# every fork, and lance.torch.data.get_safe_loader spawns them), the others' forked.
+SPAWNED = ("lance",)
 
 
 def preimport(system: str) -> None:
@@ -287,7 +331,8 @@ def preimport(system: str) -> None:
         importlib.import_module(m)
 
 
-BUILDERS = {"onecopy": onecopy_dataset, "vortex": vortex_dataset, "wds": wds_dataset, "mds": mds_dataset}
+BUILDERS = {"onecopy": onecopy_dataset, "vortex": vortex_dataset, "wds": wds_dataset, "mds": mds_dataset,
+            "lance": lance_dataset}
 
 
 # --- one leg, in its own process -----------------------------------------------------------------
@@ -301,10 +346,11 @@ def leg(a) -> dict:
     preimport(a.system)
     cpu0, t0 = bl.self_cpu(), time.perf_counter()
     ds, collate_fn = BUILDERS[a.system](urls, a)
+    ctx = {"multiprocessing_context": "spawn"} if a.system in SPAWNED and a.workers else {}
     if collate_fn is None:  # the dataset yields whole batches
-        loader = DataLoader(ds, batch_size=None, num_workers=a.workers)
+        loader = DataLoader(ds, batch_size=None, num_workers=a.workers, **ctx)
     else:
-        loader = DataLoader(ds, batch_size=a.batch_size, num_workers=a.workers, collate_fn=collate_fn)
+        loader = DataLoader(ds, batch_size=a.batch_size, num_workers=a.workers, collate_fn=collate_fn, **ctx)
     ttfb = None
     samples = nbytes = batches = 0
     tok_sum = lab_sum = 0
@@ -424,21 +470,23 @@ def rewrite(a) -> dict:
 
 # --- the driver ---------------------------------------------------------------------------------------
 
-def prepare(a) -> dict:
-    """Each format written once per (gb, seed) under a.data and uploaded; {system: urls}."""
+def prepare(a, systems) -> dict:
+    """Each format written once per (gb, seed) under a.data and uploaded (Lance's only when it
+    runs); {system: urls}."""
     from tokens_data import ensure
 
     s3 = bl.s3_client()
     bl.ensure_bucket(s3, a.bucket)
     urls, stored = {}, {}
-    for fmt in ("vortex", "wds", "mds"):
+    for fmt in ("vortex", "wds", "mds", *(["lance"] if "lance" in systems else [])):
         t = time.perf_counter()
         s = ensure(fmt, a.data, a.gb, a.seed)
         log(f"{fmt}: written in {time.perf_counter() - t:.1f} s (0 when kept from an earlier run)")
         t = time.perf_counter()
         prefix = f"e2e/gb{a.gb:g}-seed{a.seed}/{fmt}"
-        u = bl.upload_dir(s3, a.data / fmt, a.bucket, prefix)
-        log(f"{fmt}: {len(u)} objects, {s['stored_bytes'] / 1e9:.3f} GB in s3://{a.bucket}/{prefix}/ "
+        u = upload_lance(s3, a.data / fmt, a.bucket, prefix) if fmt == "lance" else \
+            bl.upload_dir(s3, a.data / fmt, a.bucket, prefix)
+        log(f"{fmt}: {len(s['files'])} objects, {s['stored_bytes'] / 1e9:.3f} GB in s3://{a.bucket}/{prefix}/ "
             f"({time.perf_counter() - t:.1f} s)")
         stored[fmt] = s["stored_bytes"]
         if fmt == "mds":
@@ -447,7 +495,22 @@ def prepare(a) -> dict:
         a.decoded = s["decoded_bytes"]
         a.rows = s["rows"]
     a.stored = stored
-    return {"onecopy": urls["vortex"], "vortex": urls["vortex"], "wds": urls["wds"], "mds": urls["mds"]}
+    return {"onecopy": urls["vortex"], "vortex": urls["vortex"], "wds": urls["wds"], "mds": urls["mds"],
+            "lance": urls.get("lance")}
+
+
+def upload_lance(s3, local: Path, bucket: str, prefix: str) -> list[str]:
+    """Uploads the Lance dataset directory local (every folder of it) to s3://bucket/prefix/,
+    emptying the prefix first unless it holds exactly the dataset's files (a rewritten dataset
+    may keep a manifest's name and size); returns [the dataset's URL]."""
+    files = {f"{prefix}/{p.relative_to(local)}" for p in local.rglob("*") if p.is_file()}
+    have = {o["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix + "/")
+            for o in page.get("Contents", [])}
+    if have != files:
+        bl.delete_prefix(s3, bucket, prefix)
+    for d in [local, *sorted(p for p in local.rglob("*") if p.is_dir())]:
+        bl.upload_dir(s3, d, bucket, f"{prefix}/{d.relative_to(local)}".removesuffix("/."))
+    return [f"s3://{bucket}/{prefix}"]
 
 
 def log(msg: str) -> None:
@@ -528,7 +591,7 @@ def filter_legs(a, systems, urls, workers: int, shuffle: str) -> dict[str, list[
     filt: dict[str, list[dict]] = {}
     for r in range(a.repeat):
         for s in systems:
-            if s in ("onecopy", "vortex"):
+            if s in PUSHDOWN:
                 res = pushed_down(run_leg(a, s, urls[s], workers, shuffle, filter=True, first_only=True))
                 if res:
                     filt.setdefault(s, []).append(res)
@@ -561,8 +624,15 @@ def filter_legs(a, systems, urls, workers: int, shuffle: str) -> dict[str, list[
 def run(a) -> None:
     a.notes = []
     a.tmp = Path(tempfile.mkdtemp(prefix="e2e-", dir=a.tmp_root))
-    urls = prepare(a)
     systems = [s for s in a.systems.split(",") if s]
+    # Installs (pylance, matplotlib) before anything is timed.
+    if "lance" in systems and (why := charts.ensure_lance()):
+        log(f"lance: skipped ({why})")
+        a.notes.append(f"{NAMES['lance']}: skipped, {why}")
+        systems.remove("lance")
+    if a.chart_dir and (why := charts.ensure_matplotlib()):
+        log(f"charts will be skipped: {why}")
+    urls = prepare(a, systems)
     if "onecopy" in systems:
         try:
             import onecopy.torch  # noqa: F401
@@ -576,12 +646,15 @@ def run(a) -> None:
         run_leg(a, s, urls[s], a.workers[0], a.shuffles[0], first_only=True)
     tables = [(w, m, epoch_legs(a, systems, urls, w, m)) for w in a.workers for m in a.shuffles]
     filters = [(w, filter_legs(a, systems, urls, w, a.shuffles[0])) for w in a.workers]
-    for w, m, epochs in tables:
-        report_epochs(a, systems, epochs, w, m)
-    for w, filt in filters:
-        report_filter(a, systems, filt, w, a.shuffles[0])
+    epoch_cells = [(w, m, report_epochs(a, systems, epochs, w, m)) for w, m, epochs in tables]
+    filter_cells = [(w, report_filter(a, systems, filt, w, a.shuffles[0])) for w, filt in filters]
     for n in a.notes:
         print(f"- {n}")
+    if a.chart_dir:
+        title = (f"bench_e2e: {a.rows:,} samples, {a.decoded / 1e9:.3f} GB decoded, from {a.server}; "
+                 f"batch {a.batch_size}; median of {a.repeat}")
+        for line in e2e_chart.draw(Path(a.chart_dir), epoch_cells, filter_cells, NAMES, title):
+            print(line)
 
 
 def shuffle_work(a, shuffle: str) -> dict[str, str]:
@@ -593,10 +666,15 @@ def shuffle_work(a, shuffle: str) -> dict[str, str]:
             f"{a.shuffle_units} units ({g} rows held"
     return {"onecopy": units + ", the next group read ahead)", "vortex": units + ", the same plan)",
             "wds": f"shard order shuffled, then a shuffle buffer of {g} samples, full before the first leaves",
-            "mds": f"shard order shuffled, samples permuted within blocks of 0.75-1.25 x {g} (py1br)"}
+            "mds": f"shard order shuffled, samples permuted within blocks of 0.75-1.25 x {g} (py1br)",
+            "lance": "fragment order shuffled by the seed (ShardedFragmentSampler, randomize=True; a fragment "
+                     "per shard), rows in stored order within a fragment (lance.torch has no row shuffle for "
+                     "a streamed dataset)"}
 
 
-def report_epochs(a, systems, epochs, workers: int, shuffle: str) -> None:
+def report_epochs(a, systems, epochs, workers: int, shuffle: str) -> dict:
+    """Prints the table of one (num_workers, shuffle); returns its cells, {system: {"sps", "gbps",
+    "ttfb" (ms), "client", "server", "total" (CPU s/GB), ...}}."""
     base = "onecopy" if epochs.get("onecopy") else None
     cells = {}
     for s in systems:
@@ -641,9 +719,15 @@ def report_epochs(a, systems, epochs, workers: int, shuffle: str) -> None:
     work = shuffle_work(a, shuffle)
     print(f"Shuffle, {'in each DataLoader worker' if workers else 'in the training process'}: " +
           "; ".join(f"{NAMES[s]}: {work[s]}" for s in systems) + ".")
+    spawned = [NAMES[s] for s in systems if s in SPAWNED]
+    if workers and spawned:
+        print(f"Workers spawned, not forked, for {', '.join(spawned)} (not fork-safe; lance.torch's own loader "
+              "spawns them too): their start, a fresh interpreter importing torch, is in the epoch's time.")
+    return cells
 
 
-def report_filter(a, systems, filt, workers: int, shuffle: str) -> None:
+def report_filter(a, systems, filt, workers: int, shuffle: str) -> dict:
+    """Prints the new filter's table; returns {system: (rewrite s, first batch s, total s)}."""
     print()
     print(f"### New filter, DataLoader num_workers={workers}, shuffle {shuffle}")
     print()
@@ -651,18 +735,19 @@ def report_filter(a, systems, filt, workers: int, shuffle: str) -> None:
           f"included (rewrite: read from S3 with the system's own reader in {max(1, workers)} process(es), filter, "
           "write with its own writer, upload).")
     print()
-    rows = []
+    rows, cells = [], {}
     names = dict(NAMES, **{"wds-select": "WebDataset, .select() in the stream (no rewrite)"})
-    for s in [x for x in ("onecopy", "vortex", "wds-select", "wds", "mds") if x in filt or x in systems]:
+    for s in [x for x in ("onecopy", "vortex", "lance", "wds-select", "wds", "mds") if x in filt or x in systems]:
         rs = filt.get(s) or []
         if not rs:
             rows.append([names[s], "—", "—", "—", "—"])
             continue
-        how = "pushed into the scan" if s in ("onecopy", "vortex") else (
+        how = "pushed into the scan" if s in PUSHDOWN else (
             "filter in the stream" if s == "wds-select" else "rewrite shards")
         rw = bl.median(r["rewrite_s"] for r in rs)
         ttfb = bl.median(r["ttfb_s"] for r in rs)
         tot = bl.median(r["rewrite_s"] + r["ttfb_s"] for r in rs)
+        cells[s] = (rw, ttfb, tot)
         rows.append([names[s], how, bl.fmt(rw, ".2f"), bl.fmt(ttfb * 1e3, ".0f"), bl.fmt(tot, ".2f")])
     print(bl.table(["system", "how", "rewrite s", "first batch ms", "total s to first batch"], rows))
     if shuffle == "group":
@@ -670,6 +755,7 @@ def report_filter(a, systems, filt, workers: int, shuffle: str) -> None:
         print(f"Shuffle as in the epochs, but WebDataset's buffer and MDS's blocks hold "
               f"{round(group_rows(a) * FILTER_KEPT):,} samples: what onecopy's and vortex-data's groups of "
               f"{group_rows(a):,} rows give under the filter.")
+    return cells
 
 
 def int_list(text: str) -> list[int]:
@@ -722,6 +808,7 @@ def main() -> None:
             p.add_argument("--bucket", default="bench")
             p.add_argument("--systems", default=",".join(SYSTEMS))
             p.add_argument("--tmp-root", default=None)
+            p.add_argument("--chart-dir", default="", help="directory of the charts' PNGs ('' for none)")
     a = ap.parse_args()
     if a.socket == "":
         a.socket = None

@@ -13,6 +13,8 @@ the same (gb, seed) holds the same samples in the same shards and the same order
     python tokens_data.py vortex DIR --gb 0.05     # DIR/tokens-00000.vortex ...
     python tokens_data.py wds DIR --gb 0.05        # DIR/tokens-00000.tar ... (WebDataset)
     python tokens_data.py mds DIR --gb 0.05        # DIR/index.json, DIR/shard.*.mds (MosaicML)
+    python tokens_data.py lance DIR --gb 0.05      # DIR a Lance dataset (pylance's defaults),
+                                                   # a fragment per shard
     python tokens_data.py parquet DIR --gb 0.05    # DIR/tokens-00000.parquet ... (the source that
                                                    # scripts/bench/convert_bench.py converts)
 
@@ -117,6 +119,15 @@ def write_parquet(t: pa.Table, out: Path, s: int) -> list[Path]:
     return [path]
 
 
+def write_lance(t: pa.Table, out: Path, s: int) -> list[Path]:
+    """Shard s as a fragment of the Lance dataset at out (created by shard 0, appended to after),
+    with pylance's defaults otherwise; returns every file of the dataset so far."""
+    import lance
+
+    lance.write_dataset(t, str(out), mode="create" if s == 0 else "append")
+    return sorted(p for p in out.rglob("*") if p.is_file())
+
+
 def write_wds(t: pa.Table, out: Path, s: int, first_key: int) -> list[Path]:
     path = out / f"tokens-{s:05d}.tar"
     write_tar(wds_samples(t), path, first_key)
@@ -160,7 +171,7 @@ def ensure(fmt: str, root: Path, gb: float, seed: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("format", choices=["vortex", "wds", "mds", "parquet"])
+    ap.add_argument("format", choices=["vortex", "wds", "mds", "parquet", "lance"])
     ap.add_argument("out", type=Path)
     ap.add_argument("--gb", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
@@ -182,6 +193,8 @@ def main() -> None:
             files += write_parquet(t, a.out, s)
         elif a.format == "wds":
             files += write_wds(t, a.out, s, first)
+        elif a.format == "lance":
+            files = write_lance(t, a.out, s)
         else:
             for sample in mds_samples(t):
                 writer.write(sample)
