@@ -13,7 +13,10 @@ read in sorted order. A directory (or prefix) holding MDS datasets, each a direc
 index.json (version 2, shards of format mds), is read as those, their shards as its files, in
 index order. Input file i becomes the Vortex files DIR/<i>-<its name>-<k>.vortex, part k holding
 its rows [k*N, (k+1)*N) of N = rows-per-file. It streams: rows go through in batches of
-batch-rows (the memory bound, with the writer's own buffering), never a whole file. A manifest,
+batch-rows, never a whole file, read by a thread of their own one batch ahead of the writer
+(across inputs too), so reading the next batch overlaps writing this one and a convert takes
+about as long as the longer of the two; at most three batches are in memory (the one written,
+the one waiting, the one being read), besides the writer's own buffering. A manifest,
 DIR/_onecopy_convert.json, names every finished part; each part is written to a temporary name
 and renamed once complete, and the manifest rewritten after it, so an interrupted convert run
 again with the same arguments skips what is done, rewrites the part it was in, and ends with
@@ -45,6 +48,7 @@ decompressed with Streaming's codecs.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import functools
 import glob
@@ -53,10 +57,12 @@ import itertools
 import json
 import os
 import posixpath
+import queue
 import shutil
 import sys
 import tarfile
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Callable, Iterator, Optional, Sequence
@@ -73,6 +79,9 @@ FORMATS = {".parquet": "parquet", ".pq": "parquet", ".jsonl": "jsonl", ".ndjson"
 MDS_INDEX = "index.json"
 # Read ahead of a streamed input: one S3 GET per STREAM_BUFFER bytes, not one per tar block.
 STREAM_BUFFER = 8 << 20
+# Batches read ahead of the writer (besides the one it writes and the one being read): reading
+# the next input overlaps writing this one, so a convert takes about the longer of the two.
+READ_AHEAD = 1
 S3 = "s3://"
 WILDCARDS = "*?["
 
@@ -458,9 +467,10 @@ def convert(inputs: Sequence[str], out_dir: str, fmt: Optional[str] = None, rows
         from tqdm import tqdm
 
         bar = tqdm(unit=" rows", unit_scale=True, desc="convert", file=sys.stderr)
+    ahead = _ReadAhead(files, batch_rows)
     try:
         for i, src in enumerate(files):
-            for k, part in enumerate(_parts(READERS[src.kind](src, batch_rows), rows_per_file)):
+            for k, part in enumerate(_parts(ahead.next_input(), rows_per_file)):
                 name = f"{i:05d}-{src.stem}-{k:05d}.vortex"
                 done = manifest["parts"].get(name)
                 if done is not None and done["input"] == src.name:
@@ -479,9 +489,63 @@ def convert(inputs: Sequence[str], out_dir: str, fmt: Optional[str] = None, rows
                 manifest["parts"][name] = {"input": src.name, "first_row": k * rows_per_file, "rows": counted.rows}
                 out.save_manifest(manifest)
     finally:
+        ahead.close()
         if bar is not None:
             bar.close()
     return manifest
+
+
+class _ReadAhead:
+    """The batches of every input in order, read by a thread of their own up to READ_AHEAD
+    batches ahead of the writer, across inputs: pyarrow's readers and vortex-data's writer both
+    let go of the GIL, so reading and writing overlap. A reader's exception comes out in its
+    place, after the batches read before it."""
+
+    _END = object()  # after an input's last batch
+
+    def __init__(self, files: Sequence[Source], batch_rows: int):
+        self._queue: queue.Queue = queue.Queue(READ_AHEAD)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, args=(files, batch_rows), name="onecopy-convert-read",
+                                        daemon=True)
+        self._thread.start()
+
+    def next_input(self) -> Iterator[pa.RecordBatch]:
+        """The next input's batches."""
+        while True:
+            item = self._queue.get()
+            if item is self._END:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+
+    def close(self) -> None:
+        """Stops the thread (after the batch it is reading) and waits for it."""
+        self._stop.set()
+        self._thread.join()
+
+    def _read(self, files: Sequence[Source], batch_rows: int) -> None:
+        try:
+            for src in files:
+                with contextlib.closing(READERS[src.kind](src, batch_rows)) as batches:
+                    for b in batches:
+                        if not self._put(b):
+                            return
+                if not self._put(self._END):
+                    return
+        except BaseException as e:  # noqa: BLE001 - the writer's thread raises it
+            self._put(e)
+
+    def _put(self, item) -> bool:
+        """Queues @item once there is room; False once closed."""
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                pass
+        return False
 
 
 class _Counting:
@@ -517,7 +581,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="the directory, or s3://bucket/prefix/, of the Vortex files to write")
     ap.add_argument("--format", choices=sorted(READERS), help="the inputs' format (default: from their names)")
     ap.add_argument("--rows-per-file", type=int, default=1_000_000)
-    ap.add_argument("--batch-rows", type=int, default=65_536, help="rows in memory at a time (the memory bound)")
+    ap.add_argument("--batch-rows", type=int, default=65_536,
+                    help="rows in a batch; at most three batches in memory (the memory bound)")
     ap.add_argument("--compact", action="store_true", help="vortex-data's compact writer (smaller, slower)")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--no-index", action="store_true",

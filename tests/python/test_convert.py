@@ -3,7 +3,8 @@
 webdataset package and by MosaicML Streaming's MDSWriter) to Vortex files that equal the source
 row for row, read back by onecopy and by vortex-data; the same from and to S3 (moto's server,
 tests/servers/moto.sh); an interrupted convert resumes to the same files, locally and in S3;
-bad inputs are clear errors."""
+the next input is read while this one is written, and each part is byte for byte the file
+vortex-data writes of its rows; bad inputs are clear errors."""
 
 import itertools
 import json
@@ -12,6 +13,7 @@ import pickle
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -153,6 +155,87 @@ def test_jsonl_equals_the_source(tmp_path):
     ours, theirs = _read_back(out)
     _same(ours, src)
     _same(theirs, src)
+
+
+def _reader_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "onecopy-convert-read"]
+
+
+def test_the_next_input_is_read_while_this_one_is_written(tmp_path, monkeypatch):
+    src = _source(300)
+    pq.write_table(src.slice(0, 100), tmp_path / "a.parquet")
+    pq.write_table(src.slice(100), tmp_path / "b.parquet")
+    b_read = threading.Event()
+    parquet, write = convert.READERS["parquet"], vx.io.write
+
+    def reading(s, batch_rows):
+        for batch in parquet(s, batch_rows):
+            if s.path.endswith("b.parquet"):
+                b_read.set()
+            yield batch
+
+    waited = []
+
+    def writing(reader, path):
+        if "00000-a-" in path:  # a.parquet's one part: b.parquet is read meanwhile, not after
+            waited.append(b_read.wait(timeout=30))
+        return write(reader, path)
+
+    monkeypatch.setitem(convert.READERS, "parquet", reading)
+    monkeypatch.setattr(vx.io, "write", writing)
+    out = tmp_path / "out"
+    m = convert.convert([str(tmp_path / "*.parquet")], str(out), batch_rows=1000, progress=False)
+    assert waited == [True], "b.parquet was not read while a.parquet's part was being written"
+    assert sorted(m["parts"]) == ["00000-a-00000.vortex", "00001-b-00000.vortex"]
+    _same(_read_back(out)[0], src)
+    assert not _reader_threads()
+
+
+def test_each_part_is_the_file_vortex_data_writes_of_its_rows(tmp_path):
+    """Read ahead in batches that straddle parts and inputs, every part is byte for byte the file
+    vx.io.write makes of the same rows at once (its writer is deterministic)."""
+    src = _source(3000)
+    cuts = [0, 1800, 1900, 3000]
+    for n, (lo, hi) in enumerate(zip(cuts, cuts[1:])):
+        pq.write_table(src.slice(lo, hi - lo), tmp_path / f"{n}.parquet", row_group_size=300)
+    out = tmp_path / "out"
+    m = convert.convert([str(tmp_path)], str(out), rows_per_file=700, batch_rows=128, progress=False)
+    assert sorted(m["parts"]) == [f"00000-0-{k:05d}.vortex" for k in range(3)] + ["00001-1-00000.vortex"] + \
+        [f"00002-2-{k:05d}.vortex" for k in range(2)]
+    for name, part in m["parts"].items():
+        i = int(name[:5])
+        vx.io.write(src.slice(cuts[i] + part["first_row"], part["rows"]), str(tmp_path / "expected.vortex"))
+        assert (out / name).read_bytes() == (tmp_path / "expected.vortex").read_bytes(), name
+
+
+def test_a_bad_input_among_good_ones_stops_the_convert_after_the_good_ones_before_it(tmp_path):
+    src = _source(600)
+    pq.write_table(src.slice(0, 300), tmp_path / "a.parquet")
+    (tmp_path / "b.parquet").write_bytes(b"not parquet at all" * 100)
+    pq.write_table(src.slice(300), tmp_path / "c.parquet")
+    out = tmp_path / "out"
+    with pytest.raises(pa.ArrowInvalid, match="Parquet magic bytes not found"):
+        convert.convert([str(tmp_path)], str(out), rows_per_file=200, progress=False)
+    done = json.loads((out / convert.MANIFEST).read_text())["parts"]
+    assert sorted(done) == ["00000-a-00000.vortex", "00000-a-00001.vortex"]
+    assert sorted(p.name for p in out.iterdir()) == sorted(done) + [convert.MANIFEST], "a part of b or c"
+    _same(_read_back(out)[0], src.slice(0, 300))
+    assert not _reader_threads()
+    assert convert.main([str(tmp_path), "--to", str(out), "--no-progress"]) == 1
+
+
+def test_a_failing_write_stops_the_reading_thread(tmp_path, monkeypatch):
+    src = _source(2000)
+    for n in range(4):
+        pq.write_table(src.slice(n * 500, 500), tmp_path / f"{n}.parquet", row_group_size=100)
+
+    def full(reader, path):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(vx.io, "write", full)
+    with pytest.raises(OSError, match="No space left"):
+        convert.convert([str(tmp_path)], str(tmp_path / "out"), batch_rows=100, progress=False)
+    assert not _reader_threads(), "the thread reading ahead outlived the convert"
 
 
 def test_webdataset_shards_become_rows_with_token_lists(tmp_path):
