@@ -48,7 +48,8 @@ class Buffer {
   Buffer() = default;
 
   /// Allocates @p size bytes, 64-byte aligned, zero-filled, from the thread's `BufferArena` if
-  /// it has one, else from the heap. Throws `std::bad_alloc` when the
+  /// it has one, else from the heap, where blocks of 64 KiB and more freed earlier are reused
+  /// (a bounded pool of pages already touched: no page faults, no kernel zeroing). Throws `std::bad_alloc` when the
   /// memory is not there (or @p size is too large to round up); decoders run under
   /// `DecodeContext`, which turns that into `Errc::out_of_memory` for the one decode.
   [[nodiscard]] static Buffer allocate(size_t size);
