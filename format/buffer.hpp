@@ -49,9 +49,10 @@ class Buffer {
 
   /// Allocates @p size bytes, 64-byte aligned, zero-filled, from the thread's `BufferArena` if
   /// it has one, else from the heap, where blocks of 64 KiB and more freed earlier are reused
-  /// (a bounded pool of pages already touched: no page faults, no kernel zeroing). Throws `std::bad_alloc` when the
-  /// memory is not there (or @p size is too large to round up); decoders run under
-  /// `DecodeContext`, which turns that into `Errc::out_of_memory` for the one decode.
+  /// (a bounded pool of pages already touched: no page faults, no kernel zeroing). Throws
+  /// `std::bad_alloc` when the memory is not there (or @p size is too large to round up);
+  /// decoders run under `DecodeContext`, which turns that into `Errc::out_of_memory` for the
+  /// one decode.
   [[nodiscard]] static Buffer allocate(size_t size);
   /// Allocates @p size bytes, 64-byte aligned, for a caller that writes every one of them; only
   /// the padding up to the alignment is zeroed. Clearing output buffers that decoders overwrite
