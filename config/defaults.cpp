@@ -157,6 +157,11 @@ constexpr std::array kKnobs{
          "Bytes of the segments takes read in part that the process keeps for later takes of the "
          "same open file (least recently used out first; format/take_cache.hpp); 0 keeps none.",
          OC_NUMBER_KNOB(take_cache_bytes, 0, TiB, true)},
+    Knob{"buffer_recycle_bytes", "ONECOPY_BUFFER_RECYCLE_BYTES", "1GiB",
+         "Bytes of freed decode buffers of 64 KiB and more the process keeps to reuse (pages it "
+         "has touched: no page fault and no kernel zeroing for the next scan), at most a "
+         "sixteenth of the machine's memory; 0 gives every one back at once.",
+         OC_NUMBER_KNOB(buffer_recycle_bytes, 0, TiB, true)},
     Knob{"cache_memory_bytes", "ONECOPY_CACHE_MEMORY_BYTES", "1GiB",
          "Bytes of S3 objects the process keeps in memory for every later read of the same "
          "object version (ETag): in onecopyd, shared by every client (format/byte_cache.hpp; "

@@ -35,6 +35,7 @@ struct Defaults {
   uint64_t take_partial_segment_bytes;
   uint64_t take_partial_tail_bytes;
   uint64_t take_cache_bytes;
+  uint64_t buffer_recycle_bytes;
   uint64_t cache_memory_bytes;
   std::string cache_dir;
   uint64_t cache_disk_bytes;

@@ -11,7 +11,17 @@
 #include <new>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define OC_POOL_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define OC_POOL_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define OC_POOL_POISON(p, n) ((void)(p), (void)(n))
+#define OC_POOL_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 #include "config/checked_size.hpp"
+#include "config/defaults.hpp"
 
 namespace oc::format {
 namespace {
@@ -29,15 +39,14 @@ struct HeapFree {
 // free). Repeated scans keep the same peak memory; between them the pool holds what they freed.
 constexpr size_t kRecycleFrom = size_t{64} << 10;
 
-// 1 GiB (a whole lineitem SF 1 table), or a sixteenth of the machine's memory if less.
+// The knob buffer_recycle_bytes, at most a sixteenth of the machine's memory.
 size_t recycle_bytes() {
-  static const size_t bytes = [] {
+  static const size_t ram_share = [] {
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    const size_t gib = size_t{1} << 30;
-    if (pages <= 0 || page <= 0) return gib;
-    return std::min(gib, static_cast<size_t>(pages) / 16 * static_cast<size_t>(page));
+    if (pages <= 0 || page <= 0) return SIZE_MAX;
+    return static_cast<size_t>(pages) / 16 * static_cast<size_t>(page);
   }();
-  return bytes;
+  return std::min<uint64_t>(defaults().buffer_recycle_bytes, ram_share);
 }
 
 // Sizes from kRecycleFrom up round to four classes per power of two (at most 25% more).
@@ -56,7 +65,12 @@ class RecyclePool {
     void* p = it->second.back();
     it->second.pop_back();
     pooled_ -= bytes;
+    OC_POOL_UNPOISON(p, bytes);
     return p;
+  }
+  size_t pooled() {
+    std::lock_guard lock(mu_);
+    return pooled_;
   }
   // Keeps @p p (a block of @p bytes) for `take`, or frees it when the pool is full.
   void give(void* p, size_t bytes) noexcept {
@@ -66,6 +80,8 @@ class RecyclePool {
         try {
           free_[bytes].push_back(p);
           pooled_ += bytes;
+          // Under ASan a use after free of a pooled block is still reported.
+          OC_POOL_POISON(p, bytes);
           return;
         } catch (const std::bad_alloc&) {
         }
@@ -123,6 +139,8 @@ size_t array_bytes(uint64_t count, uint64_t width) {
 }
 
 }  // namespace
+
+size_t recycled_bytes() { return recycle_pool().pooled(); }
 
 ArenaScope::ArenaScope(BufferArena* arena) noexcept : outer_(t_arena) { t_arena = arena; }
 ArenaScope::~ArenaScope() { t_arena = outer_; }

@@ -24,6 +24,10 @@ class BufferArena {
   [[nodiscard]] virtual Buffer allocate(size_t bytes) = 0;
 };
 
+/// Bytes of freed heap buffers (64 KiB and more) the process holds to reuse, at most the
+/// knob `buffer_recycle_bytes`: the next buffers of their size come from there.
+[[nodiscard]] size_t recycled_bytes();
+
 /// Makes @p arena (nullptr: the heap) the source of this thread's buffer allocations until the
 /// scope ends; scopes nest.
 class ArenaScope {

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "config/defaults.hpp"
 #include "format/buffer.hpp"
 
 using oc::format::Buffer;
@@ -48,4 +49,24 @@ TEST_CASE("buffers are recycled across threads", "[format][buffer]") {
   }
   for (auto& th : threads) th.join();
   CHECK(bad == std::vector<int>(4, 0));
+}
+
+TEST_CASE("the pool keeps what buffer_recycle_bytes allows", "[format][buffer]") {
+  const oc::Defaults saved = oc::defaults();
+  // A size class of its own here: 3 MiB and one line round up to 3.5 MiB.
+  const size_t size = (size_t{3} << 20) + 64, kept = size_t{7} << 19;
+  oc::Defaults knob = saved;
+  knob.buffer_recycle_bytes = 0;
+  oc::set_defaults(knob);
+  size_t before = oc::format::recycled_bytes();
+  { Buffer b = Buffer::allocate_for_overwrite(size); }
+  CHECK(oc::format::recycled_bytes() == before);  // 0: freed at once
+  knob.buffer_recycle_bytes = size_t{1} << 30;
+  oc::set_defaults(knob);
+  before = oc::format::recycled_bytes();
+  { Buffer b = Buffer::allocate_for_overwrite(size); }
+  CHECK(oc::format::recycled_bytes() == before + kept);
+  { Buffer b = Buffer::allocate_for_overwrite(size); }  // taken from the pool, given back
+  CHECK(oc::format::recycled_bytes() == before + kept);
+  oc::set_defaults(saved);
 }
