@@ -181,8 +181,8 @@ Result<void> decompress_each(const RowsIn& in, uint64_t first, uint64_t last) {
     const auto r = fsst::decompress(symbols, symbol_lengths, num_symbols, codes + begins[i],
                                     ends[i] - begins[i], out + a, lengths[i], limit - a);
     if (r.status != fsst::DecodeStatus::ok) {
-      return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i,
-                      r.written, lengths[i], fsst::describe(r.status));
+      return OC_ERROR(Errc::corrupt, "fsst row {} stops after {} of its {} bytes: {}", i, r.written,
+                      lengths[i], fsst::describe(r.status));
     }
     if (r.written != lengths[i]) {
       return OC_ERROR(Errc::corrupt, "fsst row {} decompresses to {} bytes, expected {}", i,
@@ -237,8 +237,14 @@ Result<ColumnPtr> decompress_rows(const fsst::SymbolTable& table, const Buffer& 
   std::vector<uint8_t> any_long(slices, 0);
   OC_TRY(parallel_for(slices, n, [&](size_t s) -> Result<void> {
     const uint64_t first = n * s / slices, last = n * (s + 1) / slices;
-    const RowsIn in{table.symbols.data(), table.lengths.data(), table.size, code_bytes.data(),
-                    begins.data(), ends.data(), lengths.data(), out_offsets,
+    const RowsIn in{table.symbols.data(),
+                    table.lengths.data(),
+                    table.size,
+                    code_bytes.data(),
+                    begins.data(),
+                    ends.data(),
+                    lengths.data(),
+                    out_offsets,
                     bytes.mutable_data(),
                     s + 1 == slices ? readable : static_cast<uint64_t>(out_offsets[last])};
     uint8_t* view_out = views ? view_buffer.mutable_data() : nullptr;

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Buffer allocation: large heap buffers are recycled (format/buffer.cpp's RecyclePool).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <thread>
 #include <vector>
 
