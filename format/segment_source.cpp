@@ -122,6 +122,8 @@ class CoalescedSource final : public SegmentSource {
     return stats_;
   }
 
+  bool local() const override { return reader_->identity().kind == "file"; }
+
   Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) override {
     return read_coalesced(ranges, reader_->identity().coalescing);
   }
@@ -308,6 +310,7 @@ class MemorySource final : public SegmentSource {
   SourceStats stats() const override {
     return {requests_.load(), requests_.load(), bytes_read_.load()};
   }
+  bool local() const override { return true; }
   Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) override {
     std::vector<Buffer> out;
     out.reserve(ranges.size());

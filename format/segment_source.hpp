@@ -82,6 +82,10 @@ class SegmentSource {
   /// @return a name for messages (path or URL).
   [[nodiscard]] virtual const std::string& name() const = 0;
   [[nodiscard]] virtual SourceStats stats() const = 0;
+  /// Whether a read is served on this machine (a local file through the page cache, memory):
+  /// then a read costs a copy rather than a round trip, and a gap is worth merging only within
+  /// a page. Sources that cannot tell say false.
+  [[nodiscard]] virtual bool local() const { return false; }
 };
 
 /// One store's reads of one object: what `coalesced_source` needs besides the walk.

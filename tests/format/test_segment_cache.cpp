@@ -150,3 +150,67 @@ TEST_CASE("a cache ends with fetches queued behind it", "[format][io]") {
   CHECK(ended.wait_for(std::chrono::seconds(30)) == std::future_status::ready);
   CHECK(fx.source->reads() <= 2);  // the queued fetch ran before the end, or was dropped
 }
+
+namespace {
+
+// A file's bytes that say whether they are local and record how each batch was to be merged.
+class MergeRecordingSource final : public format::SegmentSource {
+ public:
+  MergeRecordingSource(std::vector<uint8_t> bytes, bool local)
+      : bytes_(std::move(bytes)), local_(local) {}
+  uint64_t size() const override { return bytes_.size(); }
+  const std::string& name() const override { return name_; }
+  format::SourceStats stats() const override { return {}; }
+  bool local() const override { return local_; }
+  Result<std::vector<Buffer>> read(std::span<const ByteRange> ranges) override {
+    std::vector<Buffer> out;
+    for (const auto& r : ranges)
+      out.push_back(Buffer::copy_of({bytes_.data() + r.offset, r.length}));
+    return out;
+  }
+  Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
+                                             const format::CoalesceOptions& opts) override {
+    gaps.push_back(opts.max_gap);
+    return read(ranges);
+  }
+  std::vector<uint64_t> gaps;  // max_gap of every read_coalesced, in order
+
+ private:
+  std::vector<uint8_t> bytes_;
+  bool local_;
+  std::string name_ = "recording";
+};
+
+}  // namespace
+
+TEST_CASE("a take reading in part merges gaps within a page locally, within a segment remotely",
+          "[format][io][take]") {
+  Fixture fx;
+  const auto ids = fx.stored();
+  REQUIRE(!ids.empty());
+  const uint32_t id = ids[0];
+  const uint64_t length = fx.file->footer().segments[id].range().length;
+  REQUIRE(length >= 2);
+  constexpr uint64_t kInPart = 64 << 10;
+  for (const bool local : {true, false}) {
+    INFO((local ? "local" : "remote") << " source");
+    auto source = std::make_shared<MergeRecordingSource>(fx.bytes, local);
+    format::SegmentCache cache(source, fx.file->footer());
+    cache.read_takes_in_part(kInPart);
+    auto part = cache.partial(id);
+    REQUIRE(part.ok());
+    CHECK_FALSE((*part)->need(0, 1));
+    CHECK_FALSE((*part)->need(length - 1, 1));
+    REQUIRE(cache.fetch_pending().ok());
+    // Both ranges arrived, whatever the merging.
+    CHECK((*part)->need(0, 1));
+    CHECK((*part)->need(length - 1, 1));
+    CHECK((*part)->data()[0] == fx.bytes[fx.file->footer().segments[id].range().offset]);
+    CHECK(source->gaps == std::vector<uint64_t>{local ? 4096 : kInPart});
+  }
+  // Local files say so; memory is local too.
+  CHECK(fx.file->source().local());
+  auto file = format::VortexFile::open_path(test::seed_path("zoned.vortex"));
+  REQUIRE(file.ok());
+  CHECK((*file)->source().local());
+}
