@@ -24,6 +24,13 @@ namespace oc::format {
 /// Decodes of fewer rows than this run on the calling thread: handing work over costs more.
 inline constexpr uint64_t kParallelFromRows = 8192;
 
+/// The rows a take of @p rows rows weighs for `parallel_for`: each taken row decodes about a
+/// block of values (FastLanes packs 1,024), and the rounds of its reads cost more still.
+[[nodiscard]] constexpr uint64_t take_weight(uint64_t rows) noexcept {
+  constexpr uint64_t kBlock = 1024;
+  return rows > UINT64_MAX / kBlock ? UINT64_MAX : rows * kBlock;
+}
+
 /// Runs @p item(0), ..., @p item(n - 1), each returning `Result<void>`, on the caller's thread
 /// and the decode pool; with @p rows (the rows the work covers) below `kParallelFromRows`, on the
 /// caller's thread alone. Returns when no item runs any more: the first error (items not yet

@@ -102,15 +102,23 @@ class StructReader final : public LayoutReader {
     auto c = std::make_shared<Column>();
     c->dtype = dtype_;
     c->length = rows.size();
-    std::optional<Error> failed;  // the first field that failed, once the others had their turn
+    // Fields take side by side, as they read. Each runs to its end even where another failed:
+    // in a take that reads segments in part, a field that failed while bytes are pending has
+    // recorded what it still needs, and so has every other field, for one round of reads.
+    std::vector<Result<ColumnPtr>> got(fields_.size(), Result<ColumnPtr>(ColumnPtr()));
+    OC_TRY(parallel_for(fields_.size(), take_weight(rows.size()), [&](size_t i) -> Result<void> {
+      got[i] = fields_[i]->take(rows);
+      return {};
+    }));
+    std::optional<Error> failed;  // the first field that failed
     for (size_t i = 0; i < fields_.size(); ++i) {
-      auto r = fields_[i]->take(rows);
-      if (!r.ok()) {
-        failed = std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
-        if (!cache_.has_pending()) return std::move(*failed);
+      if (!got[i].ok()) {
+        if (!failed)
+          failed =
+              std::move(got[i].error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
         continue;
       }
-      c->children.push_back(std::move(r).value());
+      c->children.push_back(std::move(got[i]).value());
     }
     if (!validity_) return failed ? Result<ColumnPtr>(std::move(*failed)) : ColumnPtr(std::move(c));
     OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->take(rows));
