@@ -25,6 +25,16 @@ std::vector<uint64_t> common_independent_starts(std::span<const LayoutReader* co
   return common;
 }
 
+Result<std::vector<ColumnPtr>> LayoutReader::read_each(std::span<const RowWindow> windows) {
+  std::vector<ColumnPtr> out;
+  out.reserve(windows.size());
+  for (const RowWindow& w : windows) {
+    OC_ASSIGN_OR_RETURN(ColumnPtr c, read(w.begin, w.end));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 Result<std::vector<uint8_t>> LayoutReader::evaluate(const BoundExpr& pred, uint64_t begin,
                                                     uint64_t end) {
   OC_ASSIGN_OR_RETURN(ColumnPtr col, read(begin, end));

@@ -102,6 +102,12 @@ class LayoutReader {
   virtual void collect_segments(uint64_t begin, uint64_t end, std::vector<uint32_t>& out) const = 0;
   /// Decodes rows [begin, end) (0 <= begin <= end <= row_count()).
   [[nodiscard]] virtual Result<ColumnPtr> read(uint64_t begin, uint64_t end) = 0;
+  /// `read` of each of @p windows (ascending, disjoint, each as `read` takes it), in order: one
+  /// column per window. A struct reads each field's windows one after another, beside the
+  /// other fields, so that no field waits for the others at every window; the base reads the
+  /// windows one by one.
+  [[nodiscard]] virtual Result<std::vector<ColumnPtr>> read_each(
+      std::span<const RowWindow> windows);
   /// Rows [begin, end), kept by @p keep (one byte per row, non-zero keeps; null: all), decoded
   /// by @p d: a flat chunk goes to it encoded, structs and zoned layouts pass it down, a chunked
   /// layout passes it to the one chunk that holds the rows; anything else (dict layouts, nullable

@@ -188,6 +188,9 @@ class FileScan final : public Scan {
     std::vector<std::optional<Result<std::optional<ColumnPtr>>>> out(to - from);
     std::vector<ScanStats> stats(runs.size());
     const Result<void> pool = parallel_for(runs.size(), rows, [&](size_t r) -> Result<void> {
+      if (threads > 1 && reads_whole_splits() &&
+          read_run(runs[r].first, runs[r].second, stats[r], &out[runs[r].first - from]))
+        return {};
       for (size_t k = runs[r].first; k < runs[r].second; ++k) {
         out[k - from] = catch_all("scan", [&] { return decode_split(k, stats[r]); });
         if (!out[k - from]->ok()) break;  // the splits after it are not delivered
@@ -212,6 +215,44 @@ class FileScan final : public Scan {
       }
     }
     return {};
+  }
+
+  // Whether a split's batch is its columns as rest_'s reader reads them: no filter, host memory.
+  bool reads_whole_splits() const { return !filtering() && !opts_.chunk_decoder && rest_.reader; }
+
+  // Splits [@p first, @p last) of one group into @p out, for a scan that reads_whole_splits()
+  // on more than one thread: read together (LayoutReader::read_each), so that the fields decode
+  // side by side over the whole run, not with a wait at every split (SF 1 lineitem, 2 threads:
+  // about a tenth less time). On one thread, split by split is faster: a batch's columns are
+  // still in cache when it is assembled. false when the read failed: the caller decodes the
+  // splits one by one then, so that the batches before the failing split still arrive.
+  bool read_run(size_t first, size_t last, ScanStats& stats,
+                std::optional<Result<std::optional<ColumnPtr>>>* out) {
+    StageTimer t(stats.decode_ns);
+    std::vector<RowWindow> windows;
+    for (size_t k = first; k < last; ++k) windows.push_back({splits_[k].first, splits_[k].second});
+    auto cols = catch_all("scan", [&] { return rest_.reader->read_each(windows); });
+    if (!cols.ok()) return false;
+    for (size_t k = first; k < last; ++k) {
+      out[k - first] = catch_all("scan", [&]() -> Result<std::optional<ColumnPtr>> {
+        OC_ASSIGN_OR_RETURN(ColumnPtr rest, rest_.to_batch(std::move((*cols)[k - first])));
+        return batch_of(nullptr, rest, false, Mask{}, windows[k - first].size());
+      });
+      if (!out[k - first]->ok()) break;  // the splits after it are not delivered
+    }
+    return true;
+  }
+
+  // The batch of a split of @p len rows from the filter reader's columns @p filtered and the
+  // others' @p rest (already filtered when @p rest_filtered), with strings as the scan delivers
+  // them.
+  Result<std::optional<ColumnPtr>> batch_of(const ColumnPtr& filtered, const ColumnPtr& rest,
+                                            bool rest_filtered, const Mask& mask, uint64_t len) {
+    OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, len));
+    if (opts_.chunk_decoder) OC_TRY(opts_.chunk_decoder->finish_split());
+    // Decoders give strings in the layout that was cheapest for them; the batch has one.
+    OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
+    return std::optional<ColumnPtr>(std::move(batch));
   }
 
   // Split @p k as a batch, or nullopt when the filter kept none of its rows. Runs on any
@@ -252,11 +293,7 @@ class FileScan final : public Scan {
       OC_ASSIGN_OR_RETURN(rest, rest_.to_batch(std::move(col)));
     }
     StageTimer t(stats.decode_ns);
-    OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, e - b));
-    if (opts_.chunk_decoder) OC_TRY(opts_.chunk_decoder->finish_split());
-    // Decoders give strings in the layout that was cheapest for them; the batch has one.
-    OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
-    return std::optional<ColumnPtr>(std::move(batch));
+    return batch_of(filtered, rest, rest_filtered, mask, e - b);
   }
 
   // Numbers each split by its independent group: splits between two rows where every reader's

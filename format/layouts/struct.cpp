@@ -78,6 +78,37 @@ class StructReader final : public LayoutReader {
     }
     return ColumnPtr(std::move(c));
   }
+  Result<std::vector<ColumnPtr>> read_each(std::span<const RowWindow> windows) override {
+    uint64_t rows = 0;
+    for (const RowWindow& w : windows) rows += w.size();
+    // got[i][k]: field i over window k. A field's windows decode in order on one thread (its
+    // readers keep the chunk one window slices for the next), while the fields run side by
+    // side: a field that decodes a whole chunk at one window does not hold the others back there.
+    std::vector<std::vector<ColumnPtr>> got(fields_.size());
+    OC_TRY(parallel_for(fields_.size(), rows, [&](size_t i) -> Result<void> {
+      auto r = fields_[i]->read_each(windows);
+      if (!r.ok())
+        return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
+      got[i] = std::move(r).value();
+      return {};
+    }));
+    std::vector<ColumnPtr> out;
+    out.reserve(windows.size());
+    for (size_t k = 0; k < windows.size(); ++k) {
+      auto c = std::make_shared<Column>();
+      c->dtype = dtype_;
+      c->length = windows[k].size();
+      c->children.reserve(got.size());
+      for (auto& field : got) c->children.push_back(std::move(field[k]));
+      if (validity_) {
+        OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(windows[k].begin, windows[k].end));
+        out.push_back(with_validity(c, valid_bits(*v), dtype_));
+        continue;
+      }
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
   Result<ColumnPtr> read_to(ChunkDecoder& d, uint64_t begin, uint64_t end,
                             const std::vector<uint8_t>* keep) override {
     if (validity_) return LayoutReader::read_to(d, begin, end, keep);  // nulls to push down, here

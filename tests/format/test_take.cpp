@@ -5,6 +5,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <thread>
@@ -591,6 +593,65 @@ TEST_CASE("interop corpus: a take of a few rows reads only the chunks that hold 
   INFO(path.string() << ": read " << read << " of " << f->source().size() << " bytes");
   // 23 chunks per column: three rows need at most three of them, well under half the file.
   CHECK(read < f->source().size() / 2);
+}
+
+TEST_CASE(
+    "interop corpus: a scan without a filter delivers every batch before a corrupt chunk, then "
+    "its error",
+    "[.corpus][full-corpus]") {
+  require_corpus();
+  const auto path = corpus_dir() / "multi_million.default.vortex";
+  if (!std::filesystem::exists(path)) {
+    FAIL("no " << path.string() << ": the corpus was written small (corpus.py --small)");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
+  auto whole = *format::VortexFile::open(format::memory_source(Buffer::copy_of(bytes)));
+  // The first column's last chunk: struct -> zoned -> chunked -> the last flat chunk.
+  format::LayoutPtr column = whole->footer().layout->children.at(0);
+  while (column->encoding != "vortex.chunked") {
+    REQUIRE(!column->children.empty());
+    column = column->children[0];
+  }
+  REQUIRE(column->children.size() >= 3);
+  uint64_t chunk_start = 0;
+  for (size_t i = 0; i + 1 < column->children.size(); ++i)
+    chunk_start += column->children[i]->row_count;
+  const format::LayoutPtr& last = column->children.back();
+  REQUIRE(last->encoding == "vortex.flat");
+  // Its array footer's length (the segment's last four bytes) past the segment: corrupt.
+  const format::ByteRange seg = whole->footer().segments.at(last->segments.at(0)).range();
+  for (uint64_t i = seg.end() - 4; i < seg.end(); ++i) bytes[i] = 0xff;
+  auto f = *format::VortexFile::open(format::memory_source(Buffer::copy_of(bytes)));
+  // On one thread split by split; on four, run by run (LayoutReader::read_each) first.
+  for (const uint32_t threads : {1u, 4u})
+    for (const uint32_t in_flight : {0u, 1000u}) {
+      INFO(threads << " threads, " << in_flight << " splits in flight (0: the default windows)");
+      struct Threads {  // the knob for this scan, restored however the case ends
+        Defaults saved = defaults();
+        explicit Threads(uint32_t n) {
+          Defaults d = saved;
+          d.scan_decode_threads = n;
+          set_defaults(d);
+        }
+        ~Threads() { set_defaults(saved); }
+      } knob(threads);
+      format::ScanOptions o;
+      o.splits_in_flight = in_flight;  // 1000: every split in one window
+      auto scan = f->scan(o);
+      REQUIRE(scan.ok());
+      uint64_t rows = 0;
+      Result<std::optional<ColumnPtr>> b = (*scan)->next();
+      for (; b.ok() && *b; b = (*scan)->next()) {
+        CHECK(values_of<int64_t>(*slice((**b)->children[0], 0, 1)) ==
+              std::vector<int64_t>{static_cast<int64_t>(rows)});  // id = row number
+        rows += (**b)->length;
+      }
+      REQUIRE_FALSE(b.ok());
+      CHECK(b.error().code() == Errc::corrupt);
+      CHECK(rows == chunk_start);
+    }
 }
 
 TEST_CASE(
