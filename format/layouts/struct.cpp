@@ -58,25 +58,9 @@ class StructReader final : public LayoutReader {
     for (const auto& f : fields_) f->collect_segments(b, e, out);
   }
   Result<ColumnPtr> read(uint64_t begin, uint64_t end) override {
-    auto c = std::make_shared<Column>();
-    c->dtype = dtype_;
-    c->length = end - begin;
-    // Fields decode independently (each has its own readers; the segment cache locks), so
-    // they decode side by side.
-    std::vector<ColumnPtr> got(fields_.size());
-    OC_TRY(parallel_for(fields_.size(), end - begin, [&](size_t i) -> Result<void> {
-      auto r = fields_[i]->read(begin, end);
-      if (!r.ok())
-        return std::move(r.error()).with_context(fmt::format("field '{}'", dtype_->names[i]));
-      got[i] = std::move(r).value();
-      return {};
-    }));
-    c->children = std::move(got);
-    if (validity_) {
-      OC_ASSIGN_OR_RETURN(ColumnPtr v, validity_->read(begin, end));
-      return with_validity(c, valid_bits(*v), dtype_);
-    }
-    return ColumnPtr(std::move(c));
+    const RowWindow window{begin, end};
+    OC_ASSIGN_OR_RETURN(std::vector<ColumnPtr> one, read_each(std::span(&window, 1)));
+    return std::move(one.front());
   }
   Result<std::vector<ColumnPtr>> read_each(std::span<const RowWindow> windows) override {
     uint64_t rows = 0;
