@@ -87,9 +87,14 @@ std::vector<ByteRange> PartialSegment::take_pending() {
 
 void PartialSegment::fill(uint64_t file_offset, std::span<const uint8_t> bytes) {
   if (bytes.empty()) return;  // nothing read, nothing resident
+  std::memcpy(destination(file_offset), bytes.data(), bytes.size());
+  mark_read(file_offset, bytes.size());
+}
+
+void PartialSegment::mark_read(uint64_t file_offset, uint64_t length) {
+  if (length == 0) return;
   const uint64_t begin = file_offset - range_.offset;
-  uint64_t end = begin + bytes.size();
-  std::memcpy(base_ + begin, bytes.data(), bytes.size());
+  uint64_t end = begin + length;
   std::lock_guard lock(mu_);
   // Merge with every interval that overlaps or touches [begin, end).
   uint64_t lo = begin;

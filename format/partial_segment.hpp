@@ -6,8 +6,8 @@
 /// segment's end, then the rows' values (one value of a primitive, one FastLanes block of a
 /// bitpacked array, one view of a string and that string's bytes). A partial segment is the
 /// segment's address range, reserved whole (an anonymous mapping: pages nobody fills cost no
-/// memory and read as zeros), into which the reader copies only the ranges that decoders ask
-/// for through `DecodeContext::need`.
+/// memory and read as zeros), into which only the ranges that decoders ask for through
+/// `DecodeContext::need` are read: straight into place from a local file, copied in from a store.
 ///
 /// Reading happens in rounds, driven by `VortexFile::take`: every reader runs its take, the ranges
 /// it needed and did not have are recorded as pending instead of read one by one, then all
@@ -53,6 +53,15 @@ class PartialSegment : public std::enable_shared_from_this<PartialSegment> {
   /// Copies @p bytes, read from file offset @p file_offset (inside the segment), into place
   /// and marks them read.
   void fill(uint64_t file_offset, std::span<const uint8_t> bytes);
+  /// Where the byte at file offset @p file_offset (inside the segment) lives: a source that
+  /// reads into place (a local file) reads a range there, then the caller calls `mark_read`.
+  /// Only between rounds, while no decoder reads the segment.
+  [[nodiscard]] uint8_t* destination(uint64_t file_offset) const noexcept {
+    return base_ + (file_offset - range_.offset);
+  }
+  /// Marks file bytes [file_offset, file_offset + length) (inside the segment), already in
+  /// place, as read.
+  void mark_read(uint64_t file_offset, uint64_t length);
   /// Bytes of the segment read so far.
   [[nodiscard]] uint64_t bytes_resident() const;
   /// Memory those bytes occupy: every page of the mapping they touch, whole.

@@ -191,6 +191,7 @@ Result<void> SegmentCache::fetch_pending() {
     }
   }
   if (ranges.empty()) return {};
+  if (source_->local()) return read_pending_in_place(ranges, owners);
   ArenaScope heap(nullptr);  // fetched bytes: see fetch_claimed
   const uint64_t start = monotonic_ns();
   auto bufs = source_->read_coalesced(ranges, partial_coalescing());
@@ -199,6 +200,36 @@ Result<void> SegmentCache::fetch_pending() {
   for (size_t i = 0; i < ranges.size(); ++i) {
     owners[i]->fill(ranges[i].offset, (*bufs)[i].span());
     bytes_fetched_ += ranges[i].length;
+  }
+  return {};
+}
+
+Result<void> SegmentCache::read_pending_in_place(std::span<const ByteRange> ranges,
+                                                 std::span<PartialSegment* const> owners) {
+  // A local read is a copy out of the page cache, so it may as well land in the segment's own
+  // pages: no buffer to allocate, fault in and copy out of, which was most of a cold take's
+  // time after its reads. A merged read lands in one mapping, so each segment's ranges merge
+  // among themselves only (ranges arrive grouped by segment). A gap merged in is the file's
+  // bytes, read like the rest.
+  const CoalesceOptions opts = partial_coalescing();
+  std::vector<ByteRange> reads;
+  std::vector<uint8_t*> dsts;
+  std::vector<PartialSegment*> read_owners;
+  for (size_t i = 0, j = 0; i < ranges.size(); i = j) {
+    while (j < ranges.size() && owners[j] == owners[i]) ++j;
+    for (const CoalescedRead& m : coalesce(ranges.subspan(i, j - i), opts)) {
+      reads.push_back(m.range);
+      dsts.push_back(owners[i]->destination(m.range.offset));
+      read_owners.push_back(owners[i]);
+    }
+  }
+  const uint64_t start = monotonic_ns();
+  Result<void> read = source_->read_into(reads, dsts);
+  take_wait_ns_ += monotonic_ns() - start;
+  OC_TRY(read);
+  for (size_t k = 0; k < reads.size(); ++k) {
+    read_owners[k]->mark_read(reads[k].offset, reads[k].length);
+    bytes_fetched_ += reads[k].length;
   }
   return {};
 }

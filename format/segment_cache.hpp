@@ -91,6 +91,10 @@ class SegmentCache {
   std::vector<uint32_t> claim(std::span<const uint32_t> ids);
   // How reads of a take that reads segments in part are merged.
   CoalesceOptions partial_coalescing() const;
+  // fetch_pending from a local source: reads @p ranges (owners[i]'s, grouped by owner) straight
+  // into their partial segments.
+  Result<void> read_pending_in_place(std::span<const ByteRange> ranges,
+                                     std::span<PartialSegment* const> owners);
   // Reads @p ids (claimed) into the cache, or drops their claim on failure.
   Result<void> fetch_claimed(const std::vector<uint32_t>& ids);
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <numeric>
 
@@ -53,6 +54,24 @@ std::vector<CoalescedRead> coalesce(std::span<const ByteRange> ranges,
     out.push_back({r, {i}});
   }
   return out;
+}
+
+Result<void> SegmentSource::read_into(std::span<const ByteRange> ranges,
+                                      std::span<uint8_t* const> dsts) {
+  OC_EXPECT(ranges.size() == dsts.size(), invalid, "{}: {} ranges to read into {} places", name(),
+            ranges.size(), dsts.size());
+  OC_ASSIGN_OR_RETURN(std::vector<Buffer> bufs, read(ranges));
+  for (size_t i = 0; i < ranges.size(); ++i) std::memcpy(dsts[i], bufs[i].data(), ranges[i].length);
+  return {};
+}
+
+Result<void> RangeReader::read_merged_into(std::span<const ByteRange> reads,
+                                           std::span<uint8_t* const> dsts) {
+  OC_ASSIGN_OR_RETURN(std::vector<Buffer> bufs, read_merged(reads));
+  OC_EXPECT(bufs.size() == reads.size() && dsts.size() == reads.size(), io,
+            "{}: {} reads answered {}", identity_.name, reads.size(), bufs.size());
+  for (size_t k = 0; k < reads.size(); ++k) std::memcpy(dsts[k], bufs[k].data(), reads[k].length);
+  return {};
 }
 
 namespace {
@@ -131,15 +150,7 @@ class CoalescedSource final : public SegmentSource {
   Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
                                              const CoalesceOptions& opts) override {
     const RangeReader::Identity& id = reader_->identity();
-    for (const auto& r : ranges) {
-      OC_EXPECT(r.offset <= id.size && r.length <= id.size - r.offset, corrupt,
-                "{}: range [{}, +{}) is past the end of the {} byte {}", id.name, r.offset,
-                r.length, id.size, id.kind);
-    }
-    {
-      std::lock_guard lock(mu_);
-      stats_.requests += ranges.size();
-    }
+    OC_TRY(check(ranges));
     if (id.version.empty()) return read_store(ranges, opts);  // a local file: the page cache's
     ByteCache& cache = ByteCache::process();
     if (!cache.enabled()) return read_store(ranges, opts);
@@ -150,7 +161,34 @@ class CoalescedSource final : public SegmentSource {
     });
   }
 
+  Result<void> read_into(std::span<const ByteRange> ranges,
+                         std::span<uint8_t* const> dsts) override {
+    // An object the byte cache may hold is read through it, and copied.
+    if (!reader_->identity().version.empty()) return SegmentSource::read_into(ranges, dsts);
+    OC_EXPECT(ranges.size() == dsts.size(), invalid, "{}: {} ranges to read into {} places", name(),
+              ranges.size(), dsts.size());
+    OC_TRY(check(ranges));
+    OC_TRY(reader_->read_merged_into(ranges, dsts));
+    std::lock_guard lock(mu_);
+    for (const auto& r : ranges) stats_.bytes_read += r.length;
+    stats_.reads += ranges.size();
+    return {};
+  }
+
  private:
+  // Refuses ranges past the end (a file that points outside itself) and counts the request.
+  Result<void> check(std::span<const ByteRange> ranges) {
+    const RangeReader::Identity& id = reader_->identity();
+    for (const auto& r : ranges) {
+      OC_EXPECT(r.offset <= id.size && r.length <= id.size - r.offset, corrupt,
+                "{}: range [{}, +{}) is past the end of the {} byte {}", id.name, r.offset,
+                r.length, id.size, id.kind);
+    }
+    std::lock_guard lock(mu_);
+    stats_.requests += ranges.size();
+    return {};
+  }
+
   // Merges @p ranges, reads them from the store and slices the merged reads.
   Result<std::vector<Buffer>> read_store(std::span<const ByteRange> ranges,
                                          const CoalesceOptions& opts) {
@@ -192,13 +230,24 @@ class LocalFileReader final : public RangeReader {
 
   Result<std::vector<Buffer>> read_merged(std::span<const ByteRange> reads) override {
     std::vector<Buffer> merged;
-    std::vector<Piece> pieces;
+    std::vector<uint8_t*> dsts;
     merged.reserve(reads.size());
+    dsts.reserve(reads.size());
     for (const auto& r : reads) {
       merged.push_back(Buffer::allocate_for_overwrite(r.length));
+      dsts.push_back(merged.back().mutable_data());
+    }
+    OC_TRY(read_merged_into(reads, dsts));
+    return merged;
+  }
+
+  Result<void> read_merged_into(std::span<const ByteRange> reads,
+                                std::span<uint8_t* const> dsts) override {
+    std::vector<Piece> pieces;
+    for (size_t k = 0; k < reads.size(); ++k) {
+      const ByteRange& r = reads[k];
       for (uint64_t at = 0; at < r.length; at += kMaxPiece) {
-        pieces.push_back(
-            {merged.back().mutable_data() + at, r.offset + at, std::min(kMaxPiece, r.length - at)});
+        pieces.push_back({dsts[k] + at, r.offset + at, std::min(kMaxPiece, r.length - at)});
       }
     }
 #if OC_HAVE_IO_URING
@@ -209,7 +258,7 @@ class LocalFileReader final : public RangeReader {
     {
       OC_TRY(read_pread(pieces));
     }
-    return merged;
+    return {};
   }
 
  private:

@@ -79,6 +79,13 @@ class SegmentSource {
     (void)opts;
     return read(ranges);
   }
+  /// Reads ranges[i] into dsts[i] (exactly ranges[i].length bytes there), merging none of them:
+  /// for a caller that merged its ranges itself and owns the memory they land in (a take's
+  /// partial segments, format/partial_segment.hpp), so that a local file's bytes arrive in
+  /// place, not through a buffer and a copy. Ranges past the end are `Errc::corrupt`. The
+  /// default reads through `read` and copies.
+  [[nodiscard]] virtual Result<void> read_into(std::span<const ByteRange> ranges,
+                                               std::span<uint8_t* const> dsts);
   /// @return a name for messages (path or URL).
   [[nodiscard]] virtual const std::string& name() const = 0;
   [[nodiscard]] virtual SourceStats stats() const = 0;
@@ -110,6 +117,10 @@ class RangeReader {
   /// exactly reads[k].length bytes.
   [[nodiscard]] virtual Result<std::vector<Buffer>> read_merged(
       std::span<const ByteRange> reads) = 0;
+  /// Reads every range of @p reads (each within the size) into dsts[k]. The default reads
+  /// through `read_merged` and copies; a store that reads into given memory overrides it.
+  [[nodiscard]] virtual Result<void> read_merged_into(std::span<const ByteRange> reads,
+                                                      std::span<uint8_t* const> dsts);
 
  private:
   Identity identity_;

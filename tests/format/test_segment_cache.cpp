@@ -173,7 +173,13 @@ class MergeRecordingSource final : public format::SegmentSource {
     gaps.push_back(opts.max_gap);
     return read(ranges);
   }
-  std::vector<uint64_t> gaps;  // max_gap of every read_coalesced, in order
+  Result<void> read_into(std::span<const ByteRange> ranges,
+                         std::span<uint8_t* const> dsts) override {
+    in_place.insert(in_place.end(), ranges.begin(), ranges.end());
+    return SegmentSource::read_into(ranges, dsts);
+  }
+  std::vector<uint64_t> gaps;       // max_gap of every read_coalesced, in order
+  std::vector<ByteRange> in_place;  // every range read_into read, in order
 
  private:
   std::vector<uint8_t> bytes_;
@@ -183,8 +189,10 @@ class MergeRecordingSource final : public format::SegmentSource {
 
 }  // namespace
 
-TEST_CASE("a take reading in part merges gaps within a page locally, within a segment remotely",
-          "[format][io][take]") {
+TEST_CASE(
+    "a take reading in part reads a local file into place, merging gaps within a page, and a "
+    "store through buffers, merging gaps within a segment",
+    "[format][io][take]") {
   Fixture fx;
   const auto ids = fx.stored();
   REQUIRE(!ids.empty());
@@ -205,8 +213,25 @@ TEST_CASE("a take reading in part merges gaps within a page locally, within a se
     // Both ranges arrived, whatever the merging.
     CHECK((*part)->need(0, 1));
     CHECK((*part)->need(length - 1, 1));
-    CHECK((*part)->data()[0] == fx.bytes[fx.file->footer().segments[id].range().offset]);
-    CHECK(source->gaps == std::vector<uint64_t>{local ? 4096 : kInPart});
+    const uint64_t first = fx.file->footer().segments[id].range().offset;
+    CHECK((*part)->data()[0] == fx.bytes[first]);
+    CHECK((*part)->data()[length - 1] == fx.bytes[first + length - 1]);
+    if (local) {
+      // Needs grow to 64 bytes: [0, 64) and the last 64-byte block, one read if the gap
+      // between them is within a page.
+      const uint64_t last = (length - 1) / 64 * 64;
+      const bool merged = last <= 64 + 4096;
+      CHECK(source->gaps.empty());
+      REQUIRE(source->in_place.size() == (merged ? 1 : 2));
+      CHECK(source->in_place.front().offset == first);
+      CHECK(source->in_place.back().end() == first + length);
+      // What was read in is resident, a merged gap included.
+      CHECK((*part)->bytes_resident() ==
+            (merged ? length : std::min<uint64_t>(64, length) + (length - last)));
+    } else {
+      CHECK(source->in_place.empty());
+      CHECK(source->gaps == std::vector<uint64_t>{kInPart});
+    }
   }
   // Local files say so; memory is local too.
   CHECK(fx.file->source().local());

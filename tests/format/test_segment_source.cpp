@@ -47,6 +47,36 @@ TEST_CASE("local files serve batched ranges through one coalesced read", "[forma
   CHECK((*src)->read(past).error().code() == Errc::corrupt);
 }
 
+TEST_CASE("read_into reads each range into its own place, merging none", "[format][io]") {
+  const auto bytes = test::read_seed("mixed.vortex");
+  REQUIRE(bytes.size() > 300);
+  auto file = format::open_local_file(test::seed_path("mixed.vortex"));
+  REQUIRE(file.ok());
+  const auto memory = format::memory_source(format::Buffer::copy_of(bytes));
+  for (const auto& src : {*file, memory}) {
+    INFO(src->name());
+    // Two ranges a plain read would merge, landing apart and out of file order.
+    const std::vector<ByteRange> ranges{{200, 50}, {4, 100}};
+    std::vector<uint8_t> out(400, 0xEE);
+    const std::vector<uint8_t*> dsts{out.data() + 300, out.data() + 10};
+    const auto before = src->stats();
+    REQUIRE(src->read_into(ranges, dsts).ok());
+    CHECK(std::equal(out.begin() + 300, out.begin() + 350, bytes.begin() + 200));
+    CHECK(std::equal(out.begin() + 10, out.begin() + 110, bytes.begin() + 4));
+    CHECK(out[9] == 0xEE);    // nothing written before a place
+    CHECK(out[110] == 0xEE);  // nor after it
+    CHECK(out[350] == 0xEE);
+    const std::vector<ByteRange> past{{bytes.size() - 4, 8}};
+    uint8_t* one[] = {out.data()};
+    CHECK(src->read_into(past, one).error().code() == Errc::corrupt);
+    if (src == *file) {
+      // One read per range, each counted.
+      CHECK(src->stats().reads - before.reads == 2);
+      CHECK(src->stats().bytes_read - before.bytes_read == 150);
+    }
+  }
+}
+
 TEST_CASE("a forked child reads through an inherited source while the parent reads too",
           "[format][io]") {
   // DataLoader workers are forked from a process that has already read: both sides must keep
