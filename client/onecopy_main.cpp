@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <iomanip>
 #include <iostream>
 #include <optional>
@@ -46,6 +47,34 @@ int usage(std::string_view cmd, const std::string& why) {
     oc::client::print_overview(std::cerr);
   }
   return kExitUsage;
+}
+
+// @p args with their first @p count positional arguments (neither an option nor an option's
+// value) moved to the front, in order, so that options may come before FILE as well as after it
+// (`onecopy inspect --verbose FILE`). @p valued lists the options that take a value; after "--"
+// every argument is positional. nullopt when fewer than @p count positional arguments are there.
+std::optional<std::vector<std::string>> positionals_first(
+    const std::vector<std::string>& args, size_t count,
+    std::initializer_list<std::string_view> valued) {
+  std::vector<std::string> front, rest;
+  bool options = true;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (options && a == "--") {
+      options = false;
+    } else if (options && a.size() > 1 && a[0] == '-') {
+      rest.push_back(a);
+      const bool takes_value = std::find(valued.begin(), valued.end(), a) != valued.end();
+      if (takes_value && i + 1 < args.size()) rest.push_back(args[++i]);
+    } else if (front.size() < count) {
+      front.push_back(a);
+    } else {
+      rest.push_back(a);
+    }
+  }
+  if (front.size() < count) return std::nullopt;
+  front.insert(front.end(), rest.begin(), rest.end());
+  return front;
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -151,8 +180,11 @@ void print_explain(const oc::format::ScanStats& s, uint64_t file_size) {
             << "decode ms: " << ms(s.decode_ns) << "\n";
 }
 
-int run_scan(const std::vector<std::string>& args) {
-  if (args.empty()) return usage("scan", "scan needs a FILE");
+int run_scan(const std::vector<std::string>& given) {
+  const auto ordered = positionals_first(
+      given, 1, {"--columns", "--filter", "--limit", "--batch-rows", "--rows", "--format"});
+  if (!ordered) return usage("scan", "scan needs a FILE");
+  const std::vector<std::string>& args = *ordered;
   oc::format::ScanOptions opts;
   uint64_t limit = UINT64_MAX;
   bool explain = false;
@@ -248,8 +280,10 @@ int run_scan(const std::vector<std::string>& args) {
   return std::cout.good() ? 0 : kExitError;
 }
 
-int run_take(const std::vector<std::string>& args) {
-  if (args.size() < 2) return usage("take", "take needs a FILE and ROW,ROW,...");
+int run_take(const std::vector<std::string>& given) {
+  const auto ordered = positionals_first(given, 2, {"--columns", "--format"});
+  if (!ordered) return usage("take", "take needs a FILE and ROW,ROW,...");
+  const std::vector<std::string>& args = *ordered;
   std::vector<uint64_t> rows;
   for (const auto& r : split(args[1], ',')) {
     uint64_t v = 0;
@@ -296,8 +330,10 @@ int run_take(const std::vector<std::string>& args) {
   return std::cout.good() ? 0 : kExitError;
 }
 
-int run_inspect(const std::vector<std::string>& args) {
-  if (args.empty()) return usage("inspect", "inspect needs a FILE");
+int run_inspect(const std::vector<std::string>& given) {
+  const auto ordered = positionals_first(given, 1, {});
+  if (!ordered) return usage("inspect", "inspect needs a FILE");
+  const std::vector<std::string>& args = *ordered;
   bool json = false;
   bool verbose = false;
   for (size_t i = 1; i < args.size(); ++i) {

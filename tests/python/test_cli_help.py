@@ -55,6 +55,38 @@ def test_mistakes_print_the_usage_and_exit_2():
     assert cli().returncode == 2
 
 
+def test_options_may_come_before_the_file(tmp_path):
+    """`onecopy inspect --verbose FILE` and its kin give what the options after FILE give."""
+    f = tmp_path / "t.vortex"
+    vx.io.write(pa.table({"id": pa.array(np.arange(300)), "w": [f"w{i}" for i in range(300)]}), str(f))
+    pairs = [
+        (("inspect", f, "--verbose"), ("inspect", "--verbose", f)),
+        (("inspect", f, "-v", "--json"), ("inspect", "-v", "--json", f)),
+        (("scan", f, "--columns", "w", "--limit", "3"), ("scan", "--columns", "w", "--limit", "3", f)),
+        (("scan", f, "--filter", "id > 296", "--format", "jsonl"),
+         ("scan", "--filter", "id > 296", f, "--format", "jsonl")),
+        (("take", f, "5,1,5", "--columns", "id"), ("take", "--columns", "id", f, "5,1,5")),
+        (("take", f, "7", "--explain"), ("take", "--explain", f, "7")),
+    ]
+    for after, before in pairs:
+        a, b = cli(*after), cli(*before)
+        assert a.returncode == 0, (after, a.stderr)
+        assert b.returncode == 0, (before, b.stderr)
+        assert a.stdout == b.stdout and a.stdout, (after, before)
+    assert cli("scan", f, "--filter", "id > 296").stdout.splitlines()[1:] == ["297,w297", "298,w298", "299,w299"]
+    # What is missing is still named: an option's value is not taken for the FILE.
+    r = cli("scan", "--limit", f)
+    assert r.returncode == 2 and "scan needs a FILE" in r.stderr
+    r = cli("take", "--columns", "id", f)
+    assert r.returncode == 2 and "take needs a FILE and ROW,ROW" in r.stderr
+    # After "--" everything is positional: a file named like an option.
+    dashed = tmp_path / "-v"
+    dashed.write_bytes(f.read_bytes())
+    r = subprocess.run([str(ONECOPY), "inspect", "--", "-v"], capture_output=True, text=True, timeout=120,
+                       cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout == cli("inspect", f).stdout.replace(str(f), "-v"), r.stderr
+
+
 def test_convert_finds_the_python_beside_it(tmp_path):
     """An environment of its own, as the wheel makes one: bin/onecopy beside bin/python3, which
     sees the onecopy package; neither ONECOPY_PYTHON nor PATH points there."""
