@@ -19,7 +19,7 @@ import re
 from typing import Iterable, Iterator, Optional, Sequence, Union
 
 from onecopy._lib import OnecopyError
-from onecopy._native import Client, VortexFile, expand
+from onecopy._native import Batches, Client, VortexFile, expand
 from onecopy._remote_file import RemoteFile
 from onecopy.expr import Expr
 
@@ -187,8 +187,8 @@ class Dataset:
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views"):
         """Rows @indices of the dataset (numbered across its files in order; any order, repeats
         allowed; a numpy array works) as a pyarrow.RecordBatchReader of one batch, in the order
-        asked. One take per file; each selected value is copied once more to put the rows in
-        order. Negative indices raise ValueError; indices at or past row_count OnecopyError."""
+        asked. One take per file; over several files, each selected value is copied once more to
+        put the rows in order. Negative indices raise ValueError; indices at or past row_count OnecopyError."""
         import numpy as np
         import pyarrow as pa
 
@@ -205,21 +205,21 @@ class Dataset:
             return self.file(0).take([], columns, strings)
         file_of = np.searchsorted(ends, idx, side="right")
         starts = ends - np.asarray(self.file_rows)
-        # One take per file, its rows in the order asked; the answer is then runs of consecutive
-        # positions from one file, each the next rows of that file's take.
-        parts = {}
-        for f in np.unique(file_of).tolist():
-            local = idx[file_of == f] - starts[f]
-            parts[f] = pa.table(self.file(f).take(local, columns, strings))
-        cuts = np.flatnonzero(np.diff(file_of)) + 1
-        run_starts, run_ends = np.r_[0, cuts], np.r_[cuts, idx.size]
-        taken = {f: 0 for f in parts}
-        pieces = []
-        for begin, end in zip(run_starts.tolist(), run_ends.tolist()):
-            f = int(file_of[begin])
-            pieces.append(parts[f].slice(taken[f], end - begin))
-            taken[f] += end - begin
-        table = pa.concat_tables(pieces).combine_chunks() if len(pieces) > 1 else pieces[0]
+        # One take per file, its rows in the order asked.
+        files = np.unique(file_of).tolist()
+        parts = [pa.table(self.file(f).take(idx[file_of == f] - starts[f], columns, strings)) for f in files]
+        if len(parts) == 1:
+            table = parts[0]
+        else:
+            # Put in the order asked by one gather in the library (each value copied once): the
+            # takes, in file order, hold the positions asked sorted by file, so position i is row
+            # where[i] of them. pyarrow has no take from string views, and a slice per run of one
+            # file's rows is a Python call per row where the files alternate.
+            order = np.argsort(file_of, kind="stable")
+            where = np.empty_like(order)
+            where[order] = np.arange(order.size)
+            batches = [b for t in parts for b in t.to_batches()]
+            table = pa.Table.from_batches([Batches(batches, parts[0].schema).take(where)])
         return pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
 
     def to_torch(self, **kwargs):

@@ -400,8 +400,8 @@ class Batches:
     """Record batches of one schema held by the library for gathers across them, as a shuffle
     buffer's: take(rows) copies each selected value once, into one new batch, where
     concatenating the batches and taking from the result copies every value twice
-    (client/batch_gather.hpp). Layouts: every Arrow type but dictionaries, unions, run-end and
-    view layouts (OnecopyError "unsupported")."""
+    (client/batch_gather.hpp). Layouts: every Arrow type, string and binary views included, but
+    dictionaries, unions and run-end layouts (OnecopyError "unsupported")."""
 
     def __init__(self, batches: Sequence, schema):
         self.schema = schema  # a pyarrow.Schema

@@ -79,6 +79,10 @@ def assert_is_concatenation(ds: onecopy.Dataset, want: pa.Table) -> None:
     assert_rows(ds.take(idx.tolist(), columns=["tag", "id"]), want.take(idx).select(["tag", "id"]))
     assert ds.take(idx).read_next_batch().num_rows == idx.size  # one batch
     assert_rows(ds.take([40_005, 40_001, 40_005]), want.take([40_005, 40_001, 40_005]))  # one file's rows
+    # The files alternating at every position, a row asked twice among them.
+    alt = np.ravel(np.c_[np.arange(3000) * 13, 40_000 + np.arange(3000) * 6, 60_000 + np.arange(3000) * 3])
+    alt[-1] = alt[1]
+    assert_rows(ds.take(alt), want.take(alt))
     assert ds.take([]).read_all().num_rows == 0
 
 
