@@ -154,7 +154,13 @@ oc::Result<oc::format::ScanRequest> request_of(const onecopy_scan_options* o) {
       ranges->ranges.emplace_back(o->ranges[2 * i], o->ranges[2 * i + 1]);
     }
   }
-  OC_ASSIGN_OR_RETURN(r.selection, oc::format::one_selection(rows, shard, ranges));
+  std::optional<oc::format::TakeRows> take;
+  if (o->size >= offsetof(onecopy_scan_options, ntake_rows) + sizeof(size_t) &&
+      o->take_rows != nullptr) {
+    take.emplace();
+    take->rows.assign(o->take_rows, o->take_rows + o->ntake_rows);
+  }
+  OC_ASSIGN_OR_RETURN(r.selection, oc::format::one_selection(rows, shard, ranges, take));
   return r;
 }
 

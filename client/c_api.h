@@ -90,8 +90,11 @@ typedef struct onecopy_shard {
  * library reads the fields that `size` covers; a larger struct (a newer caller) is accepted when
  * the fields it does not know are zero.
  *
- * Which rows: every row, or one of a row range, a shard and explicit ranges (more than one is
- * ONECOPY_E_INVALID, naming them). A shard and ranges are read as units and report positions. */
+ * Which rows: every row, or one of a row range, a shard, explicit ranges and the rows of a take
+ * (more than one is ONECOPY_E_INVALID, naming them). A shard and ranges are read as units and
+ * report positions. A take reads `take_rows` in that order, repeats kept, as onecopy_take does
+ * (only the bytes those rows need), with no filter and on the host; an index at or past the row
+ * count fails the stream's first get_next. */
 typedef struct onecopy_scan_options {
   size_t size;
   const char* const* columns; /* top-level fields in output order; NULL or 0: all */
@@ -108,6 +111,8 @@ typedef struct onecopy_scan_options {
   uintptr_t consumer_stream; /* a device scan's consumer (a cudaStream_t; 0: the whole device):
                               * a batch's memory is reused only after the work queued on it by
                               * the batch's release has run */
+  const uint64_t* take_rows; /* NULL, or ntake_rows row numbers: a take of them, in this order */
+  size_t ntake_rows;
 } onecopy_scan_options;
 
 /* What a scan reads: an open file, read in this process, or a file or URL onecopyd reads. */

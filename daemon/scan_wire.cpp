@@ -21,6 +21,10 @@ flatbuffers::Offset<fbs::Scan> to_fbs(flatbuffers::FlatBufferBuilder& fbb, uint6
     for (const auto& [b, e] : g->ranges) flat.insert(flat.end(), {b, e});
   }
   const auto ranges = fbb.CreateVector(flat);
+  flatbuffers::Offset<flatbuffers::Vector<uint64_t>> take_rows;
+  if (const auto* t = std::get_if<format::TakeRows>(&r.selection)) {
+    take_rows = fbb.CreateVector(t->rows);
+  }
   fbs::ScanBuilder b(fbb);
   b.add_request(id);
   b.add_file(file);
@@ -56,6 +60,10 @@ flatbuffers::Offset<fbs::Scan> to_fbs(flatbuffers::FlatBufferBuilder& fbb, uint6
             b.add_unit_rows(s.unit_rows);
           },
           [&](const format::RangeSelection&) { b.add_selection(fbs::ScanSelection::Ranges); },
+          [&](const format::TakeRows&) {
+            b.add_selection(fbs::ScanSelection::Take);
+            b.add_take_rows(take_rows);
+          },
       },
       r.selection);
   return b.Finish();
@@ -110,10 +118,19 @@ Result<format::ScanRequest> from_fbs(const fbs::Scan& scan) {
     case fbs::ScanSelection::Ranges:
       r.selection = ranges.value_or(format::RangeSelection{});
       break;
-    default: {
-      OC_ASSIGN_OR_RETURN(r.selection, format::one_selection(rows, shard, ranges));
+    case fbs::ScanSelection::Take: {
+      format::TakeRows take;
+      if (const auto* t = scan.take_rows()) take.rows.assign(t->begin(), t->end());
+      r.selection = std::move(take);
       break;
     }
+    case fbs::ScanSelection::Inferred: {
+      // Clients before `selection` never send a take.
+      OC_ASSIGN_OR_RETURN(r.selection, format::one_selection(rows, shard, ranges, std::nullopt));
+      break;
+    }
+    default:
+      return OC_ERROR(Errc::invalid, "unknown scan selection {}", static_cast<int>(sel));
   }
   return r;
 }

@@ -5,6 +5,7 @@
 
 #include "config/json.hpp"
 #include "config/overloaded.hpp"
+#include "format/take_scan.hpp"
 
 namespace oc::format {
 
@@ -24,7 +25,16 @@ Result<void> ScanRequest::validate() const {
   OC_EXPECT(reads_units() || start == UnitPosition{}, invalid,
             "a start position counts the units of a shard or of explicit ranges; this scan "
             "reads {}",
-            std::holds_alternative<RowRange>(selection) ? "a row range" : "every row");
+            std::holds_alternative<RowRange>(selection)   ? "a row range"
+            : std::holds_alternative<TakeRows>(selection) ? "the rows of a take"
+                                                          : "every row");
+  if (std::holds_alternative<TakeRows>(selection)) {
+    OC_EXPECT(filter.empty(), invalid,
+              "a take reads the rows it names and has no filter (filter the rows first, or scan "
+              "with the filter)");
+    OC_EXPECT(device == kHostDevice, invalid, "a take decodes on the host, not on device {}",
+              device);
+  }
   OC_EXPECT(device >= kHostReferenceDevice, invalid,
             "device {} is neither a CUDA device nor "
             "the host",
@@ -62,6 +72,13 @@ std::string ScanRequest::to_json() const {
                    }
                    out += "]}";
                  },
+                 [&](const TakeRows& t) {
+                   out += "{\"rows\": [";
+                   for (size_t i = 0; i < t.rows.size(); ++i) {
+                     out += fmt::format("{}{}", i ? ", " : "", t.rows[i]);
+                   }
+                   out += "]}";
+                 },
              },
              selection);
   out += fmt::format(", \"strings\": \"{}\", \"device\": {}, \"start\": [{}, {}]}}",
@@ -72,23 +89,27 @@ std::string ScanRequest::to_json() const {
 
 Result<Selection> one_selection(const std::optional<RowRange>& rows,
                                 const std::optional<ShardSelection>& shard,
-                                const std::optional<RangeSelection>& ranges) {
-  const int given = int{rows.has_value()} + int{shard.has_value()} + int{ranges.has_value()};
+                                const std::optional<RangeSelection>& ranges,
+                                const std::optional<TakeRows>& take) {
+  const int given = int{rows.has_value()} + int{shard.has_value()} + int{ranges.has_value()} +
+                    int{take.has_value()};
   if (given > 1) {
     std::string named;
     for (const auto& [is, what] :
          {std::pair{rows.has_value(), "a row range"}, std::pair{shard.has_value(), "a shard"},
-          std::pair{ranges.has_value(), "explicit ranges"}}) {
+          std::pair{ranges.has_value(), "explicit ranges"},
+          std::pair{take.has_value(), "the rows of a take"}}) {
       if (is) named += named.empty() ? what : fmt::format(" and {}", what);
     }
     return OC_ERROR(Errc::invalid,
-                    "a scan reads every row, a row range, a shard or explicit ranges: one of "
-                    "them, not {}",
+                    "a scan reads every row, a row range, a shard, explicit ranges or the rows "
+                    "of a take: one of them, not {}",
                     named);
   }
   if (rows) return Selection{*rows};
   if (shard) return Selection{*shard};
   if (ranges) return Selection{*ranges};
+  if (take) return Selection{*take};
   return Selection{AllRows{}};
 }
 
@@ -120,29 +141,34 @@ Result<PlannedScan> plan(std::shared_ptr<const VortexFile> file, const ScanReque
                         scan_units(file, std::move(opts), std::move(list), request.start));
     return PlannedScan{std::move(scan), n};
   };
-  return std::visit(Overloaded{
-                        [&](const AllRows&) { return whole(); },
-                        [&](const RowRange& r) {
-                          opts.row_range = std::pair{
-                              r.begin, r.end == RowRange::kToEnd ? file->row_count() : r.end};
-                          return whole();
-                        },
-                        [&](const ShardSelection& s) -> Result<PlannedScan> {
-                          const uint64_t unit_rows = s.unit_rows ? s.unit_rows
-                                                     : how.default_unit_rows
-                                                         ? how.default_unit_rows
-                                                         : defaults().shard_unit_rows;
-                          OC_ASSIGN_OR_RETURN(auto all, file_units(*file, 0, unit_rows));
-                          return units(shard_units(all, s.spec));
-                        },
-                        [&](const RangeSelection& g) {
-                          std::vector<Unit> list;
-                          list.reserve(g.ranges.size());
-                          for (const auto& [b, e] : g.ranges) list.push_back({0, b, e});
-                          return units(std::move(list));
-                        },
-                    },
-                    request.selection);
+  return std::visit(
+      Overloaded{
+          [&](const AllRows&) { return whole(); },
+          [&](const RowRange& r) {
+            opts.row_range =
+                std::pair{r.begin, r.end == RowRange::kToEnd ? file->row_count() : r.end};
+            return whole();
+          },
+          [&](const ShardSelection& s) -> Result<PlannedScan> {
+            const uint64_t unit_rows = s.unit_rows             ? s.unit_rows
+                                       : how.default_unit_rows ? how.default_unit_rows
+                                                               : defaults().shard_unit_rows;
+            OC_ASSIGN_OR_RETURN(auto all, file_units(*file, 0, unit_rows));
+            return units(shard_units(all, s.spec));
+          },
+          [&](const RangeSelection& g) {
+            std::vector<Unit> list;
+            list.reserve(g.ranges.size());
+            for (const auto& [b, e] : g.ranges) list.push_back({0, b, e});
+            return units(std::move(list));
+          },
+          [&](const TakeRows& t) -> Result<PlannedScan> {
+            OC_ASSIGN_OR_RETURN(auto scan, take_scan(std::move(file), t.rows, request.columns,
+                                                     request.batch_rows, request.strings));
+            return PlannedScan{std::move(scan), 0};
+          },
+      },
+      request.selection);
 }
 
 UnitPosition position_after(const Scan& scan) {

@@ -8,7 +8,7 @@
 /// one file, in process or in onecopyd. Its rules are checked in one place, `validate`, with one
 /// error text each.
 ///
-/// Which rows a scan reads is one choice of four (`Selection`):
+/// Which rows a scan reads is one choice of five (`Selection`):
 ///
 /// | selection        | rows                                              | positions |
 /// |------------------|---------------------------------------------------|-----------|
@@ -16,6 +16,7 @@
 /// | `RowRange`       | rows [begin, end), end `kToEnd` for the last row   | none      |
 /// | `ShardSelection` | shard (rank, worker)'s units (format/shard.hpp)   | unit, rows |
 /// | `RangeSelection` | the given (begin, end) ranges as units, in order  | unit, rows |
+/// | `TakeRows`       | the given rows, in order, repeats kept (a take)   | none      |
 ///
 /// A scan of units (a shard or ranges) starts at `start` and reports its position after each
 /// batch, so that a reader that lost its connection resumes without repeating or losing a row.
@@ -61,7 +62,14 @@ struct RangeSelection {
   friend bool operator==(const RangeSelection&, const RangeSelection&) = default;
 };
 
-using Selection = std::variant<AllRows, RowRange, ShardSelection, RangeSelection>;
+/// The given rows, in the order given, repeats kept: a take (VortexFile::take), which reads of
+/// each segment only the bytes those rows need. No filter, on the host only.
+struct TakeRows {
+  std::vector<uint64_t> rows;
+  friend bool operator==(const TakeRows&, const TakeRows&) = default;
+};
+
+using Selection = std::variant<AllRows, RowRange, ShardSelection, RangeSelection, TakeRows>;
 
 /// Where a scan's batches are decoded and delivered.
 inline constexpr int32_t kHostDevice = -1;           ///< host memory (decoded on the CPU)
@@ -88,13 +96,13 @@ struct ScanRequest {
            std::holds_alternative<RangeSelection>(selection);
   }
   /// `invalid`, saying what is wrong, for a reversed row range or unit range, a shard spec that
-  /// format::validate refuses, a start without units to start in, or a device number below
-  /// `kHostReferenceDevice`. Columns and the filter are checked when the scan is planned, against
-  /// the file.
+  /// format::validate refuses, a start without units to start in, a device number below
+  /// `kHostReferenceDevice`, or a take with a filter or a device. Columns and the filter are
+  /// checked when the scan is planned, against the file.
   [[nodiscard]] Result<void> validate() const;
   /// @return the request as one JSON object (`onecopy_scan_request_json`): columns, filter,
   /// batch_rows, selection ({"all": true}, {"row_range": [b, e]}, {"shard": {...}} or
-  /// {"ranges": [[b, e], ...]}), strings, device and start.
+  /// {"ranges": [[b, e], ...]} or {"rows": [r, ...]}), strings, device and start.
   [[nodiscard]] std::string to_json() const;
 
   friend bool operator==(const ScanRequest&, const ScanRequest&) = default;
@@ -105,7 +113,8 @@ struct ScanRequest {
 /// and `invalid`, naming them, for more than one.
 [[nodiscard]] Result<Selection> one_selection(const std::optional<RowRange>& rows,
                                               const std::optional<ShardSelection>& shard,
-                                              const std::optional<RangeSelection>& ranges);
+                                              const std::optional<RangeSelection>& ranges,
+                                              const std::optional<TakeRows>& take);
 
 /// A scan ready to read, and how many units it reads (0 unless it reads units).
 struct PlannedScan {
@@ -126,7 +135,9 @@ struct PlanOptions {
 };
 
 /// The one planner: @p request (validated here) over @p file. Errors of the columns or the
-/// filter are the scan's own (VortexFile::scan); a start past the last unit is `invalid`.
+/// filter are the scan's own (VortexFile::scan); a start past the last unit is `invalid`. A
+/// take (`TakeRows`) is planned without reading: its rows are checked and read by the first
+/// `next` (format/take_scan.hpp), so that they are decoded where batches are.
 /// @note Cutting a file into units reads its layout, which may fetch from the file's source.
 [[nodiscard]] Result<PlannedScan> plan(std::shared_ptr<const VortexFile> file,
                                        const ScanRequest& request, const PlanOptions& how = {});

@@ -335,6 +335,13 @@ class Client:
         request = ScanRequest(columns, filter, batch_rows, ranges=ranges, strings=strings, device=device)
         return self._start(path, request)[0]
 
+    def take(self, path: str, rows: Sequence[int], columns: Optional[Sequence[str]] = None,
+             strings: str = "views") -> Scan:
+        """VortexFile.take in the daemon: `rows` (any order, repeats kept) as one batch, read as
+        the in-process take reads them (only the bytes those rows need). An index past the end
+        fails the stream's first batch."""
+        return self._start(path, ScanRequest(columns, take_rows=rows, strings=strings))[0]
+
     def scan(self, path: str, columns: Optional[Sequence[str]] = None,
              filter: Union[str, Expr, None] = None, batch_rows: int = 0,
              row_range: Optional[tuple[int, int]] = None, rank: Optional[int] = None,

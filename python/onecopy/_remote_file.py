@@ -9,12 +9,8 @@ import os
 from typing import Iterable, Optional, Sequence, Union
 
 from onecopy._lib import OnecopyError
-from onecopy._native import Batches, Client
+from onecopy._native import Client
 from onecopy.expr import Expr
-
-# take() reads the rows it needs as row ranges of the file: runs of requested rows closer than
-# this are read as one range (a few rows more, far fewer pieces for the daemon to plan).
-_TAKE_GAP_ROWS = 64
 
 
 class RemoteFile:
@@ -79,39 +75,22 @@ class RemoteFile:
         return self._client.scan_ranges(self.path, ranges, columns, filter, batch_rows, strings, device)
 
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views"):
-        """VortexFile.take through the daemon: the runs of rows the indices fall in are scanned
-        as row ranges in one request, and the rows are gathered from those batches here (one copy
-        of each selected value, onecopy.Batches). A stream of one batch."""
+        """VortexFile.take through the daemon: one take request, which the daemon reads as the
+        in-process take does (only the bytes the rows need) and delivers as one batch in its
+        slabs. A stream of one batch."""
         import numpy as np
         import pyarrow as pa
 
         idx = np.asarray(indices if isinstance(indices, np.ndarray) else list(indices), dtype=np.int64).ravel()
         if idx.size and idx.min() < 0:
             raise ValueError("take() indices must be non-negative")
-        out_schema = self.schema_with(strings)
-        if columns is not None:
-            out_schema = pa.schema([out_schema.field(c) for c in columns])
-        if idx.size == 0:
-            return pa.RecordBatchReader.from_batches(out_schema, [pa.RecordBatch.from_pylist([], schema=out_schema)])
         rows = self.row_count
         past = np.flatnonzero(idx >= rows)
         if past.size:
             raise OnecopyError("invalid", f"take index {int(idx[past[0]])} (position {int(past[0])}) is past the "
                                           f"file's {rows} rows")
-        wanted = np.unique(idx)
-        cut = np.flatnonzero(np.diff(wanted) > _TAKE_GAP_ROWS) + 1
-        starts = wanted[np.r_[0, cut]]
-        ends = wanted[np.r_[cut - 1, wanted.size - 1]] + 1
-        scan = self._client.scan_ranges(self.path, list(zip(starts.tolist(), ends.tolist())), columns,
-                                        strings=strings)
-        reader = pa.RecordBatchReader.from_stream(scan)
-        batches = list(reader)
-        # Row i lies in the run that starts at or before it, at that run's offset in the batches.
-        run_offsets = np.r_[0, np.cumsum(ends - starts)[:-1]]
-        run = np.searchsorted(starts, idx, side="right") - 1
-        positions = run_offsets[run] + (idx - starts[run])
-        taken = Batches(batches, reader.schema).take(positions)
-        return pa.RecordBatchReader.from_batches(out_schema, [taken])
+        reader = pa.RecordBatchReader.from_stream(self._client.take(self.path, idx, columns, strings))
+        return pa.RecordBatchReader.from_batches(reader.schema, list(reader))
 
     def units(self, max_rows: int = 0) -> list[tuple[int, int]]:
         """VortexFile.units, computed by the daemon."""

@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """One scan request, built once for every scan Python starts: in this process or in onecopyd, into
-host or GPU memory, over every row, a row range, a shard or explicit ranges. `ScanRequest` is the
+host or GPU memory, over every row, a row range, a shard, explicit ranges or the rows of a take.
+`ScanRequest` is the
 library's request (format/scan_request.hpp) as Python holds it; `start` hands it, as the C API's
 onecopy_scan_options, to the one entry point onecopy_scan (client/c_api.h), which checks it (one
-selection of the four, no reversed range, a start only with units) and plans it."""
+selection of the five, no reversed range, a start only with units, a take without a filter) and
+plans it."""
 
 from __future__ import annotations
 
@@ -41,7 +43,8 @@ class _Options(ctypes.Structure):
                 ("row_range", ctypes.POINTER(ctypes.c_uint64)), ("shard", ctypes.POINTER(Shard)),
                 ("ranges", ctypes.POINTER(ctypes.c_uint64)), ("nranges", ctypes.c_size_t),
                 ("start_unit", ctypes.c_uint64), ("start_rows", ctypes.c_uint64), ("device", ctypes.c_int),
-                ("consumer_stream", ctypes.c_size_t)]
+                ("consumer_stream", ctypes.c_size_t), ("take_rows", ctypes.POINTER(ctypes.c_uint64)),
+                ("ntake_rows", ctypes.c_size_t)]
 
 
 class Source(ctypes.Structure):
@@ -95,12 +98,24 @@ def range_array(ranges: Sequence[tuple[int, int]]):
     return (ctypes.c_uint64 * max(len(flat), 1))(*flat), len(ranges)
 
 
+def row_array(rows: Sequence[int]):
+    """Row numbers as a uint64 numpy array (one slot for none, so the pointer is not NULL) and
+    their count; ValueError for a negative one."""
+    import numpy as np
+
+    arr = np.asarray(rows if isinstance(rows, np.ndarray) else list(rows), dtype=np.int64).ravel()
+    if arr.size and arr.min() < 0:
+        raise ValueError("take rows are non-negative row numbers")
+    return np.ascontiguousarray(arr if arr.size else np.zeros(1, dtype=np.int64), dtype=np.uint64), int(arr.size)
+
+
 @dataclasses.dataclass
 class ScanRequest:
     """A scan: `columns` (None: all), `filter` (SQL WHERE text or an onecopy.Expr), at most
     `batch_rows` rows a batch (0: the file's splits), and which rows: every row, `row_range`
-    (begin, end), `shard` (a Shard) or `ranges` ((begin, end) pairs read in order), one of them;
-    a shard or ranges start at `start`, a (unit, rows) position a cursor reported. `strings` as
+    (begin, end), `shard` (a Shard), `ranges` ((begin, end) pairs read in order) or `take_rows`
+    (row numbers, in order, repeats kept: a take, with no filter, on the host), one of them; a
+    shard or ranges start at `start`, a (unit, rows) position a cursor reported. `strings` as
     VortexFile.scan's; `device` "cpu", "cuda[:N]" or "host-reference"."""
 
     columns: Optional[Sequence[str]] = None
@@ -109,6 +124,7 @@ class ScanRequest:
     row_range: Optional[tuple[int, int]] = None
     shard: Optional[Shard] = None
     ranges: Optional[Sequence[tuple[int, int]]] = None
+    take_rows: Optional[Sequence[int]] = None
     start: tuple[int, int] = (0, 0)
     strings: str = "views"
     device: str = "cpu"
@@ -141,6 +157,10 @@ class ScanRequest:
             arr, n = range_array(self.ranges)
             keep.append(arr)
             opts.ranges, opts.nranges = arr, n
+        if self.take_rows is not None:
+            arr, n = row_array(self.take_rows)
+            keep.append(arr)
+            opts.take_rows, opts.ntake_rows = ctypes.cast(arr.ctypes.data, ctypes.POINTER(ctypes.c_uint64)), n
         return opts, keep
 
 

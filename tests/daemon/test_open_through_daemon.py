@@ -84,6 +84,21 @@ def test_open_reads_through_the_daemon_with_the_same_rows(daemon_env, sample):
     assert daemon_env.client.status()["batches_delivered"] > 0
 
 
+def test_a_take_is_one_request_the_daemon_reads_as_a_take(daemon_env, sample):
+    path, table = sample
+    scan = daemon_env.client.take(path, [7, 7, 19_999, 3], columns=["id", "word"])
+    got = pa.table(scan)
+    assert got.column("id").to_pylist() == [7, 7, 19_999, 3]
+    assert got.column("word").to_pylist() == [table.column("word")[i].as_py() for i in (7, 7, 19_999, 3)]
+    # The daemon delivered the take's four rows: not the rows 3..19,999 that a scan of the row
+    # ranges around them would, nor the three distinct rows that a gather here would repeat.
+    assert scan._cursor.stats()["rows"] == 4
+    # The daemon checks the rows as it takes them: the stream fails, as a scan's does mid-way.
+    with pytest.raises(OSError, match="take index 20000 \\(position 1\\) is past the file's 20000 rows"):
+        pa.table(daemon_env.client.take(path, [5, 20_000]))
+    assert pa.table(daemon_env.client.take(path, [])).num_rows == 0
+
+
 def test_reading_in_this_process_is_opt_in(daemon_env, sample, monkeypatch):
     path, _ = sample
     assert isinstance(onecopy.open(path, daemon=False), onecopy.VortexFile)

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "daemon/scan_wire.hpp"
+#include "format/string_views.hpp"
 #include "tests/format/seed_files.hpp"
 
 namespace oc::daemon {
@@ -150,8 +151,8 @@ TEST_CASE("bad sharded requests are invalid", "[daemon][scan]") {
   REQUIRE(!p.ok());
   CHECK(p.error().code() == Errc::invalid);
   CHECK(p.error().describe() ==
-        "invalid: a scan reads every row, a row range, a shard or explicit ranges: one of them, "
-        "not a row range and a shard");
+        "invalid: a scan reads every row, a row range, a shard, explicit ranges or the rows of a "
+        "take: one of them, not a row range and a shard");
   CHECK(plan(sharded({2, 2, 0, 1})).error().code() == Errc::invalid);
   CHECK(plan(sharded({0, 1, 3, 2})).error().code() == Errc::invalid);
   Request past = sharded({0, 2, 0, 1});
@@ -183,7 +184,7 @@ format::ScanRequest round_trip(const format::ScanRequest& r) {
 }  // namespace
 
 TEST_CASE("a scan request crosses the wire unchanged", "[daemon][scan][wire]") {
-  std::vector<format::ScanRequest> requests(6);
+  std::vector<format::ScanRequest> requests(8);
   requests[1].columns = {"b", "a"};
   requests[1].filter = "a > 3";
   requests[1].batch_rows = 77;
@@ -203,6 +204,10 @@ TEST_CASE("a scan request crosses the wire unchanged", "[daemon][scan][wire]") {
   requests[4].selection = format::RangeSelection{{{10, 20}, {0, 5}, {10, 20}}};
   requests[4].start = {1, 2};
   requests[5].selection = format::RangeSelection{};  // no ranges: no rows, not every row
+  requests[6].selection = format::TakeRows{{7, 3, 7, UINT64_MAX}};
+  requests[6].columns = {"id"};
+  requests[6].batch_rows = 2;
+  requests[7].selection = format::TakeRows{};  // no rows: a take of none, not every row
   for (const auto& r : requests) {
     INFO("request " << (&r - requests.data()));
     CHECK(round_trip(r) == r);
@@ -228,6 +233,87 @@ TEST_CASE("an empty range list reads no row, and a start needs units", "[daemon]
   reversed.selection = format::RowRange{10, 5};
   CHECK(format::plan(zoned(), reversed).error().describe() ==
         "invalid: row range 10:5 is reversed (end before begin)");
+}
+
+TEST_CASE("a take request reads its rows in its order, repeats kept, in batches of batch_rows",
+          "[daemon][scan]") {
+  const auto file = zoned();
+  format::ScanRequest r;
+  r.columns = {"id", "name"};
+  r.selection = format::TakeRows{{49'999, 3, 3, 0, 12'345, 3}};
+  r.batch_rows = 4;
+  auto p = format::plan(file, round_trip(r));
+  REQUIRE(p.ok());
+  CHECK(p->units == 0);
+  CHECK(p->scan->dtype()->names == std::vector<std::string>{"id", "name"});
+  CHECK(ids(*p->scan) == std::vector<int64_t>{49'999, 3, 3, 0, 12'345, 3});
+  const auto stats = p->scan->stats();
+  CHECK(stats.batches == 2);  // 4 rows, then 2
+  CHECK(stats.rows == 6);
+  CHECK(format::position_after(*p->scan) == format::UnitPosition{});
+  // The same rows as VortexFile::take, strings included.
+  auto want = file->take(std::get<format::TakeRows>(r.selection).rows, r.columns,
+                         format::StringLayout::views);
+  REQUIRE(want.ok());
+  r.batch_rows = 0;
+  auto one = format::plan(file, r);
+  REQUIRE(one.ok());
+  auto got = one->scan->next();
+  REQUIRE(got.ok());
+  REQUIRE(got->has_value());
+  const format::Column& names = *(**got)->children[1];
+  const format::Column& want_names = *(*want)->children[1];
+  REQUIRE(names.length == want_names.length);
+  for (uint64_t i = 0; i < names.length; ++i) {
+    CHECK(format::string_at(names, i) == format::string_at(want_names, i));
+  }
+  CHECK(!*one->scan->next());  // batch_rows 0: one batch
+}
+
+TEST_CASE("a take of no rows yields one empty batch; a row past the end fails its first batch",
+          "[daemon][scan]") {
+  format::ScanRequest none;
+  none.selection = format::TakeRows{};
+  auto p = format::plan(zoned(), round_trip(none));
+  REQUIRE(p.ok());
+  auto b = p->scan->next();
+  REQUIRE(b.ok());
+  REQUIRE(b->has_value());
+  CHECK((**b)->length == 0);
+  CHECK(!*p->scan->next());
+
+  format::ScanRequest past;
+  past.selection = format::TakeRows{{5, 50'000}};
+  auto q = format::plan(zoned(), past);
+  REQUIRE(q.ok());  // planned without a read
+  auto e = q->scan->next();
+  REQUIRE(!e.ok());
+  CHECK(e.error().code() == Errc::invalid);
+  CHECK(e.error().describe().find("take index 50000 (position 1) is past the file's 50000 rows") !=
+        std::string::npos);
+
+  format::ScanRequest unknown;
+  unknown.columns = {"nope"};
+  unknown.selection = format::TakeRows{{1}};
+  CHECK(format::plan(zoned(), unknown).error().code() == Errc::not_found);
+  format::ScanRequest filtered;
+  filtered.filter = "id > 3";
+  filtered.selection = format::TakeRows{{1}};
+  CHECK(format::plan(zoned(), filtered).error().describe() ==
+        "invalid: a take reads the rows it names and has no filter (filter the rows first, or "
+        "scan with the filter)");
+}
+
+TEST_CASE("a Scan naming a selection this daemon does not know is invalid", "[daemon][scan]") {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbs::ScanBuilder b(fbb);
+  b.add_selection(static_cast<fbs::ScanSelection>(200));
+  fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::Scan, b.Finish().Union()));
+  const auto* scan = fbs::GetMessage(fbb.GetBufferPointer())->body_as_Scan();
+  REQUIRE(scan != nullptr);
+  auto r = from_fbs(*scan);
+  REQUIRE(!r.ok());
+  CHECK(r.error().describe() == "invalid: unknown scan selection 200");
 }
 
 }  // namespace oc::daemon

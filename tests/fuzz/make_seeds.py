@@ -96,6 +96,8 @@ def write_sessions():
                     record(frame("Cancel", {"scan": 4}), flags=2), record(frame("Close", {"file": 1}), flags=4),
                     hello, record(frame("StatusRequest", {}))],
         "ranges": [hello, open_fd, record(frame("Scan", {"request": 2, "file": 1, "ranges": [0, 2, 1, 3]}), flags=2)],
+        "take": [hello, open_fd, record(frame("Scan", {"request": 2, "file": 1, "selection": "Take",
+                                                       "take_rows": [2, 0, 2, 9], "batch_rows": 1}), flags=2)],
         "refused": [hello, record(frame("Open", {"request": 1, "uri": "/etc/shadow"})),
                     record(frame("Open", {"request": 2, "uri": "s3://bucket/key.vortex"})),
                     record(frame("List", {"request": 3, "pattern": "/etc/*"})),

@@ -36,6 +36,8 @@ def test_every_option_reaches_the_planner_unchanged():
         (ScanRequest(ranges=[]), _all(selection={"ranges": []})),
         (ScanRequest(device="cuda:3"), _all(device=3)),
         (ScanRequest(device="host-reference"), _all(device=-2)),
+        (ScanRequest(take_rows=[9, 2, 9, 2**62], columns=["a"]), _all(columns=["a"], selection={"rows": [9, 2, 9, 2**62]})),
+        (ScanRequest(take_rows=[]), _all(selection={"rows": []})),
     ]
     for request, want in cases:
         assert describe(request) == want, request
@@ -45,13 +47,18 @@ def test_a_malformed_request_is_refused_with_one_message():
     shard = Shard(world_size=1, num_workers=1)
     for request, message in [
         (ScanRequest(row_range=(0, 5), shard=shard),
-         "a scan reads every row, a row range, a shard or explicit ranges: one of them, not a row range and a shard"),
+         "a scan reads every row, a row range, a shard, explicit ranges or the rows of a take: one of them, "
+         "not a row range and a shard"),
         (ScanRequest(row_range=(0, 5), ranges=[(0, 1)], shard=shard),
          "one of them, not a row range and a shard and explicit ranges"),
         (ScanRequest(row_range=(9, 3)), "row range 9:3 is reversed (end before begin)"),
         (ScanRequest(ranges=[(0, 1), (8, 2)]), "range 1 (8:2) ends before it begins"),
         (ScanRequest(start=(1, 0)), "a start position counts the units of a shard or of explicit ranges"),
         (ScanRequest(shard=Shard(rank=3, world_size=2, num_workers=1)), "rank"),
+        (ScanRequest(ranges=[(0, 1)], take_rows=[0]), "not explicit ranges and the rows of a take"),
+        (ScanRequest(take_rows=[1], filter="a > 1"), "a take reads the rows it names and has no filter"),
+        (ScanRequest(take_rows=[1], device="cuda:0"), "a take decodes on the host, not on device 0"),
+        (ScanRequest(take_rows=[1], start=(0, 3)), "this scan reads the rows of a take"),
     ]:
         with pytest.raises(onecopy.OnecopyError) as e:
             describe(request)
@@ -60,5 +67,22 @@ def test_a_malformed_request_is_refused_with_one_message():
         describe(ScanRequest(strings="large"))
     with pytest.raises(ValueError):
         describe(ScanRequest(ranges=[(1, 2, 3)]))
+    with pytest.raises(ValueError):
+        describe(ScanRequest(take_rows=[3, -1]))
     with pytest.raises(TypeError):
         describe(ScanRequest(filter=42))
+
+
+def test_a_take_request_is_planned_in_process_as_in_the_daemon(tmp_path):
+    import pyarrow as pa
+    import vortex as vx
+
+    from onecopy._request import Source, start
+
+    path = str(tmp_path / "t.vortex")
+    vx.io.write(pa.table({"id": pa.array(range(1000), pa.int64()), "s": [f"v{i}" for i in range(1000)]}), path)
+    f = onecopy.open(path, daemon=False)
+    scan = start(Source.of_file(f._handle), ScanRequest(take_rows=[5, 999, 5], batch_rows=2, columns=["s"]))
+    batches = list(pa.RecordBatchReader.from_stream(scan))
+    assert [b.num_rows for b in batches] == [2, 1]
+    assert pa.Table.from_batches(batches).column("s").to_pylist() == ["v5", "v999", "v5"]
