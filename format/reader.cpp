@@ -71,14 +71,14 @@ Result<std::unique_ptr<Scan>> VortexFile::scan_here(const ScanOptions& options) 
 }
 
 Result<ColumnPtr> VortexFile::take(std::span<const uint64_t> rows,
-                                   const std::vector<std::string>& columns,
-                                   StringLayout strings) const {
-  return catch_all("take", [&] { return take_rows(rows, columns, strings); });
+                                   const std::vector<std::string>& columns, StringLayout strings,
+                                   ScanStats* read) const {
+  return catch_all("take", [&] { return take_rows(rows, columns, strings, read); });
 }
 
 Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
                                         const std::vector<std::string>& columns,
-                                        StringLayout strings) const {
+                                        StringLayout strings, ScanStats* read) const {
   for (size_t i = 0; i < rows.size(); ++i) {
     OC_EXPECT(rows[i] < row_count(), invalid,
               "take index {} (position {}) is past the file's {} rows", rows[i], i, row_count());
@@ -105,8 +105,16 @@ Result<ColumnPtr> VortexFile::take_rows(std::span<const uint64_t> rows,
   struct PutBack {
     SegmentCache& cache;
     uint64_t file;
-    ~PutBack() { TakeCache::process().put_back(file, cache.release_partials()); }
-  } put_back{cache, take_cache_id_};
+    ScanStats* read;
+    ~PutBack() {
+      TakeCache::process().put_back(file, cache.release_partials());
+      if (read) {  // what was fetched, however the take ends
+        read->segments_read += cache.segments_fetched();
+        read->bytes_read += cache.bytes_fetched();
+        read->fetch_ns += cache.take_wait_ns();
+      }
+    }
+  } put_back{cache, take_cache_id_, read};
   // Small segments are read whole, all at once; large ones in part, in rounds
   // (format/partial_segment.hpp): each round runs the take, then reads in one batch the bytes
   // it found missing. A dependency chain (tree, then views, then the strings they point to) is

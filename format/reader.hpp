@@ -158,10 +158,13 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
   /// strings in layout @p strings. Indices may be unsorted and repeat. Only the chunks that hold
   /// them are read, and within a chunk only those rows where the encoding allows; of large
   /// segments only the bytes the rows need, of which the process keeps some for this file's
-  /// next takes (format/take_cache.hpp). `Errc::invalid` for an index past the end.
+  /// next takes (format/take_cache.hpp). `Errc::invalid` for an index past the end. With
+  /// @p read, adds to it what the take fetched from the source (segments_read, bytes_read,
+  /// fetch_ns), as a scan counts it.
   [[nodiscard]] Result<ColumnPtr> take(std::span<const uint64_t> rows,
                                        const std::vector<std::string>& columns = {},
-                                       StringLayout strings = StringLayout::views) const;
+                                       StringLayout strings = StringLayout::views,
+                                       ScanStats* read = nullptr) const;
 
   /// Opens a reader over the whole layout tree (inspect, zone maps).
   [[nodiscard]] Result<std::unique_ptr<LayoutReader>> open_reader(SegmentCache& cache) const;
@@ -169,7 +172,7 @@ class VortexFile : public std::enable_shared_from_this<VortexFile> {
  private:
   [[nodiscard]] Result<ColumnPtr> take_rows(std::span<const uint64_t> rows,
                                             const std::vector<std::string>& columns,
-                                            StringLayout strings) const;
+                                            StringLayout strings, ScanStats* read) const;
   VortexFile(std::shared_ptr<SegmentSource> s, Footer f)
       : source_(std::move(s)), footer_(std::move(f)) {}
   std::shared_ptr<SegmentSource> source_;

@@ -92,7 +92,9 @@ def test_a_take_is_one_request_the_daemon_reads_as_a_take(daemon_env, sample):
     assert got.column("word").to_pylist() == [table.column("word")[i].as_py() for i in (7, 7, 19_999, 3)]
     # The daemon delivered the take's four rows: not the rows 3..19,999 that a scan of the row
     # ranges around them would, nor the three distinct rows that a gather here would repeat.
-    assert scan._cursor.stats()["rows"] == 4
+    stats = scan._cursor.stats()
+    assert stats["rows"] == 4 and stats["batches"] == 1
+    assert stats["bytes_read"] > 0  # what the daemon's take fetched, reported as a scan's
     # The daemon checks the rows as it takes them: the stream fails, as a scan's does mid-way.
     with pytest.raises(OSError, match="take index 20000 \\(position 1\\) is past the file's 20000 rows"):
         pa.table(daemon_env.client.take(path, [5, 20_000]))

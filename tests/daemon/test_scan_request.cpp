@@ -250,6 +250,7 @@ TEST_CASE("a take request reads its rows in its order, repeats kept, in batches 
   const auto stats = p->scan->stats();
   CHECK(stats.batches == 2);  // 4 rows, then 2
   CHECK(stats.rows == 6);
+  CHECK(stats.bytes_read > 0);  // what the take fetched, as a scan reports it
   CHECK(format::position_after(*p->scan) == format::UnitPosition{});
   // The same rows as VortexFile::take, strings included.
   auto want = file->take(std::get<format::TakeRows>(r.selection).rows, r.columns,
