@@ -229,8 +229,10 @@ Result<void> SegmentCache::read_pending_in_place(std::span<const ByteRange> rang
   OC_TRY(read);
   for (size_t k = 0; k < reads.size(); ++k) {
     read_owners[k]->mark_read(reads[k].offset, reads[k].length);
-    bytes_fetched_ += reads[k].length;
   }
+  // The bytes asked for, as a store's fetch counts them; the gaps merged in are the source's
+  // own count (SourceStats::bytes_read).
+  for (const ByteRange& r : ranges) bytes_fetched_ += r.length;
   return {};
 }
 

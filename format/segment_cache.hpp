@@ -53,7 +53,8 @@ class SegmentCache {
   [[nodiscard]] const Footer& footer() const { return footer_; }
   [[nodiscard]] SegmentSource& source() { return *source_; }
   /// Segments and bytes read from the source so far (those served from the footer's tail read
-  /// cost nothing and are not counted).
+  /// cost nothing and are not counted; of a take's partial segments, the bytes it asked for,
+  /// not the gaps merged into its reads).
   [[nodiscard]] uint64_t segments_fetched() const { return segments_fetched_; }
   [[nodiscard]] uint64_t bytes_fetched() const { return bytes_fetched_; }
   /// Nanoseconds take() spent waiting for a segment on its way or reading one on demand.

@@ -60,6 +60,11 @@ Result<void> SegmentSource::read_into(std::span<const ByteRange> ranges,
                                       std::span<uint8_t* const> dsts) {
   OC_EXPECT(ranges.size() == dsts.size(), invalid, "{}: {} ranges to read into {} places", name(),
             ranges.size(), dsts.size());
+  return read_each_into(ranges, dsts);
+}
+
+Result<void> SegmentSource::read_each_into(std::span<const ByteRange> ranges,
+                                           std::span<uint8_t* const> dsts) {
   OC_ASSIGN_OR_RETURN(std::vector<Buffer> bufs, read(ranges));
   for (size_t i = 0; i < ranges.size(); ++i) std::memcpy(dsts[i], bufs[i].data(), ranges[i].length);
   return {};
@@ -161,12 +166,10 @@ class CoalescedSource final : public SegmentSource {
     });
   }
 
-  Result<void> read_into(std::span<const ByteRange> ranges,
-                         std::span<uint8_t* const> dsts) override {
+  Result<void> read_each_into(std::span<const ByteRange> ranges,
+                              std::span<uint8_t* const> dsts) override {
     // An object the byte cache may hold is read through it, and copied.
-    if (!reader_->identity().version.empty()) return SegmentSource::read_into(ranges, dsts);
-    OC_EXPECT(ranges.size() == dsts.size(), invalid, "{}: {} ranges to read into {} places", name(),
-              ranges.size(), dsts.size());
+    if (!reader_->identity().version.empty()) return SegmentSource::read_each_into(ranges, dsts);
     OC_TRY(check(ranges));
     OC_TRY(reader_->read_merged_into(ranges, dsts));
     std::lock_guard lock(mu_);

@@ -82,10 +82,10 @@ class SegmentSource {
   /// Reads ranges[i] into dsts[i] (exactly ranges[i].length bytes there), merging none of them:
   /// for a caller that merged its ranges itself and owns the memory they land in (a take's
   /// partial segments, format/partial_segment.hpp), so that a local file's bytes arrive in
-  /// place, not through a buffer and a copy. Ranges past the end are `Errc::corrupt`. The
-  /// default reads through `read` and copies.
-  [[nodiscard]] virtual Result<void> read_into(std::span<const ByteRange> ranges,
-                                               std::span<uint8_t* const> dsts);
+  /// place, not through a buffer and a copy. Ranges past the end are `Errc::corrupt`; as many
+  /// places as ranges, else `Errc::invalid`.
+  [[nodiscard]] Result<void> read_into(std::span<const ByteRange> ranges,
+                                       std::span<uint8_t* const> dsts);
   /// @return a name for messages (path or URL).
   [[nodiscard]] virtual const std::string& name() const = 0;
   [[nodiscard]] virtual SourceStats stats() const = 0;
@@ -93,6 +93,11 @@ class SegmentSource {
   /// then a read costs a copy rather than a round trip, and a gap is worth merging only within
   /// a page. Sources that cannot tell say false.
   [[nodiscard]] virtual bool local() const { return false; }
+
+ protected:
+  /// `read_into` with as many places as ranges. The default reads through `read` and copies.
+  [[nodiscard]] virtual Result<void> read_each_into(std::span<const ByteRange> ranges,
+                                                    std::span<uint8_t* const> dsts);
 };
 
 /// One store's reads of one object: what `coalesced_source` needs besides the walk.

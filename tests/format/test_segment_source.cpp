@@ -69,6 +69,11 @@ TEST_CASE("read_into reads each range into its own place, merging none", "[forma
     const std::vector<ByteRange> past{{bytes.size() - 4, 8}};
     uint8_t* one[] = {out.data()};
     CHECK(src->read_into(past, one).error().code() == Errc::corrupt);
+    // A place for every range, or nothing is read.
+    auto short_of_places = src->read_into(ranges, one);
+    REQUIRE(!short_of_places.ok());
+    CHECK(short_of_places.error().code() == Errc::invalid);
+    CHECK(out[0] == 0xEE);
     if (src == *file) {
       // One read per range, each counted.
       CHECK(src->stats().reads - before.reads == 2);
