@@ -76,7 +76,9 @@ void print_status(std::ostream& out, const daemon::Status& s) {
       << " files dropped\n"
       << "metadata cache:    " << human_bytes(s.metadata_cache_bytes) << ", "
       << s.metadata_cache_hits << " hits, " << s.metadata_cache_misses << " misses, "
-      << s.manifest_fallbacks << " files outside a manifest\n";
+      << s.manifest_fallbacks << " files outside a manifest\n"
+      << "kept files:        " << s.kept_files << " open, " << s.kept_file_hits
+      << " opens served\n";
   if (s.gpu_devices == 0) {
     out << "GPU:               none\n";
   } else {

@@ -382,6 +382,11 @@ constexpr std::array kKnobs{
     Knob{"daemon_client_max_open_files", "ONECOPY_DAEMON_CLIENT_MAX_OPEN_FILES", "64",
          "Files one connection may have open (or opening); another Open is an Error reply.",
          OC_NUMBER_KNOB(daemon_client_max_open_files, 1, 65'536, false)},
+    Knob{"daemon_kept_files", "ONECOPY_DAEMON_KEPT_FILES", "64",
+         "Local files onecopyd keeps open after the Open that opened them, for the next Open of "
+         "the same path and unchanged file, by any client: its footer and what takes read of it "
+         "are ready (a descriptor each); 0 keeps none.",
+         OC_NUMBER_KNOB(daemon_kept_files, 0, 65'536, false)},
     Knob{"daemon_client_max_scans", "ONECOPY_DAEMON_CLIENT_MAX_SCANS", "16",
          "Scans one connection may have active at once; another Scan is an Error reply.",
          OC_NUMBER_KNOB(daemon_client_max_scans, 1, 65'536, false)},

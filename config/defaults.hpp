@@ -95,6 +95,7 @@ struct Defaults {
   uint32_t daemon_watchdog_ms;
   uint32_t daemon_worker_threads;
   uint32_t daemon_client_max_open_files;
+  uint32_t daemon_kept_files;
   uint32_t daemon_client_max_scans;
   uint64_t daemon_slab_bytes;
   uint64_t daemon_device_slab_bytes;

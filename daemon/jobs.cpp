@@ -41,7 +41,7 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
   auto descriptor = std::make_shared<UniqueFd>(std::move(fd));  // a std::function is copyable
   run_job<OpenedFile>(
       io_, s,
-      [uri, unit_rows, descriptor, public_only]() -> Result<OpenedFile> {
+      [uri, unit_rows, descriptor, public_only, kept = kept_]() -> Result<OpenedFile> {
         OpenedFile out;
         if (uri.starts_with("rados://") && !descriptor->valid()) {
           // With the daemon's Ceph identity; its scans run in the OSDs where they can.
@@ -49,8 +49,13 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
           OC_ASSIGN_OR_RETURN(out.file, net::open_rados_file(object));
         } else {
           std::shared_ptr<format::SegmentSource> source;
+          std::optional<KeptFileKey> key;
           if (descriptor->valid()) {
-            OC_ASSIGN_OR_RETURN(source, format::open_local_fd(descriptor->release(), uri));
+            key = KeptFileKey::of(descriptor->get(), uri);
+            if (key) out.file = kept->find(*key);
+            if (!out.file) {
+              OC_ASSIGN_OR_RETURN(source, format::open_local_fd(descriptor->release(), uri));
+            }
           } else {
             // A HEAD (the object's version, and that it is there to read), then the footer
             // from the metadata cache when it holds this version's.
@@ -61,6 +66,7 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
           }
           if (!out.file) {
             OC_ASSIGN_OR_RETURN(out.file, format::VortexFile::open(std::move(source)));
+            if (key) kept->keep(*key, out.file, wall_clock_ns());
           }
         }
         // Units read the layout tree: file work, here off the loop thread.

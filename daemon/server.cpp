@@ -51,6 +51,9 @@ uint64_t Server::descriptors() const {
 }
 
 bool Server::at_descriptor_budget(uint64_t extra) const {
+  if (descriptors() + extra < fd_budget_) return false;
+  if (kept_->size() == 0) return true;
+  kept_->clear();  // kept files are the first descriptors given back
   return descriptors() + extra >= fd_budget_;
 }
 
@@ -631,6 +634,8 @@ Status Server::status(const Peer* viewer) const {
   st.metadata_cache_misses = m.misses;
   st.metadata_cache_bytes = m.bytes;
   st.manifest_fallbacks = counters_.manifest_fallbacks;
+  st.kept_files = kept_->size();
+  st.kept_file_hits = kept_->hits();
   st.bytes_fetched = counters_.fetched->load();
   if (auto s3 = net::environment_client_if_made()) {
     st.s3_requests = s3->counters().requests.load();

@@ -30,6 +30,7 @@
 #include "config/error.hpp"
 #include "daemon/access.hpp"
 #include "daemon/counters.hpp"
+#include "daemon/kept_files.hpp"
 #include "daemon/rate.hpp"
 #include "daemon/session.hpp"
 #include "daemon/slab_pool.hpp"
@@ -162,6 +163,8 @@ class Server {
   uint64_t next_id_ = 1, next_serial_ = 1;
   Counters counters_;
   uint64_t fd_budget_ = UINT64_MAX, extra_fds_ = 0;
+  // Shared with the open jobs, which may outlive a session (daemon/kept_files.hpp).
+  std::shared_ptr<KeptFiles> kept_ = std::make_shared<KeptFiles>(cfg_.daemon_kept_files);
   kernels::DeviceInfo gpu_{};
   // After cfg_ and next_id_, which it reads.
   SlabPool pool_{cfg_, [this] { return next_id_++; }, [this] { pool_room(); }};

@@ -116,6 +116,11 @@ constexpr std::array kFields{
     Field{"manifest_fallbacks", "manifest_fallbacks_total", "counter",
           "Files of a dataset index that a manifest did not describe, read from their own footers.",
           &Status::manifest_fallbacks},
+    Field{"kept_files", "kept_files", "gauge",
+          "Local files kept open for the next Open of them (daemon_kept_files).",
+          &Status::kept_files},
+    Field{"kept_file_hits", "kept_file_hits_total", "counter", "Opens served from a kept file.",
+          &Status::kept_file_hits},
 };
 
 std::string value_of(const Status& s, const Field& f) {
@@ -150,7 +155,8 @@ void build_status_reply(flatbuffers::FlatBufferBuilder& fbb, const Status& s) {
       s.cache_bytes_from_memory, s.cache_bytes_from_disk, s.cache_bytes_from_store,
       s.cache_evictions, s.cache_memory_bytes, s.cache_memory_limit_bytes, s.cache_disk_bytes,
       s.cache_disk_limit_bytes, s.cache_disk_on, s.cache_disk_errors, s.cache_disk_dropped,
-      s.metadata_cache_hits, s.metadata_cache_misses, s.metadata_cache_bytes, s.manifest_fallbacks);
+      s.metadata_cache_hits, s.metadata_cache_misses, s.metadata_cache_bytes, s.manifest_fallbacks,
+      s.kept_files, s.kept_file_hits);
   fbb.Finish(fbs::CreateMessage(fbb, fbs::Body::StatusReply, reply.Union()));
 }
 
@@ -203,6 +209,8 @@ Status status_from_reply(const fbs::StatusReply& r) {
   s.metadata_cache_misses = r.metadata_cache_misses();
   s.metadata_cache_bytes = r.metadata_cache_bytes();
   s.manifest_fallbacks = r.manifest_fallbacks();
+  s.kept_files = r.kept_files();
+  s.kept_file_hits = r.kept_file_hits();
   if (r.devices()) {
     for (const fbs::DeviceStatus* d : *r.devices()) {
       s.devices.push_back({d->device(), d->share() ? d->share()->str() : "", d->memory_held_bytes(),

@@ -91,6 +91,8 @@ struct Status {
   uint64_t metadata_cache_bytes = 0;   ///< Footer bytes the metadata cache holds.
   uint64_t manifest_fallbacks = 0;  ///< Files of a dataset index that a manifest did not describe,
                                     ///< read from their own footers.
+  uint64_t kept_files = 0;          ///< Local files kept open for the next Open of them.
+  uint64_t kept_file_hits = 0;      ///< Opens served from a kept file.
   /// The CUDA devices device scans have used, with their rates (JSON "devices").
   std::vector<DeviceStatus> devices;
   /// The scans the asking client may see: its own user's (every user's for root), running and

@@ -19,7 +19,9 @@ Contenders:
   start from what earlier ones read: format/take_cache.hpp).
 - in-process, open + take: the file opened for every take, as onecopyd opens it for every
   request.
-- onecopyd take: RemoteFile.take(rows), one take request (format/scan_request.hpp TakeRows).
+- onecopyd take: RemoteFile.take(rows), one take request (format/scan_request.hpp TakeRows),
+  each on a connection and an Open of its own; onecopyd keeps the file open between them
+  (daemon/kept_files.hpp), so a take starts from what earlier ones read, as in process.
 - onecopyd row ranges + gather (baseline): the row ranges around the rows (runs of rows closer
   than 64 merged) scanned in one request, and the rows gathered from those batches here with
   onecopy.Batches, as RemoteFile.take did before the take request.

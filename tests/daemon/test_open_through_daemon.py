@@ -7,6 +7,7 @@ onecopy.open and onecopy.torch.Dataset alike."""
 
 import os
 import socket
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -150,3 +151,41 @@ def test_daemon_true_without_a_daemon_says_so(sample, monkeypatch):
     with pytest.raises(onecopy.OnecopyError, match="no onecopyd serves this machine") as e:
         onecopy.open(sample[0], daemon=True)
     assert e.value.code == "not_found"
+
+
+@pytest.mark.parametrize("kept", [64, 0])
+def test_the_daemon_keeps_a_local_file_for_the_next_open_of_it(tmp_path, kept):
+    """onecopyd keeps a file a client opened (daemon/kept_files.hpp): the next take of it, from
+    another connection, starts from what the first one read. A file rewritten at the same path
+    is another file, and one changed in the last two seconds is not kept."""
+    path = str(tmp_path / "kept.vortex")
+    rng = np.random.default_rng(3)
+    vx.io.write(pa.table({"v": pa.array(rng.random(50_000))}), path)
+    time.sleep(2.1)  # a file changed in the last two seconds is not kept (racy)
+    d = Daemon(tmp_path, env={"ONECOPY_TAKE_PARTIAL_SEGMENT_BYTES": "1KiB", "ONECOPY_DAEMON_KEPT_FILES": str(kept)})
+    try:
+        idx = [3, 40_001, 17_000]
+        read = []
+        for _ in range(2):  # each take is a connection, an Open and a Scan of its own
+            scan = d.client.take(path, idx)
+            assert pa.table(scan).column("v").to_pylist() == pa.table(vx.open(path).to_arrow()).column(
+                "v").take(pa.array(idx)).to_pylist()
+            read.append(scan._cursor.stats()["bytes_read"])
+        assert read[0] > 0
+        status = d.client.status()
+        if kept:
+            assert read[1] < read[0]  # the partial segments the first take read were there
+            assert (status["kept_files"], status["kept_file_hits"]) == (1, 1)
+        else:
+            assert read[1] == read[0]
+            assert (status["kept_files"], status["kept_file_hits"]) == (0, 0)
+        os.unlink(path)
+        vx.io.write(pa.table({"v": pa.array(-rng.random(50_000))}), path)
+        read = []
+        for _ in range(2):
+            scan = d.client.take(path, idx)
+            assert all(v < 0 for v in pa.table(scan).column("v").to_pylist())  # the new file's rows
+            read.append(scan._cursor.stats()["bytes_read"])
+        assert read[0] == read[1] > 0  # just written: not kept
+    finally:
+        d.stop()
