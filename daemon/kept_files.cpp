@@ -41,8 +41,8 @@ void KeptFiles::keep(const KeptFileKey& key, std::shared_ptr<format::VortexFile>
   if (capacity_ == 0 || now_ns - std::max(key.modified_ns, key.changed_ns) < kRacyNs) return;
   std::shared_ptr<format::VortexFile> dropped;  // closed outside the lock
   std::lock_guard lock(mu_);
-  if (auto it = by_key_.find(key); it != by_key_.end()) {
-    it->second->second = std::move(file);
+  if (auto it = by_key_.find(key); it != by_key_.end()) {  // two opens raced: keep the later
+    dropped = std::exchange(it->second->second, std::move(file));
     lru_.splice(lru_.begin(), lru_, it->second);
     return;
   }

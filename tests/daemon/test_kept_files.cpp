@@ -69,6 +69,10 @@ TEST_CASE("kept files past the capacity go least recently opened first; 0 keeps 
   CHECK(kept.find(b) == nullptr);
   CHECK(kept.find(a) != nullptr);
   CHECK(kept.find(c) != nullptr);
+  const auto later_open = open_seed();  // two opens of one file raced: the later is kept
+  kept.keep(a, later_open, later);
+  CHECK(kept.size() == 2);
+  CHECK(kept.find(a) == later_open);
   KeptFiles none(0);
   none.keep(a, open_seed(), later);
   CHECK(none.size() == 0);
