@@ -51,8 +51,11 @@ void Server::open_async(Session& s, uint64_t request, std::string uri, uint64_t 
           std::shared_ptr<format::SegmentSource> source;
           std::optional<KeptFileKey> key;
           if (descriptor->valid()) {
-            key = KeptFileKey::of(descriptor->get(), uri);
-            if (key) out.file = kept->find(*key);
+            // Checked before a kept file is looked for: only a descriptor open for reading
+            // reaches what another client's reads left.
+            OC_ASSIGN_OR_RETURN(struct stat st, format::readable_fd_status(descriptor->get(), uri));
+            key = KeptFileKey::of(st, uri);
+            out.file = kept->find(*key);
             if (!out.file) {
               OC_ASSIGN_OR_RETURN(source, format::open_local_fd(descriptor->release(), uri));
             }

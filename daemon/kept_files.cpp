@@ -8,9 +8,7 @@
 
 namespace oc::daemon {
 
-std::optional<KeptFileKey> KeptFileKey::of(int fd, std::string path) {
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return std::nullopt;
+KeptFileKey KeptFileKey::of(const struct stat& st, std::string path) {
   constexpr int64_t kNs = 1'000'000'000;
   return KeptFileKey{std::move(path),
                      st.st_dev,

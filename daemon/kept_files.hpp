@@ -42,8 +42,9 @@ struct KeptFileKey {
   off_t size = 0;
   int64_t modified_ns = 0, changed_ns = 0;
 
-  /// The key of @p fd, opened by a client as @p path; nullopt when fstat fails.
-  [[nodiscard]] static std::optional<KeptFileKey> of(int fd, std::string path);
+  /// The key of a descriptor whose status is @p st (format::readable_fd_status: a regular file
+  /// open for reading), opened by a client as @p path.
+  [[nodiscard]] static KeptFileKey of(const struct stat& st, std::string path);
   friend auto operator<=>(const KeptFileKey&, const KeptFileKey&) = default;
 };
 

@@ -426,25 +426,29 @@ Result<std::shared_ptr<SegmentSource>> open_local_file(const std::string& path) 
   return open_local_fd(fd.release(), path);
 }
 
-Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name) {
+Result<struct stat> readable_fd_status(int fd, const std::string& name) {
   struct stat st {};
   const int flags = ::fcntl(fd, F_GETFL);
-  Result<void> fit;
-  if (flags < 0 || ::fstat(fd, &st) != 0) {
-    fit = errno_error(errno, "stat " + name, __FILE__, __LINE__);
-  } else if ((flags & O_PATH) != 0 || (flags & O_ACCMODE) == O_WRONLY) {
-    fit = OC_ERROR(Errc::invalid, "{}: the descriptor is not open for reading", name);
-  } else if (!S_ISREG(st.st_mode)) {
-    fit = OC_ERROR(Errc::invalid, "{} is {}, not a Vortex file", name, file_type(st.st_mode));
-  }
-  if (!fit.ok()) {
+  if (flags < 0 || ::fstat(fd, &st) != 0)
+    return errno_error(errno, "stat " + name, __FILE__, __LINE__);
+  OC_EXPECT((flags & O_PATH) == 0 && (flags & O_ACCMODE) != O_WRONLY, invalid,
+            "{}: the descriptor is not open for reading", name);
+  OC_EXPECT(S_ISREG(st.st_mode), invalid, "{} is {}, not a Vortex file", name,
+            file_type(st.st_mode));
+  return st;
+}
+
+Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name) {
+  auto st = readable_fd_status(fd, name);
+  if (!st.ok()) {
     ::close(fd);
-    return std::move(fit.error());
+    return std::move(st.error());
   }
   // A descriptor a client passed may still be non-blocking: see open_readable_file.
-  if ((flags & O_NONBLOCK) != 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0 && (flags & O_NONBLOCK) != 0) (void)::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return coalesced_source(
-      std::make_unique<LocalFileReader>(fd, static_cast<uint64_t>(st.st_size), std::move(name)));
+      std::make_unique<LocalFileReader>(fd, static_cast<uint64_t>(st->st_size), std::move(name)));
 }
 
 std::shared_ptr<SegmentSource> coalesced_source(std::unique_ptr<RangeReader> reader) {

@@ -15,6 +15,8 @@
 /// the ranges the cache does not hold.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -154,6 +156,10 @@ class RangeReader {
 /// closed on failure too. `invalid` unless @p fd is a regular file open for reading (not
 /// O_PATH, not write-only): a FIFO, device, socket or directory is refused before any read.
 [[nodiscard]] Result<std::shared_ptr<SegmentSource>> open_local_fd(int fd, std::string name);
+
+/// The status of @p fd when it is what `open_local_fd` accepts (a regular file open for
+/// reading), else its error, naming @p name; @p fd stays open either way.
+[[nodiscard]] Result<struct stat> readable_fd_status(int fd, const std::string& name);
 
 /// @return how many local-file sources (each holding one descriptor) exist in this process.
 [[nodiscard]] uint64_t open_local_sources() noexcept;

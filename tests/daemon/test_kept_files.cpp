@@ -9,6 +9,7 @@
 
 #include "config/fd.hpp"
 #include "daemon/kept_files.hpp"
+#include "format/segment_source.hpp"
 #include "tests/format/seed_files.hpp"
 
 namespace oc::daemon {
@@ -25,9 +26,9 @@ std::shared_ptr<format::VortexFile> open_seed() {
 KeptFileKey key_of(const std::string& path) {
   UniqueFd fd(::open(test::seed_path("zoned.vortex").c_str(), O_RDONLY | O_CLOEXEC));
   REQUIRE(fd.valid());
-  auto key = KeptFileKey::of(fd.get(), path);
-  REQUIRE(key.has_value());
-  return *key;
+  auto st = format::readable_fd_status(fd.get(), path);
+  REQUIRE(st.ok());
+  return KeptFileKey::of(*st, path);
 }
 
 }  // namespace

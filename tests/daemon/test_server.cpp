@@ -185,6 +185,23 @@ TEST_CASE("a FIFO, a directory or a write-only descriptor is refused at once", "
   ::rmdir(dir);
 }
 
+TEST_CASE("a kept file reaches only a descriptor open for reading", "[daemon][server]") {
+  Harness h;
+  h.hello();
+  oc::UniqueFd readable(::open(kFile.c_str(), O_RDONLY | O_CLOEXEC));
+  oc::UniqueFd path_only(::open(kFile.c_str(), O_PATH | O_CLOEXEC));
+  h.open(1, "kept", readable.get());
+  REQUIRE(h.next().message()->body_as_Opened());
+  // The checked-in file is older than the two seconds a file must be to be kept.
+  REQUIRE(h.server().status().kept_files == 1);
+  h.open(2, "kept", path_only.get());  // the same path to the same file, but no read access
+  CHECK(error_of(h.next()).find("not open for reading") != std::string::npos);
+  CHECK(h.server().status().kept_file_hits == 0);
+  h.open(3, "kept", readable.get());
+  REQUIRE(h.next().message()->body_as_Opened());
+  CHECK(h.server().status().kept_file_hits == 1);
+}
+
 TEST_CASE("a file passed by descriptor opens, scans and ends", "[daemon][server]") {
   Harness h;
   h.hello();
