@@ -125,11 +125,15 @@ oc::Result<oc::format::ScanRequest> request_of(const onecopy_scan_options* o) {
               "the scan options set fields this library ({}, {} bytes of options) does not know",
               OC_VERSION, kKnown);
   }
+  constexpr uint32_t kScanFlags = ONECOPY_STRING_OFFSETS | ONECOPY_ROW_NUMBERS;
+  OC_EXPECT((o->flags & ~kScanFlags) == 0, unsupported,
+            "scan flags {:#x} include some this library ({}) does not know", o->flags, OC_VERSION);
   oc::format::ScanRequest r;
   r.columns = column_list(o->columns, o->ncolumns);
   if (o->filter != nullptr) r.filter = o->filter;
   r.batch_rows = o->batch_rows;
   r.strings = strings_of(o->flags);
+  r.row_numbers = (o->flags & ONECOPY_ROW_NUMBERS) != 0;
   r.device =
       o->device == ONECOPY_DEVICE_HOST_REFERENCE ? oc::format::kHostReferenceDevice : o->device;
   r.start = {o->start_unit, o->start_rows};

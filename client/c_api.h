@@ -40,6 +40,9 @@ enum {
    * that index the bytes, instead of Arrow string views ("vu", "vz": the default, which copies
    * no value where the file holds views or a dictionary). */
   ONECOPY_STRING_OFFSETS = 1,
+  /* Scans only: a last column "_row_number" (u64) holds each delivered row's number in the
+   * file, so that a caller learns which rows its filter kept. Host scans, not a take. */
+  ONECOPY_ROW_NUMBERS = 2,
 };
 
 typedef struct onecopy_file onecopy_file;
@@ -101,7 +104,7 @@ typedef struct onecopy_scan_options {
   size_t ncolumns;
   const char* filter;         /* SQL WHERE predicate (format/expr.hpp); NULL or "": every row */
   uint64_t batch_rows;        /* the largest batch; 0: the file's natural splits */
-  uint32_t flags;             /* ONECOPY_STRING_OFFSETS or 0 (a device scan: always offsets) */
+  uint32_t flags;             /* ONECOPY_STRING_OFFSETS (device: always), ONECOPY_ROW_NUMBERS */
   const uint64_t* row_range;  /* NULL, or {begin, end}: rows [begin, end), end UINT64_MAX: all */
   const onecopy_shard* shard; /* NULL, or the shard whose units are read */
   const uint64_t* ranges;     /* NULL, or 2 * nranges values: (begin, end) pairs, in order */

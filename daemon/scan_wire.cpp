@@ -36,6 +36,7 @@ flatbuffers::Offset<fbs::Scan> to_fbs(flatbuffers::FlatBufferBuilder& fbb, uint6
   b.add_start_rows(r.start.rows);
   b.add_string_offsets(r.strings == format::StringLayout::offsets);
   b.add_device(r.device);
+  b.add_row_numbers(r.row_numbers);
   // The fields clients before `selection` send are filled in too, so that an older daemon reads
   // the same request.
   std::visit(
@@ -79,6 +80,7 @@ Result<format::ScanRequest> from_fbs(const fbs::Scan& scan) {
   r.strings = scan.string_offsets() ? format::StringLayout::offsets : format::StringLayout::views;
   r.device = scan.device();
   r.start = {scan.start_unit(), scan.start_rows()};
+  r.row_numbers = scan.row_numbers();
 
   const auto* flat = scan.ranges();
   OC_EXPECT(flat == nullptr || flat->size() % 2 == 0, invalid,

@@ -65,7 +65,14 @@ struct ScanOptions {
   /// output columns as host columns after filtering; batches hold what it returns. Null: every
   /// column is decoded here, into host memory.
   std::shared_ptr<ChunkDecoder> chunk_decoder;
+  /// Appends the column `kRowNumberColumn` (u64, no nulls): each delivered row's number in the
+  /// file, so that a caller learns which rows a filter kept (and can take them later). Host
+  /// scans only; a file with a top-level field of that name refuses it.
+  bool row_numbers = false;
 };
+
+/// The name of the column `ScanOptions::row_numbers` appends.
+inline constexpr const char* kRowNumberColumn = "_row_number";
 
 /// What a scan did (for `onecopy scan --explain` and tests). Times are wall nanoseconds.
 struct ScanStats {

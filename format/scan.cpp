@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <numeric>
 #include <tuple>
 
 #include "config/defaults.hpp"
@@ -128,6 +129,7 @@ class FileScan final : public Scan {
                 batch_rows, max_pieces);
       for (uint64_t s = b; s < e; s += step) splits_.emplace_back(s, std::min(e, s + step));
     }
+    if (opts_.row_numbers) OC_TRY(add_row_number_field());
     group_splits();
     return {};
   }
@@ -236,19 +238,21 @@ class FileScan final : public Scan {
     for (size_t k = first; k < last; ++k) {
       out[k - first] = catch_all("scan", [&]() -> Result<std::optional<ColumnPtr>> {
         OC_ASSIGN_OR_RETURN(ColumnPtr rest, rest_.to_batch(std::move((*cols)[k - first])));
-        return batch_of(nullptr, rest, false, Mask{}, windows[k - first].size());
+        const RowWindow& w = windows[k - first];
+        return batch_of(nullptr, rest, false, Mask{}, w.begin, w.size());
       });
       if (!out[k - first]->ok()) break;  // the splits after it are not delivered
     }
     return true;
   }
 
-  // The batch of a split of @p len rows from the filter reader's columns @p filtered and the
-  // others' @p rest (already filtered when @p rest_filtered), with strings as the scan delivers
-  // them.
+  // The batch of the split of @p len rows from row @p first from the filter reader's columns
+  // @p filtered and the others' @p rest (already filtered when @p rest_filtered), with strings
+  // as the scan delivers them.
   Result<std::optional<ColumnPtr>> batch_of(const ColumnPtr& filtered, const ColumnPtr& rest,
-                                            bool rest_filtered, const Mask& mask, uint64_t len) {
-    OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, len));
+                                            bool rest_filtered, const Mask& mask, uint64_t first,
+                                            uint64_t len) {
+    OC_ASSIGN_OR_RETURN(ColumnPtr batch, assemble(filtered, rest, rest_filtered, mask, first, len));
     if (opts_.chunk_decoder) OC_TRY(opts_.chunk_decoder->finish_split());
     // Decoders give strings in the layout that was cheapest for them; the batch has one.
     OC_ASSIGN_OR_RETURN(batch, with_string_layout(batch, opts_.strings));
@@ -293,7 +297,7 @@ class FileScan final : public Scan {
       OC_ASSIGN_OR_RETURN(rest, rest_.to_batch(std::move(col)));
     }
     StageTimer t(stats.decode_ns);
-    return batch_of(filtered, rest, rest_filtered, mask, e - b);
+    return batch_of(filtered, rest, rest_filtered, mask, b, e - b);
   }
 
   // Numbers each split by its independent group: splits between two rows where every reader's
@@ -534,15 +538,54 @@ class FileScan final : public Scan {
     mask.count = count;
   }
 
-  // The output batch: each projected column from whichever reader read it, filtered by the mask
-  // (@p rest_filtered: rest holds only the surviving rows already).
+  // Appends the row number field to the output type (ScanOptions::row_numbers), after the
+  // filter is planned: it is no column of the file, so nothing reads it.
+  Result<void> add_row_number_field() {
+    OC_EXPECT(!opts_.chunk_decoder, unsupported,
+              "row numbers come from a host scan, not from one decoded elsewhere");
+    std::vector<std::string> names = dtype_->names;
+    OC_EXPECT(std::find(names.begin(), names.end(), kRowNumberColumn) == names.end(), invalid,
+              "the file has a column named {}: it cannot also carry row numbers under that name",
+              kRowNumberColumn);
+    std::vector<DTypePtr> fields = dtype_->children;
+    names.emplace_back(kRowNumberColumn);
+    fields.push_back(DType::make_primitive(PType::u64, false));
+    dtype_ = DType::make_struct(std::move(names), std::move(fields), false);
+    return {};
+  }
+
+  // The row numbers of a split of @p len rows from row @p first: all of them, or those @p mask
+  // keeps.
+  static ColumnPtr row_number_column(uint64_t first, uint64_t len, const Mask* mask) {
+    std::vector<uint64_t> kept;
+    if (mask) kept = kept_rows(*mask, first);
+    const uint64_t n = mask ? kept.size() : len;
+    Buffer values = Buffer::allocate_array_for_overwrite(n, sizeof(uint64_t));
+    auto* v = reinterpret_cast<uint64_t*>(values.mutable_data());
+    if (mask) {
+      std::copy(kept.begin(), kept.end(), v);
+    } else {
+      std::iota(v, v + n, first);
+    }
+    auto col = std::make_shared<Column>();
+    col->dtype = DType::make_primitive(PType::u64, false);
+    col->length = n;
+    col->buffers.push_back(std::move(values));
+    return col;
+  }
+
+  // The output batch of the split of @p len rows from row @p first: each projected column from
+  // whichever reader read it, filtered by the mask (@p rest_filtered: rest holds only the
+  // surviving rows already), then the row numbers when asked for.
   Result<ColumnPtr> assemble(const ColumnPtr& filtered, const ColumnPtr& rest, bool rest_filtered,
-                             const Mask& mask, uint64_t len) {
+                             const Mask& mask, uint64_t first, uint64_t len) {
     const bool all = !filtering() || mask.count == len;
     auto out = std::make_shared<Column>();
     out->dtype = dtype_;
     out->length = all ? len : mask.count;
-    for (const auto& name : dtype_->names) {
+    const size_t read_fields = dtype_->names.size() - (opts_.row_numbers ? 1 : 0);
+    for (size_t f = 0; f < read_fields; ++f) {
+      const std::string& name = dtype_->names[f];
       ColumnPtr col;
       bool done = all;
       for (const auto& [reader, batch, pre] :
@@ -562,6 +605,9 @@ class FileScan final : public Scan {
         OC_ASSIGN_OR_RETURN(col, opts_.chunk_decoder->place(std::move(col), nullptr));
       }
       out->children.push_back(std::move(col));
+    }
+    if (opts_.row_numbers) {
+      out->children.push_back(row_number_column(first, len, all ? nullptr : &mask));
     }
     return ColumnPtr(std::move(out));
   }

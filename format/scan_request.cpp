@@ -34,7 +34,10 @@ Result<void> ScanRequest::validate() const {
               "with the filter)");
     OC_EXPECT(device == kHostDevice, invalid, "a take decodes on the host, not on device {}",
               device);
+    OC_EXPECT(!row_numbers, invalid, "a take's rows are the ones it names: it has no row numbers");
   }
+  OC_EXPECT(!row_numbers || device == kHostDevice, invalid,
+            "row numbers come from a host scan, not from one on device {}", device);
   OC_EXPECT(device >= kHostReferenceDevice, invalid,
             "device {} is neither a CUDA device nor "
             "the host",
@@ -81,9 +84,10 @@ std::string ScanRequest::to_json() const {
                  },
              },
              selection);
-  out += fmt::format(", \"strings\": \"{}\", \"device\": {}, \"start\": [{}, {}]}}",
-                     strings == StringLayout::offsets ? "offsets" : "views", device, start.unit,
-                     start.rows);
+  out += fmt::format(
+      ", \"strings\": \"{}\", \"device\": {}, \"start\": [{}, {}], \"row_numbers\": {}}}",
+      strings == StringLayout::offsets ? "offsets" : "views", device, start.unit, start.rows,
+      row_numbers);
   return out;
 }
 
@@ -122,6 +126,7 @@ Result<PlannedScan> plan(std::shared_ptr<const VortexFile> file, const ScanReque
   opts.batch_rows = request.batch_rows;
   opts.strings = request.strings;
   opts.splits_in_flight = how.splits_in_flight;
+  opts.row_numbers = request.row_numbers;
   const bool on_device = request.device != kHostDevice;
   if (on_device) {
     OC_EXPECT(how.device_decoder != nullptr, invalid,

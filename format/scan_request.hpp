@@ -89,6 +89,9 @@ struct ScanRequest {
   int32_t device = kHostDevice;
   /// With a shard or ranges: where to start (a position a cursor reported).
   UnitPosition start;
+  /// Appends each delivered row's number in the file as the column `kRowNumberColumn`
+  /// (ScanOptions::row_numbers): which rows a filter kept. Host scans only, not a take.
+  bool row_numbers = false;
 
   /// @return whether the scan reads units (a shard or ranges) and so reports positions.
   [[nodiscard]] bool reads_units() const noexcept {
@@ -97,12 +100,13 @@ struct ScanRequest {
   }
   /// `invalid`, saying what is wrong, for a reversed row range or unit range, a shard spec that
   /// format::validate refuses, a start without units to start in, a device number below
-  /// `kHostReferenceDevice`, or a take with a filter or a device. Columns and the filter are
+  /// `kHostReferenceDevice`, a take with a filter, a device or row numbers, or row numbers on a
+  /// device. Columns and the filter are
   /// checked when the scan is planned, against the file.
   [[nodiscard]] Result<void> validate() const;
   /// @return the request as one JSON object (`onecopy_scan_request_json`): columns, filter,
   /// batch_rows, selection ({"all": true}, {"row_range": [b, e]}, {"shard": {...}} or
-  /// {"ranges": [[b, e], ...]} or {"rows": [r, ...]}), strings, device and start.
+  /// {"ranges": [[b, e], ...]} or {"rows": [r, ...]}), strings, device, start and row_numbers.
   [[nodiscard]] std::string to_json() const;
 
   friend bool operator==(const ScanRequest&, const ScanRequest&) = default;

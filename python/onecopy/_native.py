@@ -133,11 +133,14 @@ class VortexFile:
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
-                    device: str = "cpu"):
+                    device: str = "cpu", row_numbers: bool = False):
         """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
-        no batch spans two ranges. `device` as scan()'s."""
+        no batch spans two ranges. `device` as scan()'s. With `row_numbers`, each batch ends with
+        the column "_row_number" (uint64): its rows' numbers in the file, the rows `filter` kept
+        (on the host only)."""
         return start(Source.of_file(self._handle), ScanRequest(columns, filter, batch_rows, ranges=ranges,
-                                                               strings=strings, device=device))
+                                                               strings=strings, device=device,
+                                                               row_numbers=row_numbers))
 
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views") -> Scan:
         """Rows `indices` (any order, repeats allowed; a numpy array works) of `columns` (all when
@@ -326,13 +329,14 @@ class Client:
 
     def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
-                    device: str = "cpu"):
+                    device: str = "cpu", row_numbers: bool = False):
         """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
         decodes ahead across them. With device="cuda:N", a DeviceScan as scan()'s. No ranges
-        read no rows (the schema and nothing else)."""
+        read no rows (the schema and nothing else). `row_numbers` as VortexFile.scan_ranges'."""
         if device == "host-reference":
             raise ValueError('device="host-reference" runs in this process only; onecopyd decodes on its GPUs')
-        request = ScanRequest(columns, filter, batch_rows, ranges=ranges, strings=strings, device=device)
+        request = ScanRequest(columns, filter, batch_rows, ranges=ranges, strings=strings, device=device,
+                              row_numbers=row_numbers)
         return self._start(path, request)[0]
 
     def take(self, path: str, rows: Sequence[int], columns: Optional[Sequence[str]] = None,

@@ -70,9 +70,10 @@ class RemoteFile:
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
-                    device: str = "cpu"):
+                    device: str = "cpu", row_numbers: bool = False):
         """VortexFile.scan_ranges, decoded by the daemon."""
-        return self._client.scan_ranges(self.path, ranges, columns, filter, batch_rows, strings, device)
+        return self._client.scan_ranges(self.path, ranges, columns, filter, batch_rows, strings, device,
+                                        row_numbers)
 
     def take(self, indices: Iterable[int], columns: Optional[Sequence[str]] = None, strings: str = "views"):
         """VortexFile.take through the daemon: one take request, which the daemon reads as the

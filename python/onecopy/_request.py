@@ -22,6 +22,8 @@ from onecopy.expr import Expr
 
 HOST = -1  # ONECOPY_DEVICE_HOST
 ONECOPY_STRING_OFFSETS = 1
+ONECOPY_ROW_NUMBERS = 2
+ROW_NUMBER_COLUMN = "_row_number"
 _TO_END = 2**64 - 1
 
 
@@ -116,7 +118,9 @@ class ScanRequest:
     (begin, end), `shard` (a Shard), `ranges` ((begin, end) pairs read in order) or `take_rows`
     (row numbers, in order, repeats kept: a take, with no filter, on the host), one of them; a
     shard or ranges start at `start`, a (unit, rows) position a cursor reported. `strings` as
-    VortexFile.scan's; `device` "cpu", "cuda[:N]" or "host-reference"."""
+    VortexFile.scan's; `device` "cpu", "cuda[:N]" or "host-reference"; `row_numbers` appends the
+    column ROW_NUMBER_COLUMN (uint64), each delivered row's number in the file (a host scan,
+    not a take)."""
 
     columns: Optional[Sequence[str]] = None
     filter: Union[str, Expr, None] = None
@@ -128,6 +132,7 @@ class ScanRequest:
     start: tuple[int, int] = (0, 0)
     strings: str = "views"
     device: str = "cpu"
+    row_numbers: bool = False
 
     def reads_units(self) -> bool:
         return self.shard is not None or self.ranges is not None
@@ -142,7 +147,8 @@ class ScanRequest:
         cols, ncols = column_array(self.columns)
         keep.append(cols)
         opts = _Options(size=ctypes.sizeof(_Options), columns=cols, ncolumns=ncols, filter=filter_text(self.filter),
-                        batch_rows=int(self.batch_rows or 0), flags=string_flags(self.strings),
+                        batch_rows=int(self.batch_rows or 0),
+                        flags=string_flags(self.strings) | (ONECOPY_ROW_NUMBERS if self.row_numbers else 0),
                         start_unit=int(self.start[0]), start_rows=int(self.start[1]), device=self.device_index(),
                         consumer_stream=consumer)
         if self.row_range is not None:

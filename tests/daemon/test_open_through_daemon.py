@@ -102,6 +102,19 @@ def test_a_take_is_one_request_the_daemon_reads_as_a_take(daemon_env, sample):
     assert pa.table(daemon_env.client.take(path, [])).num_rows == 0
 
 
+def test_row_numbers_come_through_the_daemon(daemon_env, sample):
+    path, table = sample
+    ranges = [(19_000, 20_000), (5, 900)]
+    kw = {"columns": ["word"], "filter": "score > 0.8", "row_numbers": True}
+    got = pa.table(onecopy.open(path).scan_ranges(ranges, **kw))
+    assert got.equals(pa.table(onecopy.open(path, daemon=False).scan_ranges(ranges, **kw)))
+    score = table.column("score").to_numpy()
+    want = [r for b, e in ranges for r in range(b, e) if score[r] > 0.8]
+    assert got.schema.names == ["word", "_row_number"]
+    assert got.column("_row_number").to_pylist() == want
+    assert got.column("word").to_pylist() == [table.column("word")[r].as_py() for r in want]
+
+
 def test_reading_in_this_process_is_opt_in(daemon_env, sample, monkeypatch):
     path, _ = sample
     assert isinstance(onecopy.open(path, daemon=False), onecopy.VortexFile)

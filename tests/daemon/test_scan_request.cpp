@@ -190,6 +190,7 @@ TEST_CASE("a scan request crosses the wire unchanged", "[daemon][scan][wire]") {
   requests[1].batch_rows = 77;
   requests[1].selection = format::RowRange{5, 9};
   requests[1].strings = format::StringLayout::offsets;
+  requests[1].row_numbers = true;
   requests[2].selection = format::RowRange{};  // to the end
   requests[3].selection = format::ShardSelection{{.rank = 1,
                                                   .world_size = 3,

@@ -10,6 +10,7 @@
 #include "format/expr_eval.hpp"
 #include "format/expr_parser.hpp"
 #include "format/reader.hpp"
+#include "format/scan_request.hpp"
 #include "tests/format/seed_files.hpp"
 
 namespace oc::format {
@@ -279,6 +280,100 @@ TEST_CASE("filters on mixed.vortex match row-by-row evaluation", "[format][scan]
       CHECK(run(*f, opts).rows == oracle(*f, sql, cols));
     }
   }
+}
+
+// The JSON lines of @p rows with each line's row number (its last field) taken off, and those
+// numbers in @p numbers.
+std::string without_row_numbers(const std::string& rows, std::vector<uint64_t>& numbers) {
+  const std::string key = std::string(",\"") + kRowNumberColumn + "\":";
+  std::istringstream in(rows);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    const size_t at = line.rfind(key);
+    REQUIRE(at != std::string::npos);
+    numbers.push_back(std::stoull(line.substr(at + key.size())));
+    out += line.substr(0, at) + "}\n";
+  }
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& rows) {
+  std::vector<std::string> out;
+  std::istringstream in(rows);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST_CASE("row numbers name the rows a filter kept", "[format][scan][filter]") {
+  auto f = open_seed("zoned.vortex");
+  const std::vector<std::vector<std::string>> projections = {{}, {"id"}, {"name", "score"}};
+  for (const auto& columns : projections) {
+    // Every row with its number: line i is row i (the multi-threaded whole-split path).
+    ScanOptions all;
+    all.columns = columns;
+    all.row_numbers = true;
+    const Scanned whole = run(*f, all);
+    CHECK(whole.names.back() == kRowNumberColumn);
+    const std::vector<std::string> rows = lines_of(whole.rows);
+    REQUIRE(rows.size() == 50000);
+    std::vector<uint64_t> numbers;
+    CHECK(without_row_numbers(whole.rows, numbers) == run(*f, {.columns = columns}).rows);
+    for (uint64_t i = 0; i < numbers.size(); ++i) REQUIRE(numbers[i] == i);
+
+    for (uint32_t seed = 0; seed < 40; ++seed) {
+      FilterGen gen(seed);
+      ScanOptions opts = all;
+      opts.filter = gen.predicate();
+      if (seed % 4 == 1) opts.batch_rows = 3000;
+      if (seed % 4 == 2) opts.row_range = std::pair<uint64_t, uint64_t>{1234, 45678};
+      INFO("seed " << seed << ": " << opts.filter);
+      const Scanned got = run(*f, opts);
+      std::vector<uint64_t> kept;
+      const std::string plain = without_row_numbers(got.rows, kept);
+      // The rows delivered are the oracle's, and each is the row its number names.
+      ScanOptions same = opts;
+      same.row_numbers = false;
+      CHECK(plain == run(*f, same).rows);
+      if (!opts.row_range) CHECK(plain == oracle(*f, opts.filter, columns));
+      const std::vector<std::string> lines = lines_of(got.rows);
+      REQUIRE(lines.size() == kept.size());
+      for (size_t i = 0; i < kept.size(); ++i) {
+        REQUIRE(kept[i] < rows.size());
+        REQUIRE(lines[i] == rows[kept[i]]);
+        if (i) REQUIRE(kept[i - 1] < kept[i]);
+        if (opts.row_range) REQUIRE((kept[i] >= 1234 && kept[i] < 45678));
+      }
+    }
+  }
+}
+
+TEST_CASE("row numbers through the planner: units, refusals", "[format][scan][filter]") {
+  std::shared_ptr<const VortexFile> f = open_seed("zoned.vortex");
+  ScanRequest r;
+  r.columns = {"id"};
+  r.row_numbers = true;
+  r.selection = RangeSelection{{{10, 13}, {0, 2}, {49998, 50000}}};
+  auto p = plan(f, r);
+  REQUIRE(p.ok());
+  std::vector<uint64_t> numbers;
+  while (true) {
+    auto b = p->scan->next();
+    REQUIRE(b.ok());
+    if (!*b) break;
+    REQUIRE((**b)->children.size() == 2);
+    const Column& n = *(**b)->children[1];
+    numbers.insert(numbers.end(), n.values<uint64_t>(), n.values<uint64_t>() + n.length);
+  }
+  CHECK(numbers == std::vector<uint64_t>{10, 11, 12, 0, 1, 49998, 49999});
+
+  ScanRequest take = r;
+  take.selection = TakeRows{{1, 2}};
+  CHECK(plan(f, take).error().describe() ==
+        "invalid: a take's rows are the ones it names: it has no row numbers");
+  ScanRequest device = r;
+  device.device = 0;
+  CHECK(plan(f, device).error().describe() ==
+        "invalid: row numbers come from a host scan, not from one on device 0");
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ TO_END = 2**64 - 1
 
 def _all(**over):
     base = {"columns": [], "filter": "", "batch_rows": 0, "selection": {"all": True}, "strings": "views",
-            "device": -1, "start": [0, 0]}
+            "device": -1, "start": [0, 0], "row_numbers": False}
     base.update(over)
     return base
 
@@ -38,6 +38,8 @@ def test_every_option_reaches_the_planner_unchanged():
         (ScanRequest(device="host-reference"), _all(device=-2)),
         (ScanRequest(take_rows=[9, 2, 9, 2**62], columns=["a"]), _all(columns=["a"], selection={"rows": [9, 2, 9, 2**62]})),
         (ScanRequest(take_rows=[]), _all(selection={"rows": []})),
+        (ScanRequest(ranges=[(3, 4)], filter="a > 1", row_numbers=True),
+         _all(selection={"ranges": [[3, 4]]}, filter="a > 1", row_numbers=True)),
     ]
     for request, want in cases:
         assert describe(request) == want, request
@@ -59,6 +61,8 @@ def test_a_malformed_request_is_refused_with_one_message():
         (ScanRequest(take_rows=[1], filter="a > 1"), "a take reads the rows it names and has no filter"),
         (ScanRequest(take_rows=[1], device="cuda:0"), "a take decodes on the host, not on device 0"),
         (ScanRequest(take_rows=[1], start=(0, 3)), "this scan reads the rows of a take"),
+        (ScanRequest(take_rows=[1], row_numbers=True), "a take's rows are the ones it names: it has no row numbers"),
+        (ScanRequest(device="cuda:1", row_numbers=True), "row numbers come from a host scan, not from one on device 1"),
     ]:
         with pytest.raises(onecopy.OnecopyError) as e:
             describe(request)
@@ -86,3 +90,62 @@ def test_a_take_request_is_planned_in_process_as_in_the_daemon(tmp_path):
     batches = list(pa.RecordBatchReader.from_stream(scan))
     assert [b.num_rows for b in batches] == [2, 1]
     assert pa.Table.from_batches(batches).column("s").to_pylist() == ["v5", "v999", "v5"]
+
+
+def test_unknown_scan_flags_are_refused_not_ignored():
+    import ctypes
+
+    from onecopy._lib import _ERRLEN, _lib
+
+    opts, keep = ScanRequest()._options(0)
+    opts.flags = 1 << 7  # a flag a newer caller might set: this library must not drop it silently
+    out = ctypes.c_void_p()
+    err = ctypes.create_string_buffer(_ERRLEN)
+    rc = _lib.onecopy_scan_request_json(ctypes.byref(opts), ctypes.byref(out), err, _ERRLEN)
+    assert rc != 0
+    assert "scan flags 0x80 include some this library" in err.value.decode()
+
+
+def _numbered(tmp_path):
+    import pyarrow as pa
+    import vortex as vx
+
+    path = str(tmp_path / "n.vortex")
+    q = [(i * 37 % 100) / 100 for i in range(20000)]
+    vx.io.write(pa.table({"id": pa.array(range(20000), pa.int64()), "q": pa.array(q, pa.float64())}), path)
+    return path, q
+
+
+def _kept(batches):
+    import pyarrow as pa
+
+    t = pa.Table.from_batches(batches)
+    assert t.schema.names[-1] == "_row_number" and t.schema.field("_row_number").type == pa.uint64()
+    return t
+
+
+def test_row_numbers_name_the_rows_a_filter_kept(tmp_path):
+    """The last column holds each kept row's number, in the order the ranges are read (through
+    onecopyd: tests/daemon/test_open_through_daemon.py)."""
+    import pyarrow as pa
+
+    path, q = _numbered(tmp_path)
+    ranges = [(15000, 20000), (0, 700), (9000, 9100)]
+    scan = onecopy.open(path, daemon=False).scan_ranges(ranges, ["id"], "q > 0.8", row_numbers=True)
+    t = _kept(list(pa.RecordBatchReader.from_stream(scan)))
+    want = [r for b, e in ranges for r in range(b, e) if q[r] > 0.8]
+    assert t.column("_row_number").to_pylist() == want
+    assert t.column("id").to_pylist() == want
+
+
+def test_a_file_with_a_row_number_column_refuses_row_numbers(tmp_path):
+    import pyarrow as pa
+    import vortex as vx
+
+    path = str(tmp_path / "clash.vortex")
+    vx.io.write(pa.table({"_row_number": pa.array([1, 2], pa.int64())}), path)
+    f = onecopy.open(path, daemon=False)
+    with pytest.raises(onecopy.OnecopyError) as e:
+        f.scan_ranges([(0, 2)], row_numbers=True)
+    assert e.value.code == "invalid" and "the file has a column named _row_number" in str(e.value)
+    assert len(list(pa.RecordBatchReader.from_stream(f.scan_ranges([(0, 2)])))) == 1  # without, it reads
