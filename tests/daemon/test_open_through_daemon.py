@@ -102,6 +102,25 @@ def test_a_take_is_one_request_the_daemon_reads_as_a_take(daemon_env, sample):
     assert pa.table(daemon_env.client.take(path, [])).num_rows == 0
 
 
+def test_a_take_of_a_few_token_lists_reads_their_bytes_not_their_chunks(daemon_env, tmp_path):
+    """vortex.list takes (format/encodings/list.cpp): the offsets of the taken rows, then only
+    the elements they hold, not the chunk's millions."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    lengths = rng.integers(100, 300, n)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    tokens = pa.ListArray.from_arrays(pa.array(offsets), pa.array(rng.integers(0, 50_000, offsets[-1], dtype=np.int32)))
+    path = str(tmp_path / "tokens.vortex")
+    vx.io.write(pa.table({"tokens": tokens}), path)
+    rows = [19_999, 7, 12_345]
+    scan = daemon_env.client.take(path, rows, columns=["tokens"])
+    got = pa.table(scan)
+    assert got.column("tokens").to_pylist() == [tokens[r].as_py() for r in rows]
+    read = scan._cursor.stats()["bytes_read"]
+    size = os.path.getsize(path)
+    assert 0 < read < size // 50, (read, size)  # a few blocks of each chunk, not its 8 MB
+
+
 def test_row_numbers_come_through_the_daemon(daemon_env, sample):
     path, table = sample
     ranges = [(19_000, 20_000), (5, 900)]

@@ -16,6 +16,7 @@
 #include "format/encodings/bitpacked.hpp"
 #include "format/proto/bitpacked.pb.h"
 #include "format/proto/dict.pb.h"
+#include "format/proto/list.pb.h"
 #include "format/proto/runend.pb.h"
 #include "format/proto/scalar.pb.h"
 #include "format/reader.hpp"
@@ -280,6 +281,47 @@ TEST_CASE("dict, varbinview and fsst takes equal full decodes", "[format][take]"
   dm.set_is_nullable_codes(false);
   auto dict = node("vortex.dict", dm.SerializeAsString(), {}, {bitpacked_node(codes, 8, 3), vbv});
   check_takes(dict, DType::make_utf8(true), codes.size(), rng);
+}
+
+TEST_CASE("list takes equal full decodes: offsets not from 0, empty lists, nulls, corrupt offsets",
+          "[format][take]") {
+  std::mt19937_64 rng(9);
+  const uint64_t len = 2500;
+  // Offsets from 7 on, a fifth of the lists empty; elements bitpacked over several blocks, some
+  // past the last list.
+  std::vector<uint32_t> offsets{7};
+  for (uint64_t i = 0; i < len; ++i) {
+    offsets.push_back(offsets.back() + (rng() % 5 == 0 ? 0 : static_cast<uint32_t>(rng() % 9)));
+  }
+  std::vector<uint16_t> values(offsets.back() + 3);
+  for (auto& v : values) v = static_cast<uint16_t>(rng() % 4000);
+  pb::ListMetadata m;
+  m.set_elements_len(values.size());
+  m.set_offset_ptype(static_cast<int32_t>(PType::u32));
+  for (const bool nullable : {true, false}) {
+    auto t = std::make_shared<DType>();
+    t->kind = format::TypeKind::list;
+    t->nullable = nullable;
+    t->children = {DType::make_primitive(PType::u16, false)};
+    std::vector<ArrayView> children{bitpacked_node(values, 12, 0), primitive_node(offsets)};
+    if (nullable) children.push_back(bool_node(random_validity(len, rng)));
+    const auto list = node("vortex.list", m.SerializeAsString(), {}, children);
+    INFO("nullable " << nullable);
+    check_takes(list, t, len, rng);
+  }
+  // Offsets that decrease between two taken rows, or run past the elements: corrupt, not a crash.
+  auto t = std::make_shared<DType>();
+  t->kind = format::TypeKind::list;
+  t->children = {DType::make_primitive(PType::u16, false)};
+  for (const auto& bad :
+       std::vector<std::vector<uint32_t>>{{0, 5, 9, 3, 4}, {0, 2, 1u << 30, 1u << 30, 1u << 30}}) {
+    const auto list = node("vortex.list", m.SerializeAsString(), {},
+                           {bitpacked_node(values, 12, 0), primitive_node(bad)});
+    format::DecodeContext ctx;
+    auto r = ctx.decode_take(list, t, 4, std::vector<uint64_t>{0, 1, 3});
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().code() == Errc::corrupt);
+  }
 }
 
 TEST_CASE("decode_take refuses rows that are unsorted, repeated or out of range",
