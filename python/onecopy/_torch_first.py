@@ -6,10 +6,8 @@ first part waits for every projected column of every file in the group. Under a 
 needs only the rows it holds: here the group's kept rows are found first, by scans that read what
 the filter reads plus one small column and report row numbers (ScanRequest.row_numbers); the
 group's permutation is drawn over them exactly as over the group; and the part's rows are taken
-from each file (a take reads only the bytes its rows need; its bytes are fetched again when the
-group is read, once per reader and iteration). The group is read after that part is out, not
-beside it: from a store that serves one request at a time (moto), the group's bytes held the
-takes back. The part equals the one the group gives, row for row
+from each file (a take reads only the bytes its rows need), while the whole group is read on the
+prefetch thread. The part equals the one the group gives, row for row
 (tests/python/test_torch_dataset.py compares them)."""
 
 from __future__ import annotations

@@ -373,13 +373,16 @@ class Dataset(torch.utils.data.IterableDataset):
     def _group_rows(self, groups: dict, todo: list[int]) -> Iterator[tuple[int, Batches]]:
         """(piece, its rows) for each of @todo, the next `prefetch_groups` read ahead on a
         background thread while the loop uses the current one (the reads, in the daemon or in
-        the C library, run without the GIL), so num_workers=0 needs no workers to keep up."""
+        the C library, run without the GIL), so num_workers=0 needs no workers to keep up. The
+        first reads start when this is called, not at the first next()."""
         if not self.prefetch_groups:
-            for g in todo:
-                yield g, self._read_group(groups[g])
-            return
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="onecopy-prefetch") as pool:
-            ahead = collections.deque(pool.submit(self._read_group, groups[g]) for g in todo[:self.prefetch_groups + 1])
+            return ((g, self._read_group(groups[g])) for g in todo)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="onecopy-prefetch")
+        ahead = collections.deque(pool.submit(self._read_group, groups[g]) for g in todo[:self.prefetch_groups + 1])
+        return self._ahead(pool, ahead, groups, todo)
+
+    def _ahead(self, pool, ahead: collections.deque, groups: dict, todo: list[int]) -> Iterator[tuple[int, Batches]]:
+        with pool:
             try:
                 for i, g in enumerate(todo):
                     table = ahead.popleft().result()
@@ -529,18 +532,17 @@ class Dataset(torch.utils.data.IterableDataset):
         @groups), each read whole and cut into parts of @step rows, permuted by (seed, epoch,
         group, and the piece's first row when it is not 0) with shuffle; (piece, None, n, n)
         for a piece with no rows left."""
+        reads = self._group_rows(groups, todo)
         early = None
         if todo and self.shuffle and self.filter is not None and self.device == "cpu":
-            # The first group's first part, taken from exactly its rows before the group is read:
-            # read beside the group, the takes waited for the group's bytes (from moto, 0.55 s to
-            # the first batch where the group alone took 0.22 s; onecopy/_torch_first.py).
+            # While the first group is read, its first part is taken from exactly its rows.
             g = todo[0]
             early = early_part(self._by_file(groups[g]), self._row_scan, self._file_take,
                                lambda n: self._order(g, n, start.epoch), start.start_of(g), step)
             if early is not None:
                 timer.waited()
                 yield g, early.part, early.end, early.rows
-        for g, rows in self._group_rows(groups, todo):
+        for g, rows in reads:
             timer.waited()
             n = rows.num_rows
             order = self._order(g, n, start.epoch) if self.shuffle else None
