@@ -19,7 +19,7 @@ from onecopy._scan import STAGES, bottleneck
 # The loader's own stages, in seconds, and its item count.
 LOADER = ("waiting_for_data_s", "assemble_s", "training_s", "items")
 _SCAN_COUNTS = ("rows", "batches", "bytes_read")
-_FIELDS = ("scans", "ahead_scans") + _SCAN_COUNTS + tuple(f"{s}_s" for s in STAGES) + LOADER
+_FIELDS = ("scans",) + _SCAN_COUNTS + tuple(f"{s}_s" for s in STAGES) + LOADER
 _RECENT = 8  # scans listed one by one
 
 
@@ -32,15 +32,10 @@ class LoaderStats:
         # A worker lists its own latest scans; the totals are shared.
         return {"_totals": self._totals, "_recent": collections.deque(maxlen=_RECENT)}
 
-    def add_scan(self, url: str, stats: dict, ahead: bool = False) -> None:
-        """Counts one finished scan (ScanCursor.stats, Scan.stats) of @url. An @ahead scan (a row
-        scan or take for a group's first part, onecopy._torch_first) counts as "ahead_scans":
-        its bytes and stages are in the totals, its rows and batches are not, so that "rows"
-        stays the rows the groups delivered."""
-        self._recent.append({"url": url, **stats, "ahead": ahead})
-        skip = _SCAN_COUNTS[:2] if ahead else ()
-        self.add({"ahead_scans" if ahead else "scans": 1,
-                  **{k: stats[k] for k in _FIELDS if k in stats and k not in skip}})
+    def add_scan(self, url: str, stats: dict) -> None:
+        """Counts one finished scan (ScanCursor.stats, Scan.stats) of @url."""
+        self._recent.append({"url": url, **stats})
+        self.add({"scans": 1, **{k: stats[k] for k in _FIELDS if k in stats}})
 
     def add(self, values: dict) -> None:
         with self._totals.get_lock():
@@ -56,7 +51,7 @@ class LoaderStats:
 def _snapshot(values: dict, recent: list) -> dict:
     """ds.stats() from the totals @values (_FIELDS) and the latest scans @recent."""
     out = {key: values[key] for key in _FIELDS if key not in LOADER}
-    for key in ("scans", "ahead_scans") + _SCAN_COUNTS:
+    for key in ("scans",) + _SCAN_COUNTS:
         out[key] = int(out[key])
     out["bottleneck"] = bottleneck(out)
     loader = {key: values[key] for key in LOADER}

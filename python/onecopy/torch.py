@@ -58,7 +58,6 @@ from onecopy._device import HOST_REFERENCE, parse_device
 from onecopy._loader_stats import ItemTimer, LoaderStats
 from onecopy._native import Batches, Client, shard_units
 from onecopy._steps import POSITION_KEY, EqualSteps, check_uneven
-from onecopy._torch_first import early_part, probe_column
 from onecopy._torch_gather import batch_tensors, cut, sample
 from onecopy._torch_mix import Mix
 from onecopy._torch_nodes import node_stable_groups
@@ -161,7 +160,6 @@ class Dataset(torch.utils.data.IterableDataset):
         self.epoch = 0
         self._units: Optional[list[list[tuple[int, int]]]] = None
         self._open_files: dict[str, onecopy.VortexFile] = {}  # in-process reads, per url
-        self._probe: Optional[str] = None  # the column row scans read (_row_scan), found once
         self._progress = Progress()
         self._resume: Optional[Progress] = None
         self._tracked = False  # set by onecopy's DataLoader before it starts workers
@@ -188,11 +186,9 @@ class Dataset(torch.utils.data.IterableDataset):
     def set_filter(self, filter: Union[str, Expr, None]) -> None:
         """A new filter from the next iteration on; nothing is rewritten."""
         self.filter = str(filter) if filter is not None else None
-        self._probe = None
 
     def set_columns(self, columns: Optional[Sequence[str]]) -> None:
         self.columns = list(columns) if columns is not None else None
-        self._probe = None
 
     # ---- the plan ----------------------------------------------------------------------------------
     def _file_units(self) -> list[list[tuple[int, int]]]:
@@ -247,70 +243,29 @@ class Dataset(torch.utils.data.IterableDataset):
         return sum(-(-n // self.batch_rows) for n in sizes)
 
     # ---- reading -----------------------------------------------------------------------------------
-    def _local(self, url: str):
-        if url not in self._open_files:
-            self._open_files[url] = onecopy.open(url, daemon=False)
-        return self._open_files[url]
-
-    def _file_scan(self, f: int, ranges: list[tuple[int, int]], columns: Optional[Sequence[str]] = None,
-                   row_numbers: bool = False) -> tuple[str, object]:
+    def _file_scan(self, f: int, ranges: list[tuple[int, int]]) -> tuple[str, object]:
         """(url, scan) of file @f over @ranges: the reader (or the daemon) decodes ahead across
         units instead of starting afresh for each. Strings come with offsets: a shuffled batch is
         gathered from the group's batches (onecopy.Batches), which indexes one bytes buffer per
-        column, and strings end as Python str either way. @columns (the dataset's when None) and
-        @row_numbers: a scan of which rows the filter keeps (onecopy._torch_first)."""
+        column, and strings end as Python str either way."""
         url = self.urls[f]
-        columns = self.columns if columns is None else columns
         if self.socket:
-            return url, Client(self.socket).scan_ranges(url, ranges, columns, self.filter, strings="offsets",
-                                                        device=self.device, row_numbers=row_numbers)
-        return url, self._local(url).scan_ranges(ranges, columns, self.filter, strings="offsets", device=self.device,
-                                                 row_numbers=row_numbers)
-
-    def _file_take(self, f: int, rows: np.ndarray) -> list[pa.RecordBatch]:
-        """Rows @rows of file @f, every projected column, strings as _file_scan gives them; a
-        daemon's take counts in stats() as a scan (an in-process take reports no stages)."""
-        url = self.urls[f]
-        if not self.socket:
-            return list(pa.RecordBatchReader.from_stream(self._local(url).take(rows, self.columns, strings="offsets")))
-        scan = Client(self.socket).take(url, rows, self.columns, strings="offsets")
-        batches = list(pa.RecordBatchReader.from_stream(scan))
-        self._stats.add_scan(url, scan.stats(), ahead=True)
-        return batches
-
-    def _row_scan(self, f: int, ranges: list[tuple[int, int]]):
-        """The rows of file @f over @ranges that the filter keeps, with their numbers, reading
-        one column beside the filter's (onecopy._torch_first.probe_column)."""
-        if self._probe is None:
-            schema = self._local(self.urls[f]).schema if not self.socket else \
-                onecopy.open(self.urls[f], daemon=self.socket).schema
-            self._probe = probe_column(schema, self.columns, str(self.filter))
-        url, scan = self._file_scan(f, ranges, [self._probe], row_numbers=True)
-        for batch in pa.RecordBatchReader.from_stream(scan):
-            yield batch
-        self._stats.add_scan(url, scan.stats(), ahead=True)
-
-    def _order(self, g, n: int, epoch: int) -> np.ndarray:
-        """The permutation of piece @g's @n rows: drawn from (seed, epoch, group, and the piece's
-        first row when it is not 0), so that a whole group is permuted as for any world."""
-        lo = key_start(g)
-        seed = [self.seed, epoch, key_group(g)] + ([lo] if lo else [])
-        return np.random.Generator(np.random.PCG64(seed)).permutation(n)
-
-    @staticmethod
-    def _by_file(group: list[tuple[int, int, int]]) -> list[tuple[int, list[tuple[int, int]]]]:
-        """@group's files in the order it reads them (first appearance), each with its ranges."""
-        by_file: dict[int, list[tuple[int, int]]] = {}
-        for f, b, e in group:
-            by_file.setdefault(f, []).append((b, e))
-        return list(by_file.items())
+            return url, Client(self.socket).scan_ranges(url, ranges, self.columns, self.filter,
+                                                        strings="offsets", device=self.device)
+        if url not in self._open_files:
+            self._open_files[url] = onecopy.open(url, daemon=False)
+        return url, self._open_files[url].scan_ranges(ranges, self.columns, self.filter, strings="offsets",
+                                                      device=self.device)
 
     def _group_scans(self, group: list[tuple[int, int, int]]) -> Iterator[tuple[str, object]]:
         """(url, scan) for each file of @group, in order, with up to FILES_IN_FLIGHT of them
         started ahead: a group of many small files is read at the store's bandwidth, not one
         request's latency after another (each start is an open and a scan request, after which
         the daemon or the C library fetches on its own)."""
-        files = self._by_file(group)
+        by_file: dict[int, list[tuple[int, int]]] = {}
+        for f, b, e in group:
+            by_file.setdefault(f, []).append((b, e))
+        files = list(by_file.items())
         if len(files) == 1:
             yield self._file_scan(*files[0])
             return
@@ -373,16 +328,13 @@ class Dataset(torch.utils.data.IterableDataset):
     def _group_rows(self, groups: dict, todo: list[int]) -> Iterator[tuple[int, Batches]]:
         """(piece, its rows) for each of @todo, the next `prefetch_groups` read ahead on a
         background thread while the loop uses the current one (the reads, in the daemon or in
-        the C library, run without the GIL), so num_workers=0 needs no workers to keep up. The
-        first reads start when this is called, not at the first next()."""
+        the C library, run without the GIL), so num_workers=0 needs no workers to keep up."""
         if not self.prefetch_groups:
-            return ((g, self._read_group(groups[g])) for g in todo)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="onecopy-prefetch")
-        ahead = collections.deque(pool.submit(self._read_group, groups[g]) for g in todo[:self.prefetch_groups + 1])
-        return self._ahead(pool, ahead, groups, todo)
-
-    def _ahead(self, pool, ahead: collections.deque, groups: dict, todo: list[int]) -> Iterator[tuple[int, Batches]]:
-        with pool:
+            for g in todo:
+                yield g, self._read_group(groups[g])
+            return
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="onecopy-prefetch") as pool:
+            ahead = collections.deque(pool.submit(self._read_group, groups[g]) for g in todo[:self.prefetch_groups + 1])
             try:
                 for i, g in enumerate(todo):
                     table = ahead.popleft().result()
@@ -532,27 +484,16 @@ class Dataset(torch.utils.data.IterableDataset):
         @groups), each read whole and cut into parts of @step rows, permuted by (seed, epoch,
         group, and the piece's first row when it is not 0) with shuffle; (piece, None, n, n)
         for a piece with no rows left."""
-        reads = self._group_rows(groups, todo)
-        early = None
-        if todo and self.shuffle and self.filter is not None and self.device == "cpu":
-            # While the first group is read, its first part is taken from exactly its rows.
-            g = todo[0]
-            early = early_part(self._by_file(groups[g]), self._row_scan, self._file_take,
-                               lambda n: self._order(g, n, start.epoch), start.start_of(g), step)
-            if early is not None:
-                timer.waited()
-                yield g, early.part, early.end, early.rows
-        for g, rows in reads:
+        for g, rows in self._group_rows(groups, todo):
             timer.waited()
             n = rows.num_rows
-            order = self._order(g, n, start.epoch) if self.shuffle else None
+            order = None
+            if self.shuffle:
+                # A whole group is permuted as for any world; a piece of one by its first row too.
+                lo = key_start(g)
+                seed = [self.seed, start.epoch, key_group(g)] + ([lo] if lo else [])
+                order = np.random.Generator(np.random.PCG64(seed)).permutation(n)
             given = start.start_of(g)
-            if early is not None and g == todo[0]:
-                if n != early.rows:
-                    raise onecopy.OnecopyError("corrupt", f"group {key_group(g)} holds {n} rows under the filter "
-                                                          f"where its row scans found {early.rows}: did a file "
-                                                          "change while it was read?")
-                given = early.end
             if given >= n:
                 yield g, None, n, n
             while given < n:
@@ -588,10 +529,7 @@ class Dataset(torch.utils.data.IterableDataset):
         up); "loader": "waiting_for_data_s" (the loop waiting for a shuffle group),
         "assemble_s" (shuffle, take, tensors), "training_s" (the training loop's time between
         items), "items", and "bound_by" ("data" or "training", whichever the other waited on);
-        "recent_scans": the latest scans read in this process, each with its url and stages;
-        "ahead_scans": the row scans and takes that gave filtered groups' first parts before the
-        groups were read (onecopy._torch_first), whose bytes and stages are in the totals and
-        whose rows are not."""
+        "recent_scans": the latest scans read in this process, each with its url and stages."""
         return self._stats.snapshot()
 
     # ---- checkpoints -------------------------------------------------------------------------------

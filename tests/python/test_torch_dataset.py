@@ -302,51 +302,6 @@ def test_a_new_filter_or_columns_between_epochs(files, dataset):
         len(ds)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return torch.equal(a, b) if isinstance(a, torch.Tensor) else a == b
-
-
-@pytest.mark.parametrize("workers", [0, 2])
-def test_a_filtered_groups_first_part_is_taken_ahead_and_equals_the_groups(files, dataset, monkeypatch, workers):
-    """Under a filter, a shuffled group's first part comes from row scans and takes
-    (onecopy._torch_first) before the group is read: the epoch is item for item the one the
-    groups alone give."""
-    import onecopy._torch_first as first
-
-    paths, table = files
-    kw = {"seed": 9, "filter": "quality > 0.7 AND label < 8", "columns": ["id", "tokens", "quality"],
-          "uneven": None}
-    ahead = list(_epoch(dataset(paths, **kw), 2, workers))
-    monkeypatch.setattr(oct, "early_part", lambda *a, **k: None)
-    alone = list(_epoch(dataset(paths, **kw), 2, workers))
-    assert len(ahead) == len(alone) > 2
-    assert all(_same(a, b) for a, b in zip(ahead, alone))
-    kept = table.filter(pc.and_(pc.greater(table["quality"], 0.7), pc.less(table["label"], 8)))
-    assert sorted(ids_of(ahead)) == sorted(kept["id"].to_pylist())
-    if workers == 0:  # the early path did run (a spy sees it here, not in workers' processes)
-        made = []
-        monkeypatch.setattr(oct, "early_part", lambda *a, **k: made.append(first.early_part(*a, **k)) or made[-1])
-        again = list(_epoch(dataset(paths, **kw), 2))
-        assert made and made[0] is not None and made[0].end == 64
-        assert all(_same(a, b) for a, b in zip(again, alone))
-
-
-def test_the_row_scan_reads_a_column_the_filter_names_or_the_narrowest():
-    from onecopy._torch_first import probe_column
-
-    schema = pa.schema([("tokens", pa.list_(pa.int32())), ("id", pa.int64()), ("q", pa.float32()),
-                        ("label", pa.int16()), ("quality2", pa.float64())])
-    assert probe_column(schema, None, "quality2 > 0.5") == "quality2"
-    assert probe_column(schema, None, "q > 0.5") == "q"  # not quality2
-    assert probe_column(schema, ["tokens", "id"], '"id" < 7') == "id"
-    assert probe_column(schema, ["tokens", "id", "label"], "x > 1") == "label"
-    assert probe_column(schema, ["tokens"], "x > 1") == "tokens"
-
-
 def test_equals_pyarrow_and_len(files, dataset):
     paths, table = files
     ds = dataset(paths, batch_rows=None, shuffle=False)
@@ -812,8 +767,6 @@ def test_stats_say_where_the_time_went(files, dataset, mode, workers):
     assert rows == want and st["rows"] == want
     files_per_group = [len({f for f, _, _ in g}) for g in ds.groups()]
     assert st["scans"] == sum(files_per_group) and groups == len(files_per_group)
-    # Each reader's first group gave its first part ahead: a row scan and a take per file of it.
-    assert st["ahead_scans"] >= (2 if mode else 1)
     assert st["bytes_read"] > 0 and st["decode_s"] > 0
     assert st["bottleneck"] in ("storage", "decode", "copy", "pool", "consumer")
     if mode:  # through onecopyd: its copies into slabs are a stage of their own
