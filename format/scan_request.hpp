@@ -101,8 +101,7 @@ struct ScanRequest {
   /// `invalid`, saying what is wrong, for a reversed row range or unit range, a shard spec that
   /// format::validate refuses, a start without units to start in, a device number below
   /// `kHostReferenceDevice`, a take with a filter, a device or row numbers, or row numbers on a
-  /// device. Columns and the filter are
-  /// checked when the scan is planned, against the file.
+  /// device. Columns and the filter are checked when the scan is planned, against the file.
   [[nodiscard]] Result<void> validate() const;
   /// @return the request as one JSON object (`onecopy_scan_request_json`): columns, filter,
   /// batch_rows, selection ({"all": true}, {"row_range": [b, e]}, {"shard": {...}} or
