@@ -320,7 +320,9 @@ TEST_CASE("row numbers name the rows a filter kept", "[format][scan][filter]") {
     const std::vector<std::string> rows = lines_of(whole.rows);
     REQUIRE(rows.size() == 50000);
     std::vector<uint64_t> numbers, every(rows.size());
-    CHECK(without_row_numbers(whole.rows, numbers) == run(*f, {.columns = columns}).rows);
+    ScanOptions plain;
+    plain.columns = columns;
+    CHECK(without_row_numbers(whole.rows, numbers) == run(*f, plain).rows);
     std::iota(every.begin(), every.end(), uint64_t{0});
     CHECK(numbers == every);
 
