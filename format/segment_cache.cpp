@@ -151,16 +151,13 @@ bool SegmentCache::reads_in_part(uint32_t id) const {
 }
 
 CoalesceOptions SegmentCache::partial_coalescing() const {
-  // A gap is merged where a read of its own would cost more. From a store, a request costs what
-  // the store's scans say it does (object_coalesce_distance, Vortex's 1 MiB): with the 64 KiB
-  // gap used before, a take of 43 token lists from one 30 MB file made 50 ranged GETs and took
-  // twice as long from moto as the 10 that read the chunks whole. From the page cache, where a
-  // read is a copy and not a round trip, a gap within a page: wider ones made a take of 100
-  // rows of TPC-H lineitem (SF 1) read 35 MB for the 5.5 MB it needed.
-  if (!source_->local()) return CoalesceOptions::object_store();
+  // A gap is merged where a read of its own would cost more. From a store that is a gap smaller
+  // than a segment read whole; from the page cache, where a read is a copy and not a round trip,
+  // a gap within a page: wider ones made a take of 100 rows of TPC-H lineitem (SF 1) read 35 MB
+  // for the 5.5 MB it needed. Merged reads stay within the local-file limit.
   constexpr uint64_t kPage = 4096;
   CoalesceOptions opts = CoalesceOptions::local_file();
-  opts.max_gap = std::min(partial_min_bytes_, kPage);
+  opts.max_gap = source_->local() ? std::min(partial_min_bytes_, kPage) : partial_min_bytes_;
   return opts;
 }
 

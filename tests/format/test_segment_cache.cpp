@@ -8,7 +8,6 @@
 #include <future>
 #include <mutex>
 
-#include "config/defaults.hpp"
 #include "format/layout_reader.hpp"
 #include "format/reader.hpp"
 #include "tests/format/seed_files.hpp"
@@ -194,7 +193,7 @@ class MergeRecordingSource final : public format::SegmentSource {
 
 TEST_CASE(
     "a take reading in part reads a local file into place, merging gaps within a page, and a "
-    "store through buffers, merging gaps as its scans do",
+    "store through buffers, merging gaps within a segment",
     "[format][io][take]") {
   Fixture fx;
   const auto ids = fx.stored();
@@ -236,8 +235,7 @@ TEST_CASE(
             (merged ? length : std::min<uint64_t>(64, length) + (length - last)));
     } else {
       CHECK(source->in_place.empty());
-      // A store merges as its scans do (object_coalesce_distance), not by the part size.
-      CHECK(source->gaps == std::vector<uint64_t>{oc::defaults().object_coalesce_distance});
+      CHECK(source->gaps == std::vector<uint64_t>{kInPart});
     }
   }
   // Local files say so; memory is local too.
