@@ -114,7 +114,7 @@ class VortexFile:
 
     def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
              batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None, strings: str = "views",
-             device: str = "cpu"):
+             device: str = "cpu", row_numbers: bool = False):
         """Streams record batches of `columns` (all when None), at most `batch_rows` rows each
         (0: the file's chunks), keeping the rows where `filter` is TRUE. `filter` is SQL WHERE
         text or an expression from onecopy.col / onecopy.lit; an unparsable or unbindable filter
@@ -127,17 +127,19 @@ class VortexFile:
         the scan returns a DeviceScan of DeviceBatch objects, decoded on the GPU wherever the
         fused kernels cover an array and on the CPU otherwise, strings as offsets. It raises
         OnecopyError("cuda") saying why when there is no such device. device="host-reference"
-        runs the same steps on the host (onecopy._device), its batches in host memory."""
+        runs the same steps on the host (onecopy._device), its batches in host memory.
+
+        With `row_numbers`, each batch ends with the column "_row_number" (uint64): its rows'
+        numbers in the file, the rows `filter` kept (on the host only)."""
         return start(Source.of_file(self._handle), ScanRequest(columns, filter, batch_rows, row_range=row_range,
-                                                               strings=strings, device=device))
+                                                               strings=strings, device=device,
+                                                               row_numbers=row_numbers))
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
                     device: str = "cpu", row_numbers: bool = False):
         """scan() over the row ranges `ranges` ((begin, end) pairs, e.g. units), in that order;
-        no batch spans two ranges. `device` as scan()'s. With `row_numbers`, each batch ends with
-        the column "_row_number" (uint64): its rows' numbers in the file, the rows `filter` kept
-        (on the host only)."""
+        no batch spans two ranges. `device` and `row_numbers` as scan()'s."""
         return start(Source.of_file(self._handle), ScanRequest(columns, filter, batch_rows, ranges=ranges,
                                                                strings=strings, device=device,
                                                                row_numbers=row_numbers))
@@ -320,19 +322,22 @@ class Client:
 
     def scan_stream(self, path: str, columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0,
-                    row_range: Optional[tuple[int, int]] = None, strings: str = "views") -> Scan:
+                    row_range: Optional[tuple[int, int]] = None, strings: str = "views",
+                    row_numbers: bool = False) -> Scan:
         """The daemon's scan of `path` as an Arrow stream source; arguments as VortexFile.scan.
         A local path is opened here, with this process's permissions, and its descriptor passed
         to the daemon; an s3:// or http(s) URL is read by the daemon with its credentials, where
         its operator grants it (onecopy.OnecopyError "denied" otherwise)."""
-        return self._start(path, ScanRequest(columns, filter, batch_rows, row_range=row_range, strings=strings))[0]
+        request = ScanRequest(columns, filter, batch_rows, row_range=row_range, strings=strings,
+                              row_numbers=row_numbers)
+        return self._start(path, request)[0]
 
     def scan_ranges(self, path: str, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",
                     device: str = "cpu", row_numbers: bool = False):
         """VortexFile.scan_ranges in the daemon: one request for all the ranges, so the daemon
         decodes ahead across them. With device="cuda:N", a DeviceScan as scan()'s. No ranges
-        read no rows (the schema and nothing else). `row_numbers` as VortexFile.scan_ranges'."""
+        read no rows (the schema and nothing else). `row_numbers` as VortexFile.scan's."""
         if device == "host-reference":
             raise ValueError('device="host-reference" runs in this process only; onecopyd decodes on its GPUs')
         request = ScanRequest(columns, filter, batch_rows, ranges=ranges, strings=strings, device=device,
@@ -352,7 +357,8 @@ class Client:
              world_size: Optional[int] = None, worker: int = 0, num_workers: int = 1,
              shuffle: bool = False, seed: int = 0, epoch: int = 0,
              start: Optional[tuple[int, int]] = None, unit_rows: int = 0, resume: bool = False,
-             reconnect_timeout: float = 10.0, device: str = "cpu", strings: str = "views") -> "ScanCursor":
+             reconnect_timeout: float = 10.0, device: str = "cpu", strings: str = "views",
+             row_numbers: bool = False) -> "ScanCursor":
         """The daemon's scan of `path` (see scan_stream) as a ScanCursor yielding
         pyarrow.RecordBatch objects.
 
@@ -367,7 +373,8 @@ class Client:
         goes on from its position, delivering each row once. An unsharded scan with `resume` runs as the sharded
         scan of world 1 without shuffle: the same rows in the same order, with positions.
 
-        Strings come as VortexFile.scan's `strings` says. Batches are host memory
+        Strings come as VortexFile.scan's `strings` says, and `row_numbers` as its own: a shard's
+        rows keep their numbers in the file. Batches are host memory
         (`device="cpu"`): pyarrow arrays over the daemon's read-only
         slabs, which torch.from_dlpack wraps without a copy. With `device="cuda:N"` onecopyd
         decodes on that GPU and the batches arrive in its memory, mapped from the daemon's device
@@ -387,7 +394,8 @@ class Client:
             raise ValueError("a sharded or resumable scan reads whole units; it takes no row_range")
         if device != "cpu" and resume:
             raise ValueError("a device scan does not reconnect: start a new one at its position (start=)")
-        request = ScanRequest(columns, filter, batch_rows, row_range=row_range, strings=strings, device=device)
+        request = ScanRequest(columns, filter, batch_rows, row_range=row_range, strings=strings, device=device,
+                              row_numbers=row_numbers)
         if sharded or resume:
             request.shard = Shard(rank=int(rank or 0), world_size=int(1 if world_size is None else world_size),
                                   worker=int(worker), num_workers=int(num_workers), shuffle=1 if shuffle else 0,

@@ -62,11 +62,12 @@ class RemoteFile:
 
     def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
              batch_rows: int = 0, row_range: Optional[tuple[int, int]] = None, strings: str = "views",
-             device: str = "cpu"):
+             device: str = "cpu", row_numbers: bool = False):
         """VortexFile.scan, decoded by the daemon (on its GPU with device="cuda:N")."""
         if device != "cpu":
-            return self._client.scan(self.path, columns, filter, batch_rows, row_range, device=device)
-        return self._client.scan_stream(self.path, columns, filter, batch_rows, row_range, strings)
+            return self._client.scan(self.path, columns, filter, batch_rows, row_range, device=device,
+                                     row_numbers=row_numbers)
+        return self._client.scan_stream(self.path, columns, filter, batch_rows, row_range, strings, row_numbers)
 
     def scan_ranges(self, ranges: Sequence[tuple[int, int]], columns: Optional[Sequence[str]] = None,
                     filter: Union[str, Expr, None] = None, batch_rows: int = 0, strings: str = "views",

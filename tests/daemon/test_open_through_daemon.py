@@ -134,6 +134,28 @@ def test_row_numbers_come_through_the_daemon(daemon_env, sample):
     assert got.column("word").to_pylist() == [table.column("word")[r].as_py() for r in want]
 
 
+def test_row_numbers_come_with_plain_and_sharded_daemon_scans(daemon_env, sample):
+    """RemoteFile.scan and Client.scan take row_numbers as VortexFile.scan does; each shard of a
+    shuffled, sharded scan reports its rows' numbers in the file, and together the shards'
+    numbers are the rows the filter keeps, each once."""
+    path, table = sample
+    kw = {"columns": ["word"], "filter": "score > 0.8", "row_numbers": True}
+    got = pa.table(onecopy.open(path).scan(row_range=(300, 18_000), **kw))
+    assert got.equals(pa.table(onecopy.open(path, daemon=False).scan(row_range=(300, 18_000), **kw)))
+    score = table.column("score").to_numpy()
+    assert got.column("_row_number").to_pylist() == [r for r in range(300, 18_000) if score[r] > 0.8]
+    words = table.column("word")
+    seen = []
+    for rank in (0, 1):
+        for b in daemon_env.client.scan(path, rank=rank, world_size=2, shuffle=True, seed=7, unit_rows=1000,
+                                        **kw):
+            rows = b.column("_row_number").to_pylist()
+            assert b.column("word").to_pylist() == [words[r].as_py() for r in rows]
+            seen += rows
+    assert sorted(seen) == [r for r in range(table.num_rows) if score[r] > 0.8]
+    assert seen != sorted(seen)  # shuffled units: numbers say where each row came from
+
+
 def test_reading_in_this_process_is_opt_in(daemon_env, sample, monkeypatch):
     path, _ = sample
     assert isinstance(onecopy.open(path, daemon=False), onecopy.VortexFile)

@@ -138,6 +138,23 @@ def test_row_numbers_name_the_rows_a_filter_kept(tmp_path):
     assert t.column("id").to_pylist() == want
 
 
+def test_a_plain_scan_reports_row_numbers_too(tmp_path):
+    """scan() takes row_numbers as scan_ranges() does: a row range and batches that cut its
+    chunks keep each row's number in the file."""
+    import pyarrow as pa
+
+    path, q = _numbered(tmp_path)
+    f = onecopy.open(path, daemon=False)
+    batches = list(pa.RecordBatchReader.from_stream(
+        f.scan(["id"], "q > 0.8", batch_rows=333, row_range=(2500, 17000), row_numbers=True)))
+    t = _kept(batches)
+    want = [r for r in range(2500, 17000) if q[r] > 0.8]
+    assert t.column("_row_number").to_pylist() == want
+    assert t.column("id").to_pylist() == want
+    assert max(b.num_rows for b in batches) <= 333
+    assert pa.table(f.scan(["id"], "q > 0.8", row_range=(2500, 17000))).schema.names == ["id"]
+
+
 def test_a_file_with_a_row_number_column_refuses_row_numbers(tmp_path):
     import pyarrow as pa
     import vortex as vx
