@@ -77,6 +77,14 @@ oc::format::StringLayout strings_of(uint32_t flags) {
                                                : oc::format::StringLayout::views;
 }
 
+// A flag a newer caller sets and this library does not know is refused, never dropped: the
+// caller would get another result than it asked for, without a word.
+oc::Result<void> check_flags(uint32_t flags, uint32_t known, const char* call) {
+  OC_EXPECT((flags & ~known) == 0, unsupported,
+            "{} flags {:#x} include some this library ({}) does not know", call, flags, OC_VERSION);
+  return {};
+}
+
 // A take() result as a Scan, so it leaves through the same Arrow stream export as scans do.
 class OneBatch final : public oc::format::Scan {
  public:
@@ -125,9 +133,7 @@ oc::Result<oc::format::ScanRequest> request_of(const onecopy_scan_options* o) {
               "the scan options set fields this library ({}, {} bytes of options) does not know",
               OC_VERSION, kKnown);
   }
-  constexpr uint32_t kScanFlags = ONECOPY_STRING_OFFSETS | ONECOPY_ROW_NUMBERS;
-  OC_EXPECT((o->flags & ~kScanFlags) == 0, unsupported,
-            "scan flags {:#x} include some this library ({}) does not know", o->flags, OC_VERSION);
+  OC_TRY(check_flags(o->flags, ONECOPY_STRING_OFFSETS | ONECOPY_ROW_NUMBERS, "scan"));
   oc::format::ScanRequest r;
   r.columns = column_list(o->columns, o->ncolumns);
   if (o->filter != nullptr) r.filter = o->filter;
@@ -242,6 +248,8 @@ OC_API uint64_t onecopy_row_count(const onecopy_file* file) { return file->file-
 OC_API int onecopy_schema(const onecopy_file* file, uint32_t flags, ArrowSchema* out, char* err,
                           size_t errlen) {
   return guarded(err, errlen, [&] {
+    if (auto known = check_flags(flags, ONECOPY_STRING_OFFSETS, "schema"); !known.ok())
+      return report(known.error(), err, errlen);
     auto r = oc::format::export_schema(*file->file->dtype(), "", strings_of(flags), out);
     return r.ok() ? 0 : report(r.error(), err, errlen);
   });
@@ -288,6 +296,9 @@ OC_API int onecopy_take(const onecopy_file* file, const char* const* columns, si
                         const uint64_t* rows, size_t nrows, uint32_t flags, ArrowArrayStream* out,
                         char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
+    // ONECOPY_ROW_NUMBERS is refused too: a take delivers the rows its caller named.
+    if (auto known = check_flags(flags, ONECOPY_STRING_OFFSETS, "take"); !known.ok())
+      return report(known.error(), err, errlen);
     const std::span<const uint64_t> idx(nrows == 0 ? nullptr : rows, nrows);
     auto batch = file->file->take(idx, column_list(columns, ncolumns), strings_of(flags));
     if (!batch.ok()) return report(batch.error(), err, errlen);

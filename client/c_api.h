@@ -34,7 +34,9 @@ enum {
   ONECOPY_E_DENIED = 11, /* not granted: a file, object or host the caller may not read */
 };
 
-/* Flags of the schema, scan and take calls (`flags`, 0 for none). */
+/* Flags of the schema, scan and take calls (`flags`, 0 for none). A flag a call does not take
+ * (one from a newer header, or ONECOPY_ROW_NUMBERS outside a scan) fails it with
+ * ONECOPY_E_UNSUPPORTED. */
 enum {
   /* Strings and binaries as i32 offsets into one bytes buffer (formats "u", "z"), for consumers
    * that index the bytes, instead of Arrow string views ("vu", "vz": the default, which copies

@@ -106,6 +106,30 @@ def test_unknown_scan_flags_are_refused_not_ignored():
     assert "scan flags 0x80 include some this library" in err.value.decode()
 
 
+def test_schema_and_take_refuse_flags_they_do_not_take(tmp_path):
+    """onecopy_schema and onecopy_take check their flags as onecopy_scan does: one from a newer
+    header, or row numbers (a scan's), fails the call instead of being dropped."""
+    import ctypes
+
+    from onecopy._lib import _ERRLEN, ArrowArrayStream, ArrowSchema, _lib
+    from onecopy._request import ONECOPY_ROW_NUMBERS
+
+    path, _ = _numbered(tmp_path)
+    f = onecopy.open(path, daemon=False)
+    err = ctypes.create_string_buffer(_ERRLEN)
+    for flags in (1 << 7, ONECOPY_ROW_NUMBERS):
+        schema = ArrowSchema()
+        assert _lib.onecopy_schema(f._handle, flags, ctypes.byref(schema), err, _ERRLEN) != 0
+        assert f"schema flags {flags:#x} include some this library" in err.value.decode()
+        assert not schema.release
+        rows = (ctypes.c_uint64 * 1)(3)
+        stream = ArrowArrayStream()
+        assert _lib.onecopy_take(f._handle, None, 0, rows, 1, flags, ctypes.byref(stream), err, _ERRLEN) != 0
+        assert f"take flags {flags:#x} include some this library" in err.value.decode()
+        assert not stream.release  # nothing to release: the call failed before it made a stream
+    assert f.take([3], ["id"]).read_all().column("id").to_pylist() == [3]  # without, it reads
+
+
 def _numbered(tmp_path):
     import pyarrow as pa
     import vortex as vx
