@@ -111,6 +111,8 @@ fuzz_seed() {
   cp -r "$ROOT/tests/fuzz/seeds/$1/." "$2/" 2>/dev/null || true
   case $1 in
     open_scan | take)
+      # A take reads the files a scan reads: open_scan's seeds (take has no directory of its own).
+      cp -r "$ROOT/tests/fuzz/seeds/open_scan/." "$2/"
       find "${ONECOPY_CORPUS_DIR:-$ROOT/tests/data/corpus}" -name '*.vortex' -size -64k \
         -exec cp {} "$2/" \; 2>/dev/null || true ;;
   esac

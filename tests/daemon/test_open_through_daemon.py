@@ -102,14 +102,20 @@ def test_a_take_is_one_request_the_daemon_reads_as_a_take(daemon_env, sample):
     assert pa.table(daemon_env.client.take(path, [])).num_rows == 0
 
 
-def test_a_take_of_a_few_token_lists_reads_their_bytes_not_their_chunks(daemon_env, tmp_path):
-    """vortex.list takes (format/encodings/list.cpp): the offsets of the taken rows, then only
-    the elements they hold, not the chunk's millions."""
+@pytest.mark.parametrize("kind", ["list", "list_view"])
+def test_a_take_of_a_few_token_lists_reads_their_bytes_not_their_chunks(daemon_env, tmp_path, kind):
+    """vortex.list and vortex.listview takes (format/encodings/list.cpp, listview.cpp): the
+    offsets (and sizes) of the taken rows, then only the elements they hold, not the chunk's
+    millions. vortex-data writes a pyarrow list_view column as vortex.listview."""
     rng = np.random.default_rng(3)
     n = 20_000
     lengths = rng.integers(100, 300, n)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
-    tokens = pa.ListArray.from_arrays(pa.array(offsets), pa.array(rng.integers(0, 50_000, offsets[-1], dtype=np.int32)))
+    values = pa.array(rng.integers(0, 50_000, offsets[-1], dtype=np.int32))
+    if kind == "list":
+        tokens = pa.ListArray.from_arrays(pa.array(offsets), values)
+    else:
+        tokens = pa.ListViewArray.from_arrays(pa.array(offsets[:-1]), pa.array(lengths.astype(np.int32)), values)
     path = str(tmp_path / "tokens.vortex")
     vx.io.write(pa.table({"tokens": tokens}), path)
     rows = [19_999, 7, 12_345]

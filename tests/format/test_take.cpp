@@ -17,12 +17,14 @@
 #include "format/proto/bitpacked.pb.h"
 #include "format/proto/dict.pb.h"
 #include "format/proto/list.pb.h"
+#include "format/proto/listview.pb.h"
 #include "format/proto/runend.pb.h"
 #include "format/proto/scalar.pb.h"
 #include "format/reader.hpp"
 #include "format/take_cache.hpp"
 #include "tests/format/alp_golden.hpp"
 #include "tests/format/fixtures.hpp"
+#include "tests/format/nested_golden.hpp"
 #include "tests/format/seed_files.hpp"
 #include "tests/format/strings_golden.hpp"
 
@@ -322,6 +324,58 @@ TEST_CASE("list takes equal full decodes: offsets not from 0, empty lists, nulls
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code() == Errc::corrupt);
   }
+}
+
+TEST_CASE("listview takes equal full decodes: views in order, overlapping, backwards, nulls",
+          "[format][take]") {
+  std::mt19937_64 rng(12);
+  for (const char* name : {"listview_overlap", "listview_in_order"}) {
+    INFO("golden case " << name);
+    const auto rows = golden::read_lines(golden::file(name, ".expected")).size();
+    const auto element = name == std::string("listview_overlap") ? PType::i16 : PType::i64;
+    check_takes(golden::load_tree(name),
+                nested_golden::make_list(DType::make_primitive(element, true), true), rows, rng);
+  }
+  const uint64_t len = 2500;
+  std::vector<uint16_t> values(9000);
+  for (auto& v : values) v = static_cast<uint16_t>(rng() % 4000);
+  pb::ListViewMetadata m;
+  m.set_elements_len(values.size());
+  m.set_offset_ptype(static_cast<int32_t>(PType::u32));
+  m.set_size_ptype(static_cast<int32_t>(PType::u16));
+  for (const bool in_order : {true, false}) {
+    // In order: each view starts where the one before ends (a fifth empty). Otherwise anywhere,
+    // overlapping and backwards.
+    std::vector<uint32_t> offsets;
+    std::vector<uint16_t> sizes;
+    uint32_t at = 5;
+    for (uint64_t i = 0; i < len; ++i) {
+      const auto size = static_cast<uint16_t>(rng() % 5 == 0 ? 0 : rng() % 7);
+      offsets.push_back(in_order ? at : static_cast<uint32_t>(rng() % (values.size() - 8)));
+      sizes.push_back(size);
+      at += size;
+    }
+    for (const bool nullable : {true, false}) {
+      INFO("in order " << in_order << ", nullable " << nullable);
+      std::vector<ArrayView> children{bitpacked_node(values, 12, 0), primitive_node(offsets),
+                                      primitive_node(sizes)};
+      if (nullable) children.push_back(bool_node(random_validity(len, rng)));
+      check_takes(node("vortex.listview", m.SerializeAsString(), {}, children),
+                  nested_golden::make_list(DType::make_primitive(PType::u16, false), nullable), len,
+                  rng);
+    }
+  }
+  // A taken view past the elements is corrupt, not a read out of bounds.
+  const auto bad = node("vortex.listview", m.SerializeAsString(), {},
+                        {bitpacked_node(values, 12, 0), primitive_node<uint32_t>({0, 8999, 3}),
+                         primitive_node<uint16_t>({2, 2, 1})});
+  format::DecodeContext ctx;
+  auto r = ctx.decode_take(
+      bad, nested_golden::make_list(DType::make_primitive(PType::u16, false), false), 3,
+      std::vector<uint64_t>{1, 2});
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK_THAT(r.error().message(), Catch::Contains("listview row 1 views [8999, +2) past 9000"));
 }
 
 TEST_CASE("decode_take refuses rows that are unsorted, repeated or out of range",

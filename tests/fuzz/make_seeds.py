@@ -46,8 +46,24 @@ def main():
         "x": pa.array(rng.standard_normal(m), mask=rng.random(m) < 0.2),
         "u": pa.array(rng.geometric(0.01, m).astype(np.uint32)),
     }), str(OUT / "compact_numbers.vortex"))
+    write_lists()
     write_zoned()
     write_sessions()
+
+
+def write_lists():
+    """Lists both ways vortex-data writes them: vortex.list, and vortex.listview from a pyarrow
+    list_view column (views back to back, some null), for the scan and take fuzzers."""
+    rng = np.random.default_rng(2)
+    n = 2000
+    lengths = rng.integers(0, 6, n).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    values = pa.array(rng.integers(0, 1000, offsets[-1], dtype=np.int32))
+    mask = pa.array(rng.random(n) < 0.1)
+    vx.io.write(pa.table({
+        "list": pa.ListArray.from_arrays(pa.array(offsets), values, mask=mask),
+        "view": pa.ListViewArray.from_arrays(pa.array(offsets[:-1]), pa.array(lengths), values, mask=mask),
+    }), str(OUT / "lists.vortex"))
 
 
 def write_zoned():
