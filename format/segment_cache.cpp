@@ -192,15 +192,40 @@ Result<void> SegmentCache::fetch_pending() {
   }
   if (ranges.empty()) return {};
   if (source_->local()) return read_pending_in_place(ranges, owners);
+  return read_pending_merged(ranges, owners);
+}
+
+Result<void> SegmentCache::read_pending_merged(std::span<const ByteRange> ranges,
+                                               std::span<PartialSegment* const> owners) {
+  // The store sends a merged read's gaps too, and they are bytes of the same segments: kept
+  // with the bytes asked for, a later round finds them read (a list's elements near its
+  // offsets, a string's bytes near its view) instead of asking the store for them again.
+  const CoalesceOptions opts = partial_coalescing();
+  std::vector<ByteRange> reads;
+  for (const CoalescedRead& m : coalesce(ranges, opts)) reads.push_back(m.range);
+  std::vector<PartialSegment*> segments(owners.begin(), owners.end());
+  std::sort(segments.begin(), segments.end(), [](const PartialSegment* a, const PartialSegment* b) {
+    return a->range().offset < b->range().offset;
+  });
+  segments.erase(std::unique(segments.begin(), segments.end()), segments.end());
   ArenaScope heap(nullptr);  // fetched bytes: see fetch_claimed
   const uint64_t start = monotonic_ns();
-  auto bufs = source_->read_coalesced(ranges, partial_coalescing());
+  auto bufs = source_->read_coalesced(reads, opts);
   take_wait_ns_ += monotonic_ns() - start;
   OC_TRY(bufs);
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    owners[i]->fill(ranges[i].offset, (*bufs)[i].span());
-    bytes_fetched_ += ranges[i].length;
+  for (size_t k = 0; k < reads.size(); ++k) {
+    // A merged read may span segments (and bytes of none): each gets its own part of it.
+    const ByteRange& r = reads[k];
+    auto it = std::partition_point(segments.begin(), segments.end(), [&](const PartialSegment* p) {
+      return p->range().end() <= r.offset;
+    });
+    for (; it != segments.end() && (*it)->range().offset < r.end(); ++it) {
+      const uint64_t b = std::max(r.offset, (*it)->range().offset);
+      const uint64_t e = std::min(r.end(), (*it)->range().end());
+      (*it)->fill(b, (*bufs)[k].span().subspan(b - r.offset, e - b));
+    }
   }
+  for (const ByteRange& r : ranges) bytes_fetched_ += r.length;
   return {};
 }
 

@@ -171,10 +171,12 @@ class MergeRecordingSource final : public format::SegmentSource {
   Result<std::vector<Buffer>> read_coalesced(std::span<const ByteRange> ranges,
                                              const format::CoalesceOptions& opts) override {
     gaps.push_back(opts.max_gap);
+    coalesced.insert(coalesced.end(), ranges.begin(), ranges.end());
     return read(ranges);
   }
-  std::vector<uint64_t> gaps;       // max_gap of every read_coalesced, in order
-  std::vector<ByteRange> in_place;  // every range read_into read, in order
+  std::vector<uint64_t> gaps;        // max_gap of every read_coalesced, in order
+  std::vector<ByteRange> coalesced;  // every range read_coalesced read, in order
+  std::vector<ByteRange> in_place;   // every range read_into read, in order
 
  protected:
   Result<void> read_each_into(std::span<const ByteRange> ranges,
@@ -193,7 +195,7 @@ class MergeRecordingSource final : public format::SegmentSource {
 
 TEST_CASE(
     "a take reading in part reads a local file into place, merging gaps within a page, and a "
-    "store through buffers, merging gaps within a segment",
+    "store through buffers, merging gaps within a segment; either way a merged gap stays read",
     "[format][io][take]") {
   Fixture fx;
   const auto ids = fx.stored();
@@ -221,18 +223,22 @@ TEST_CASE(
     // The bytes asked for, either way: a merged gap is the source's count, not the cache's.
     const uint64_t asked = std::min<uint64_t>(64, length) + (length - (length - 1) / 64 * 64);
     CHECK(cache.bytes_fetched() == (asked > length ? length : asked));
+    // Needs grow to 64 bytes: [0, 64) and the last 64-byte block, one read if the gap between
+    // them is within a page (local) or a segment read in part (a store).
+    const uint64_t last = (length - 1) / 64 * 64;
+    const bool merged = last <= 64 + (local ? 4096 : kInPart);
+    const auto& reads = local ? source->in_place : source->coalesced;
+    REQUIRE(reads.size() == (merged ? 1 : 2));
+    CHECK(reads.front().offset == first);
+    CHECK(reads.back().end() == first + length);
+    // What was read is resident, a merged gap included, and holds the file's bytes.
+    CHECK((*part)->bytes_resident() ==
+          (merged ? length : std::min<uint64_t>(64, length) + (length - last)));
+    if (merged) {
+      CHECK(std::equal((*part)->data(), (*part)->data() + length, fx.bytes.begin() + first));
+    }
     if (local) {
-      // Needs grow to 64 bytes: [0, 64) and the last 64-byte block, one read if the gap
-      // between them is within a page.
-      const uint64_t last = (length - 1) / 64 * 64;
-      const bool merged = last <= 64 + 4096;
       CHECK(source->gaps.empty());
-      REQUIRE(source->in_place.size() == (merged ? 1 : 2));
-      CHECK(source->in_place.front().offset == first);
-      CHECK(source->in_place.back().end() == first + length);
-      // What was read in is resident, a merged gap included.
-      CHECK((*part)->bytes_resident() ==
-            (merged ? length : std::min<uint64_t>(64, length) + (length - last)));
     } else {
       CHECK(source->in_place.empty());
       CHECK(source->gaps == std::vector<uint64_t>{kInPart});
@@ -243,4 +249,36 @@ TEST_CASE(
   auto file = format::VortexFile::open_path(test::seed_path("zoned.vortex"));
   REQUIRE(file.ok());
   CHECK((*file)->source().local());
+}
+
+TEST_CASE("a store's merged read that spans two segments read in part fills each with its part",
+          "[format][io][take]") {
+  Fixture fx;
+  const auto ids = fx.stored();
+  REQUIRE(ids.size() >= 2);
+  const auto& segments = fx.file->footer().segments;
+  // Two segments in file order, the first byte of each needed: one merged read covers both.
+  const uint32_t a = ids[0], b = ids[1];
+  const ByteRange ra = segments[a].range(), rb = segments[b].range();
+  REQUIRE(ra.end() <= rb.offset);
+  REQUIRE(rb.offset - ra.offset <= (64 << 10));
+  auto source = std::make_shared<MergeRecordingSource>(fx.bytes, false);
+  format::SegmentCache cache(source, fx.file->footer());
+  cache.read_takes_in_part(64 << 10);
+  auto pa = cache.partial(a), pb = cache.partial(b);
+  REQUIRE((pa.ok() && pb.ok()));
+  CHECK_FALSE((*pa)->need(0, 1));
+  CHECK_FALSE((*pb)->need(0, 1));
+  REQUIRE(cache.fetch_pending().ok());
+  REQUIRE(source->coalesced.size() == 1);
+  CHECK(source->coalesced[0].offset == ra.offset);
+  // a holds all of itself that the read covered, b its first bytes; neither anything else.
+  CHECK((*pa)->bytes_resident() == ra.length);
+  CHECK(std::equal((*pa)->data(), (*pa)->data() + ra.length, fx.bytes.begin() + ra.offset));
+  const uint64_t in_b = source->coalesced[0].end() - rb.offset;
+  CHECK((*pb)->bytes_resident() == in_b);
+  CHECK(std::equal((*pb)->data(), (*pb)->data() + in_b, fx.bytes.begin() + rb.offset));
+  CHECK((*pa)->need(ra.length - 1, 1));
+  CHECK(cache.bytes_fetched() ==
+        std::min<uint64_t>(64, ra.length) + std::min<uint64_t>(64, rb.length));
 }
