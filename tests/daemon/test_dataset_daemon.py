@@ -51,13 +51,6 @@ def test_a_directory_through_the_daemon_is_the_concatenation_of_its_files(parts,
         d.stop()
 
 
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory):
-    state = tmp_path_factory.mktemp("moto")
-    yield servers.start("moto", state)
-    servers.stop("moto", state)
-
-
 def test_an_s3_prefix_through_the_daemon_for_a_client_without_credentials(moto, parts, tmp_path, monkeypatch):
     paths, want = parts
     bucket, s3 = servers.make_bucket(moto)

@@ -27,32 +27,9 @@ import vortex as vx
 import onecopy
 from test_daemon import ROOT, Daemon
 
-sys.path.insert(0, str(ROOT / "tests" / "net"))
-import test_s3_servers as servers  # noqa: E402  (how the S3 tests start moto and make buckets)
 
 CLI = Path(os.environ.get("ONECOPY_BUILD_DIR", ROOT / "build")) / "client" / "onecopy"
 SERVERS = ROOT / "tests" / "servers"
-
-
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory):
-    state = tmp_path_factory.mktemp("moto")
-    yield servers.start("moto", state)
-    servers.stop("moto", state)
-
-
-@pytest.fixture
-def store(moto, monkeypatch):
-    """A new bucket, its boto3 client, and the AWS environment that reaches it (also set in this
-    process, for `onecopy index` and in-process reads)."""
-    name, s3 = servers.make_bucket(moto)
-    env = {k: v for k, v in servers.s3_env(moto, moto["S3_ENDPOINT"], name).items() if k.startswith("AWS_")}
-    for key in [k for k in os.environ if k.startswith("AWS_")]:
-        monkeypatch.delenv(key)
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    onecopy.reload_settings()  # this process's S3 client reads the new endpoint
-    return name, s3, env
 
 
 def table(first: int, n: int) -> pa.Table:
@@ -80,8 +57,8 @@ def cache_status(d: Daemon) -> dict:
     return {k: v for k, v in d.client.status().items() if k.startswith(("cache_", "metadata_", "manifest_"))}
 
 
-def test_a_second_read_and_a_second_client_fetch_nothing(store, tmp_path):
-    bucket, s3, env = store
+def test_a_second_read_and_a_second_client_fetch_nothing(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     put(s3, bucket, "a.vortex", table(0, 30_000), tmp_path)
     uri = f"s3://{bucket}/a.vortex"
     d = start(tmp_path, env, ONECOPY_DAEMON_S3_GRANTS=f"*: s3://{bucket}/")
@@ -100,8 +77,8 @@ def test_a_second_read_and_a_second_client_fetch_nothing(store, tmp_path):
         d.stop()
 
 
-def test_a_changed_object_is_read_again_from_memory_and_from_disk(store, tmp_path):
-    bucket, s3, env = store
+def test_a_changed_object_is_read_again_from_memory_and_from_disk(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     uri = f"s3://{bucket}/c.vortex"
     cache_dir = tmp_path / "cache"
     put(s3, bucket, "c.vortex", table(0, 5000), tmp_path)
@@ -123,8 +100,8 @@ def test_a_changed_object_is_read_again_from_memory_and_from_disk(store, tmp_pat
         d.stop()
 
 
-def test_the_disk_tier_serves_epoch_two_after_a_restart(store, tmp_path):
-    bucket, s3, env = store
+def test_the_disk_tier_serves_epoch_two_after_a_restart(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     for i in range(3):
         put(s3, bucket, f"ds/p{i}.vortex", table(i * 4000, 4000), tmp_path)
     cache_dir = tmp_path / "cache"
@@ -148,8 +125,8 @@ def test_the_disk_tier_serves_epoch_two_after_a_restart(store, tmp_path):
         d.stop()
 
 
-def test_a_killed_daemon_and_a_corrupted_cache_file_lose_nothing(store, tmp_path):
-    bucket, s3, env = store
+def test_a_killed_daemon_and_a_corrupted_cache_file_lose_nothing(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     put(s3, bucket, "k.vortex", table(0, 40_000), tmp_path)
     uri = f"s3://{bucket}/k.vortex"
     cache_dir = tmp_path / "cache"
@@ -180,8 +157,8 @@ def test_a_killed_daemon_and_a_corrupted_cache_file_lose_nothing(store, tmp_path
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
-def test_a_full_disk_turns_the_tier_off_and_scans_go_on(store, tmp_path):
-    bucket, s3, env = store
+def test_a_full_disk_turns_the_tier_off_and_scans_go_on(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     put(s3, bucket, "full.vortex", table(0, 200_000), tmp_path)  # far more than the tmpfs holds
     uri = f"s3://{bucket}/full.vortex"
     mount = tmp_path / "small"
@@ -209,8 +186,8 @@ def test_a_full_disk_turns_the_tier_off_and_scans_go_on(store, tmp_path):
         subprocess.run(["umount", str(mount)], check=False)
 
 
-def test_eight_clients_at_once_fetch_each_range_once(store, tmp_path):
-    bucket, s3, env = store
+def test_eight_clients_at_once_fetch_each_range_once(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     for i in range(4):
         put(s3, bucket, f"many/p{i}.vortex", table(i * 20_000, 20_000), tmp_path)
     grants = {"ONECOPY_DAEMON_S3_GRANTS": f"*: s3://{bucket}/"}
@@ -237,13 +214,13 @@ def test_eight_clients_at_once_fetch_each_range_once(store, tmp_path):
         d.stop()
 
 
-def test_a_client_without_the_grant_is_refused_after_another_warmed_the_cache(store, tmp_path):
+def test_a_client_without_the_grant_is_refused_after_another_warmed_the_cache(moto_bucket, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root to run a client as another user")
     from test_authority import NOBODY, as_nobody
     from test_hostile import TEST_CLIENT
 
-    bucket, s3, env = store
+    bucket, s3, env = moto_bucket
     put(s3, bucket, "team/x.vortex", table(0, 3000), tmp_path)
     uri = f"s3://{bucket}/team/x.vortex"
     where = Path(tempfile.mkdtemp(prefix="onecopy-cache-authority-", dir="/tmp"))
@@ -276,8 +253,8 @@ def test_a_client_without_the_grant_is_refused_after_another_warmed_the_cache(st
         shutil.rmtree(where, ignore_errors=True)
 
 
-def test_a_manifest_plans_a_prefix_with_one_list_and_one_get(store, tmp_path):
-    bucket, s3, env = store
+def test_a_manifest_plans_a_prefix_with_one_list_and_one_get(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     for i in range(6):
         put(s3, bucket, f"ix/p{i}.vortex", table(i * 1000, 1000 + i), tmp_path)
     prefix = f"s3://{bucket}/ix/"
@@ -302,10 +279,10 @@ def test_a_manifest_plans_a_prefix_with_one_list_and_one_get(store, tmp_path):
         d.stop()
 
 
-def test_a_lying_manifest_never_produces_wrong_rows(store, tmp_path):
+def test_a_lying_manifest_never_produces_wrong_rows(moto_bucket, tmp_path):
     from onecopy.index import MANIFEST, manifest_table
 
-    bucket, s3, env = store
+    bucket, s3, env = moto_bucket
     prefix = f"s3://{bucket}/lie/"
     for i in range(4):
         put(s3, bucket, f"lie/p{i}.vortex", table(i * 1000, 1000), tmp_path)
@@ -345,8 +322,8 @@ def test_a_lying_manifest_never_produces_wrong_rows(store, tmp_path):
         d.stop()
 
 
-def test_an_in_process_cache_dir_serves_the_next_process_without_the_store(store, tmp_path):
-    bucket, s3, env = store
+def test_an_in_process_cache_dir_serves_the_next_process_without_the_store(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     put(s3, bucket, "ip.vortex", table(0, 20_000), tmp_path)
     uri = f"s3://{bucket}/ip.vortex"
     cache_dir = tmp_path / "cache"
@@ -380,8 +357,8 @@ print(pa.table(f.scan(columns=["id"])).column("id").to_pylist() == list(range(20
         proxy.wait(10)
 
 
-def test_prefetch_warms_the_daemon_for_the_next_job(store, tmp_path):
-    bucket, s3, env = store
+def test_prefetch_warms_the_daemon_for_the_next_job(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     for i in range(3):
         put(s3, bucket, f"pf/p{i}.vortex", table(i * 10_000, 10_000), tmp_path)
     prefix = f"s3://{bucket}/pf/"
@@ -444,8 +421,8 @@ def test_url_objects_are_never_cached_even_when_their_server_reuses_an_etag(tmp_
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a cache file to another user")
-def test_cache_files_of_another_user_are_not_served(store, tmp_path):
-    bucket, s3, env = store
+def test_cache_files_of_another_user_are_not_served(moto_bucket, tmp_path):
+    bucket, s3, env = moto_bucket
     put(s3, bucket, "o.vortex", table(0, 8000), tmp_path)
     uri = f"s3://{bucket}/o.vortex"
     cache_dir = tmp_path / "cache"

@@ -28,8 +28,6 @@ from onecopy import convert
 
 ROOT = Path(__file__).resolve().parents[2]
 CLI = Path(os.environ.get("ONECOPY_BUILD_DIR", ROOT / "build")) / "client" / "onecopy"
-sys.path.insert(0, str(ROOT / "tests" / "net"))
-import test_s3_servers as servers  # noqa: E402  (how the S3 tests start moto and make buckets)
 
 
 def _source(n=3000, seed=2) -> pa.Table:
@@ -351,30 +349,8 @@ def test_mds_inputs_it_cannot_take_are_clear_errors(tmp_path, monkeypatch, capsy
     assert "pip install mosaicml-streaming" in capsys.readouterr().err
 
 
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory):
-    """moto's S3 server (tests/servers/moto.sh), started as the S3 tests start it: one that does
-    not start fails the tests that need it."""
-    state = tmp_path_factory.mktemp("moto")
-    yield servers.start("moto", state)
-    servers.stop("moto", state)
-
-
-@pytest.fixture
-def bucket(moto, monkeypatch):
-    """A new bucket on moto and its boto3 client; this process's AWS_* environment points at it."""
-    name, s3 = servers.make_bucket(moto)
-    for key in [k for k in os.environ if k.startswith("AWS_")]:
-        monkeypatch.delenv(key)
-    for key, value in servers.s3_env(moto, moto["S3_ENDPOINT"], name).items():
-        if key.startswith("AWS_"):
-            monkeypatch.setenv(key, value)
-    onecopy.reload_settings()  # this process's S3 client reads the new endpoint
-    return name, s3
-
-
-def test_s3_keys_prefixes_and_globs_convert_as_their_local_copies_do(tmp_path, bucket):
-    name, s3 = bucket
+def test_s3_keys_prefixes_and_globs_convert_as_their_local_copies_do(tmp_path, moto_bucket):
+    name, s3, _ = moto_bucket
     src = _source(600)
     local = tmp_path / "src"
     (local / "pq").mkdir(parents=True)
@@ -411,8 +387,8 @@ def test_s3_keys_prefixes_and_globs_convert_as_their_local_copies_do(tmp_path, b
     _same_as_mds(_read_back(tmp_path / "mds")[0], samples)
 
 
-def test_a_convert_to_s3_resumes_without_duplicates(tmp_path, bucket, monkeypatch):
-    name, s3 = bucket
+def test_a_convert_to_s3_resumes_without_duplicates(tmp_path, moto_bucket, monkeypatch):
+    name, s3, _ = moto_bucket
     src = _source(6000)
     pq.write_table(src, tmp_path / "big.parquet", row_group_size=500)
     args = dict(inputs=[str(tmp_path / "big.parquet")], out_dir=f"s3://{name}/out/", rows_per_file=1000,

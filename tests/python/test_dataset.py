@@ -6,7 +6,6 @@ named; onecopy.open of a pattern is the Dataset. Through onecopyd: tests/daemon/
 
 import os
 import socket
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -17,8 +16,6 @@ import vortex as vx
 
 import onecopy
 from onecopy._dataset import filter_columns
-
-ROOT = Path(__file__).resolve().parents[2]
 
 # (rows, bytes of each row's blob) of each file. vortex-data's writer cuts chunks of about 1 MiB in
 # multiples of 8192 rows, so these give chunks of 16384, 8192 and 9000 rows: file and chunk
@@ -179,36 +176,12 @@ def test_to_torch_reads_every_row_once(parts):
     assert sorted(ids.tolist()) == want.column("id").to_pylist()
 
 
-# ---- on S3 (moto), read in this process ---------------------------------------------------------
-
-sys.path.insert(0, str(ROOT / "tests" / "net"))
-import test_s3_servers as servers  # noqa: E402  (how the S3 tests start moto and make buckets)
+# ---- on S3 (moto: tests/conftest.py), read in this process --------------------------------------
 
 
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory):
-    state = tmp_path_factory.mktemp("moto")
-    yield servers.start("moto", state)
-    servers.stop("moto", state)
-
-
-@pytest.fixture
-def bucket(moto, monkeypatch):
-    """A new bucket on moto, its boto3 client and its AWS_* environment, which this process
-    reads S3 with from now on."""
-    name, s3 = servers.make_bucket(moto)
-    env = {k: v for k, v in servers.s3_env(moto, moto["S3_ENDPOINT"], name).items() if k.startswith("AWS_")}
-    for key in [k for k in os.environ if k.startswith("AWS_")]:
-        monkeypatch.delenv(key)
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
-    onecopy.reload_settings()  # this process's S3 client reads the new endpoint
-    return name, s3, env
-
-
-def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(bucket, parts):
+def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(moto_bucket, parts):
     paths, want = parts
-    bucket, s3, _ = bucket
+    bucket, s3, _ = moto_bucket
     for p in paths:
         s3.upload_file(p, bucket, f"ds/{os.path.basename(p)}")
     s3.put_object(Bucket=bucket, Key="ds/notes.txt", Body=b"not a vortex file")
@@ -224,12 +197,12 @@ def test_an_s3_prefix_and_glob_are_the_concatenation_of_their_objects(bucket, pa
     assert e.value.code == "not_found"
 
 
-def test_reload_settings_takes_a_new_s3_endpoint(bucket, parts, monkeypatch):
+def test_reload_settings_takes_a_new_s3_endpoint(moto_bucket, parts, monkeypatch):
     """The process's S3 client follows the AWS_* environment after reload_settings(): a test or a
     notebook that moves to another endpoint reads from it, and an endpoint nobody serves fails
     naming its port."""
     paths, _ = parts
-    bucket, s3, env = bucket
+    bucket, s3, env = moto_bucket
     s3.upload_file(paths[0], bucket, "one/p0.vortex")
     rows = onecopy.open(f"s3://{bucket}/one/p0.vortex", daemon=False).row_count
     with socket.socket() as free:  # a port nobody listens on once closed

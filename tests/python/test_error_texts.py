@@ -146,14 +146,6 @@ def test_inspect_fits_one_screen_and_verbose_gives_the_tree(tokens):
 
 # ---- S3 (moto) ---------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def moto(tmp_path_factory):
-    """moto's S3 server (tests/servers/moto.sh), started as the S3 tests start it."""
-    state = tmp_path_factory.mktemp("moto")
-    yield servers.start("moto", state)
-    servers.stop("moto", state)
-
-
 def test_a_missing_bucket_and_a_missing_key_read_differently(moto, tmp_path, tokens):
     bucket, s3 = servers.make_bucket(moto)
     s3.upload_file(str(tokens), bucket, "ds/tokens.vortex")
