@@ -162,7 +162,7 @@ void EventLoop::resume_accepting() {
   uint64_t ticks;
   (void)::read(accept_timer_.get(), &ticks, sizeof(ticks));
   if (accepting_) return;
-  if (server_->at_descriptor_budget(1)) {
+  if (server_->out_of_descriptors(1)) {
     arm(accept_timer_.get(), uint64_t{cfg_.daemon_accept_pause_ms} * 1000, false);
     return;
   }
@@ -187,7 +187,7 @@ void EventLoop::accept_clients() {
       log::get().warn("refused a client: pid {} uid {} gid {}: {}", peer->pid, peer->uid, peer->gid,
                       s.error().describe());
       tell(sock.get(), s.error());
-      if (server_->at_descriptor_budget(1)) pause_accepting("at the descriptor budget");
+      if (server_->out_of_descriptors(1)) pause_accepting("at the descriptor budget");
       continue;
     }
     Session* session = *s;

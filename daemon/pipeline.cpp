@@ -110,7 +110,7 @@ void Server::make_room_to_decode(Session& s, const ActiveScan& scan) {
                        scan.last_batch_bytes <= cfg_.daemon_slab_bytes / 2;
   if (!none && !wanting) return;
   s.arena_heap_seen = s.arena->heap_bytes();
-  auto made = pool_.make(s, cfg_.daemon_slab_bytes, /*dedicated=*/false, !at_descriptor_budget());
+  auto made = pool_.make(s, cfg_.daemon_slab_bytes, /*dedicated=*/false, !out_of_descriptors());
   if (!made.ok()) {  // the copying path meets the same limit and reports it
     log::get().debug("no slab to decode into for client pid {}: {}", s.peer.pid,
                      made.error().message());
@@ -147,7 +147,7 @@ void Server::place(Session& s, const ScanPtr& scan) {
   }
   Placed p;
   if (need > 0) {
-    auto found = pool_.find_range(s, *scan, need, p, !at_descriptor_budget());
+    auto found = pool_.find_range(s, *scan, need, p, !out_of_descriptors());
     if (!found.ok()) {
       fail_scan(s, scan, std::move(found.error()));
       return;

@@ -50,7 +50,7 @@ uint64_t Server::descriptors() const {
          Slab::open_fds() + extra_fds_;
 }
 
-bool Server::at_descriptor_budget(uint64_t extra) const {
+bool Server::out_of_descriptors(uint64_t extra) {
   if (descriptors() + extra < fd_budget_) return false;
   if (kept_->size() == 0) return true;
   kept_->clear();  // kept files are the first descriptors given back
@@ -82,7 +82,7 @@ Result<Session*> Server::admit(UniqueFd& socket, Peer peer) {
                            "user (daemon_uid_max_clients)",
                            peer.uid, held));
   }
-  if (at_descriptor_budget()) {
+  if (out_of_descriptors()) {
     return refuse(OC_ERROR(Errc::io,
                            "onecopyd holds {} descriptors for clients, its budget "
                            "(RLIMIT_NOFILE less daemon_fd_reserve)",
@@ -317,7 +317,7 @@ Result<void> Server::handle_open(Session& s, const fbs::Open& o, Packet& packet)
   if (packet.fd.valid()) {
     // A local file the client opened with its own permissions: read through its descriptor,
     // never reopened by name. The descriptor budget counts it from here.
-    if (at_descriptor_budget(1)) {
+    if (out_of_descriptors(1)) {
       refuse(s, request,
              OC_ERROR(Errc::io,
                       "onecopyd holds {} descriptors for clients, its "

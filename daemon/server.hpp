@@ -87,7 +87,10 @@ class Server {
   /// Descriptors held on clients' behalf: sessions, their files (each with its io_uring ring)
   /// and unsent slabs, plus @p extra (the loop's metrics connections).
   [[nodiscard]] uint64_t descriptors() const;
-  [[nodiscard]] bool at_descriptor_budget(uint64_t extra = 0) const;
+  /// Whether @p extra more descriptors would reach the budget. When they would, the files kept
+  /// open for later Opens (daemon/kept_files.hpp) are given back first, and the answer is the
+  /// count without them: not a const query.
+  [[nodiscard]] bool out_of_descriptors(uint64_t extra = 0);
   void note_refused_connection() {
     ++counters_.connections_refused;
     ++counters_.errors;
