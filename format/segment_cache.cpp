@@ -201,28 +201,28 @@ Result<void> SegmentCache::read_pending_merged(std::span<const ByteRange> ranges
   // with the bytes asked for, a later round finds them read (a list's elements near its
   // offsets, a string's bytes near its view) instead of asking the store for them again.
   const CoalesceOptions opts = partial_coalescing();
+  const std::vector<CoalescedRead> plan = coalesce(ranges, opts);
   std::vector<ByteRange> reads;
-  for (const CoalescedRead& m : coalesce(ranges, opts)) reads.push_back(m.range);
-  std::vector<PartialSegment*> segments(owners.begin(), owners.end());
-  std::sort(segments.begin(), segments.end(), [](const PartialSegment* a, const PartialSegment* b) {
-    return a->range().offset < b->range().offset;
-  });
-  segments.erase(std::unique(segments.begin(), segments.end()), segments.end());
+  for (const CoalescedRead& m : plan) reads.push_back(m.range);
   ArenaScope heap(nullptr);  // fetched bytes: see fetch_claimed
   const uint64_t start = monotonic_ns();
   auto bufs = source_->read_coalesced(reads, opts);
   take_wait_ns_ += monotonic_ns() - start;
   OC_TRY(bufs);
-  for (size_t k = 0; k < reads.size(); ++k) {
-    // A merged read may span segments (and bytes of none): each gets its own part of it.
-    const ByteRange& r = reads[k];
-    auto it = std::partition_point(segments.begin(), segments.end(), [&](const PartialSegment* p) {
-      return p->range().end() <= r.offset;
-    });
-    for (; it != segments.end() && (*it)->range().offset < r.end(); ++it) {
-      const uint64_t b = std::max(r.offset, (*it)->range().offset);
-      const uint64_t e = std::min(r.end(), (*it)->range().end());
-      (*it)->fill(b, (*bufs)[k].span().subspan(b - r.offset, e - b));
+  std::vector<PartialSegment*> filled;
+  for (size_t k = 0; k < plan.size(); ++k) {
+    // A merged read may span the segments of its members (and bytes of none): each of them gets
+    // its own part of it, once. Segments are found through the members, never by searching
+    // the file's ranges, which a hostile footer may make overlap.
+    const ByteRange& r = plan[k].range;
+    filled.clear();
+    for (const size_t i : plan[k].members) {
+      PartialSegment* p = owners[i];
+      if (std::find(filled.begin(), filled.end(), p) != filled.end()) continue;
+      filled.push_back(p);
+      const uint64_t b = std::max(r.offset, p->range().offset);
+      const uint64_t e = std::min(r.end(), p->range().end());
+      p->fill(b, (*bufs)[k].span().subspan(b - r.offset, e - b));
     }
   }
   for (const ByteRange& r : ranges) bytes_fetched_ += r.length;

@@ -97,7 +97,7 @@ class SegmentCache {
   Result<void> read_pending_in_place(std::span<const ByteRange> ranges,
                                      std::span<PartialSegment* const> owners);
   // fetch_pending from a store: reads @p ranges (owners[i]'s) as merged reads and keeps all of
-  // each, the gaps merged in included, in the partial segments it covers.
+  // each, the gaps merged in included, in the partial segments of the ranges it carries.
   Result<void> read_pending_merged(std::span<const ByteRange> ranges,
                                    std::span<PartialSegment* const> owners);
   // Reads @p ids (claimed) into the cache, or drops their claim on failure.
