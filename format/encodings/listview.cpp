@@ -143,7 +143,7 @@ Result<ColumnPtr> take_listview(const ArrayView& node, const DTypePtr& t, uint64
     OC_TRY(check_view(rows[i], offsets[i], sizes[i], lv.elements_len));
     out[i] = static_cast<int32_t>(total);
     if (valid != nullptr && !bitmap_get(valid, i)) sizes[i] = 0;
-    total += sizes[i];
+    total = saturating_add(total, sizes[i]);  // a size may be near 2^64: no wrap
     OC_EXPECT(total <= kMaxArrowOffset, unsupported, "list of {} elements needs 64-bit offsets",
               total);
   }

@@ -376,6 +376,20 @@ TEST_CASE("listview takes equal full decodes: views in order, overlapping, backw
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::corrupt);
   CHECK_THAT(r.error().message(), Catch::Contains("listview row 1 views [8999, +2) past 9000"));
+  // Sizes that the file's elements_len allows and whose sum wraps past 2^64: refused, not a
+  // gather of 2^64 elements.
+  pb::ListViewMetadata huge = m;
+  huge.set_elements_len(UINT64_MAX);
+  huge.set_size_ptype(static_cast<int32_t>(PType::u64));
+  const auto wraps = node("vortex.listview", huge.SerializeAsString(), {},
+                          {bitpacked_node(values, 12, 0), primitive_node<uint32_t>({0, 0}),
+                           primitive_node<uint64_t>({10, UINT64_MAX - 4})});
+  format::DecodeContext wctx;
+  auto w = wctx.decode_take(
+      wraps, nested_golden::make_list(DType::make_primitive(PType::u16, false), false), 2,
+      std::vector<uint64_t>{0, 1});
+  REQUIRE_FALSE(w.ok());
+  CHECK(w.error().code() == Errc::unsupported);
 }
 
 TEST_CASE("decode_take refuses rows that are unsorted, repeated or out of range",
