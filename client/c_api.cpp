@@ -77,11 +77,12 @@ oc::format::StringLayout strings_of(uint32_t flags) {
                                                : oc::format::StringLayout::views;
 }
 
-// A flag a newer caller sets and this library does not know is refused, never dropped: the
-// caller would get another result than it asked for, without a word.
+// A flag a call does not take (one from a newer header, or a scan's flag on a take) is refused,
+// never dropped: the caller would get another result than it asked for, without a word.
 oc::Result<void> check_flags(uint32_t flags, uint32_t known, const char* call) {
   OC_EXPECT((flags & ~known) == 0, unsupported,
-            "{} flags {:#x} include some this library ({}) does not know", call, flags, OC_VERSION);
+            "{} flags {:#x} include some a {} does not take (this library, {}, knows {:#x} there)",
+            call, flags, call, OC_VERSION, known);
   return {};
 }
 
