@@ -90,6 +90,16 @@ def schema_difference(a, b) -> Optional[str]:
     return None
 
 
+def renumbered(batch, start: int):
+    """@batch with @start added to its last column, "_row_number" (a file's row numbers made the
+    dataset's)."""
+    import numpy as np
+    import pyarrow as pa
+
+    numbers = np.asarray(batch.column(batch.num_columns - 1)) + np.uint64(start)
+    return pa.RecordBatch.from_arrays(batch.columns[:-1] + [pa.array(numbers)], schema=batch.schema)
+
+
 class Dataset:
     """Files as one table: `files`, `schema` (every file's, checked equal), `row_count`,
     `scan`, `take`, `count`, the Arrow stream protocol (the full scan) and `to_torch`.
@@ -121,10 +131,7 @@ class Dataset:
     @property
     def file_rows(self) -> list[int]:
         """Each file's row count, in the order of `files`."""
-        for i, rows in enumerate(self._rows):
-            if rows is None:
-                self._rows[i] = self.file(i).row_count
-        return list(self._rows)
+        return [self._file_row_count(i) for i in range(len(self.files))]
 
     @property
     def row_count(self) -> int:
@@ -154,23 +161,37 @@ class Dataset:
         return self.schema.__arrow_c_schema__()
 
     def scan(self, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,
-             batch_rows: int = 0, strings: str = "views"):
+             batch_rows: int = 0, strings: str = "views", row_numbers: bool = False):
         """Every file's scan (VortexFile.scan's arguments) in the order of `files`, as one
         pyarrow.RecordBatchReader (an Arrow stream source with read_all()). The first file's scan
         starts here, so a filter that does not parse or bind raises OnecopyError at once; each
-        next one when the previous is read, pruned by its own statistics."""
+        next one when the previous is read, pruned by its own statistics. With `row_numbers`, each
+        batch ends with the column "_row_number" (uint64): its rows' numbers in the dataset, as
+        take() numbers them (a file's own row numbers plus the rows of the files before it)."""
         import pyarrow as pa
 
         self._checked_schema()  # a file whose schema differs is an error before any batch
-        first = pa.RecordBatchReader.from_stream(self.file(0).scan(columns, filter, batch_rows, strings=strings))
+
+        def file_scan(i: int):
+            return pa.RecordBatchReader.from_stream(self.file(i).scan(columns, filter, batch_rows, strings=strings,
+                                                                      row_numbers=row_numbers))
+
+        first = file_scan(0)
 
         def batches() -> Iterator:
             yield from first
+            start = 0
             for i in range(1, len(self.files)):
-                yield from pa.RecordBatchReader.from_stream(self.file(i).scan(columns, filter, batch_rows,
-                                                                              strings=strings))
+                start += self._file_row_count(i - 1)  # open: its scan has just been read
+                yield from (renumbered(b, start) for b in file_scan(i)) if row_numbers else file_scan(i)
 
         return pa.RecordBatchReader.from_batches(first.schema, batches())
+
+    def _file_row_count(self, i: int) -> int:
+        """File @i's rows, from the listing or the file, opening no other file (file_rows opens them all)."""
+        if self._rows[i] is None:
+            self._rows[i] = self.file(i).row_count
+        return self._rows[i]
 
     def __arrow_c_stream__(self, requested_schema: Optional[object] = None) -> object:
         """The full scan, for pa.table(ds), duckdb and polars."""

@@ -66,6 +66,11 @@ def assert_is_concatenation(ds: onecopy.Dataset, want: pa.Table) -> None:
     hits = want.filter(mask).select(["id", "tag"])
     assert 0 < hits.num_rows < want.num_rows
     assert_rows(ds.scan(columns=["id", "tag"], filter=FILTER), hits)
+    # Row numbers are the dataset's, as take() numbers them: here each kept row's id.
+    numbered = pa.table(ds.scan(["id"], FILTER, batch_rows=3000, row_numbers=True))
+    assert numbered.column_names == ["id", "_row_number"]
+    assert numbered.schema.field("_row_number").type == pa.uint64()
+    assert numbered.column("_row_number").to_pylist() == hits.column("id").to_pylist()
     assert ds.count() == want.num_rows
     assert ds.count(FILTER) == hits.num_rows
     assert ds.count(f"id >= {want.num_rows - 10}") == 10  # the first two files ruled out
