@@ -65,6 +65,7 @@ from onecopy._torch_nodes import ranks_per_node as ranks_per_node_of
 from onecopy._torch_packing import PackedTokens, collate_varlen
 from onecopy._torch_plan import (UNKNOWN_ROWS, Piece, Progress, deal_rows, expand_urls, files_digest, key_group,
                                  key_start, piece_units)
+from onecopy._torch_share import OneBuffer
 from onecopy._torch_world import distributed_world, shard_world
 from onecopy.expr import Expr
 
@@ -433,7 +434,9 @@ class Dataset(torch.utils.data.IterableDataset):
         groups = self._my_pieces(start)
         timer = ItemTimer(self._stats)
         try:
-            yield from self._group_items(start, groups, timer, tag, record)
+            items = self._group_items(start, groups, timer, tag, record)
+            # A worker's batches cross to the training process in one shared buffer each.
+            yield from map(OneBuffer, items) if info is not None and self.batch_rows else items
         finally:
             timer.flush()
 
