@@ -18,6 +18,7 @@
 #include "format/fbs/arrow_ipc_generated.h"
 #include "format/flatbuffer_util.hpp"
 #include "format/string_views.hpp"
+#include "format/zstd_bound.hpp"
 
 namespace oc::format {
 namespace {
@@ -287,9 +288,11 @@ Result<Buffer> BatchReader::next_buffer(const std::string& path, const char* wha
 //   bytes 0..8   i64 U   uncompressed length, little endian; -1: the rest is the raw buffer
 //   bytes 8..    one zstd frame whose content is exactly U bytes
 //
-// U is untrusted: it must fit what is left of max_decoded_bytes before anything is allocated,
-// the frame's own content size (when it declares one) must be U, and the decompression, bounded
-// by U, must produce U bytes. The result is counted here, being a new allocation.
+// U is untrusted: before anything is allocated it must fit what is left of max_decoded_bytes and
+// what the frame's bytes can inflate to (zstd_max_inflated: a tiny frame behind a huge U would
+// otherwise reserve U), and the frame's own content size (when it declares one) must be U; the
+// decompression, bounded by U, must produce U bytes. The result is counted here, being a new
+// allocation.
 Result<Buffer> BatchReader::decompressed(const Buffer& b, const std::string& path,
                                          const char* what) {
   OC_EXPECT(b.size() >= sizeof(int64_t), corrupt,
@@ -305,6 +308,9 @@ Result<Buffer> BatchReader::decompressed(const Buffer& b, const std::string& pat
             "Arrow IPC field {} decompresses its {} to {} bytes, past max_decoded_bytes ({}, {} "
             "used)",
             path, what, size, max_decoded_, decoded_);
+  OC_EXPECT(size <= zstd_max_inflated(frame.size()), corrupt,
+            "Arrow IPC field {} has a zstd {} of {} bytes, which cannot inflate to its length {}",
+            path, what, frame.size(), size);
   const unsigned long long declared = ZSTD_getFrameContentSize(frame.data(), frame.size());
   OC_EXPECT(declared != ZSTD_CONTENTSIZE_ERROR, corrupt,
             "Arrow IPC field {} has a {} that is not a zstd frame", path, what);

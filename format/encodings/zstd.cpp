@@ -15,9 +15,10 @@
 // decode inflates every frame, so it checks the stream as a whole: exactly as many values as
 // valid rows, and no bytes left over.
 //
-// Each frame must inflate to exactly its declared `uncompressed_size`; the declared total is
-// checked against the decode limit before anything is allocated, so a decompression bomb fails
-// with Errc::corrupt instead of allocating.
+// Each frame must inflate to exactly its declared `uncompressed_size`. Before anything is
+// allocated, each declared size is checked against what its frame's bytes can inflate to
+// (zstd_max_inflated) and the declared total against the decode limit, so a decompression bomb
+// fails with Errc::corrupt instead of allocating.
 //
 // A take inflates only the frames that hold its rows' values (the compact writer's frames hold
 // 8192 values each), found from the frames' `n_values` and the validity; frames that do not
@@ -31,6 +32,7 @@
 #include "format/encodings/integers.hpp"
 #include "format/encodings/registry.hpp"
 #include "format/proto/zstd.pb.h"
+#include "format/zstd_bound.hpp"
 
 namespace oc::format::encodings {
 namespace {
@@ -72,6 +74,12 @@ Result<Inflater> inflater_for(const ArrayView& node, const pb::ZstdMetadata& met
   OC_EXPECT(node.buffers.size() == in.first_frame + static_cast<size_t>(meta.frames_size()),
             corrupt, "vortex.zstd has {} buffers for {} frames{}", node.buffers.size(),
             meta.frames_size(), in.first_frame ? " and a dictionary" : "");
+  for (int f = 0; f < meta.frames_size(); ++f) {
+    const uint64_t bytes = node.buffers[in.first_frame + static_cast<size_t>(f)].size();
+    OC_EXPECT(meta.frames(f).uncompressed_size() <= zstd_max_inflated(bytes), corrupt,
+              "zstd frame {} of {} bytes cannot inflate to its declared {} bytes", f, bytes,
+              meta.frames(f).uncompressed_size());
+  }
   in.dctx.reset(ZSTD_createDCtx());
   OC_EXPECT(in.dctx != nullptr, out_of_memory, "cannot create a zstd decompression context");
   if (in.first_frame) {

@@ -1078,6 +1078,12 @@ TEST_CASE("hostile length prefixes and zstd frames are corrupt or past the budge
   const std::string big(1 << 16, 'x');
   require_error(batch(prefixed(1 << 16, zstd_frame(big)), 1 << 15), Errc::out_of_memory,
                 "max_decoded_bytes");
+  // A prefix within the budget that the frame's bytes cannot inflate to (zstd_max_inflated):
+  // refused before its bytes are reserved, whether or not the frame declares its size.
+  require_error(batch(prefixed(int64_t{1} << 32, frame), uint64_t{1} << 40), Errc::corrupt,
+                "cannot inflate to its length 4294967296");
+  require_error(batch(prefixed(int64_t{1} << 32, zstd_frame(values, false)), uint64_t{1} << 40),
+                Errc::corrupt, "cannot inflate");
   // A frame whose header claims more than its prefix (a bomb behind a small prefix).
   require_error(batch(prefixed(8, zstd_frame(big))), Errc::corrupt, "behind a length of 8");
   require_error(batch(prefixed(8, zstd_frame(big, false))), Errc::corrupt, "fails");

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "format/proto/zstd.pb.h"
+#include "format/zstd_bound.hpp"
 #include "tests/format/fixtures.hpp"
 #include "tests/format/strings_golden.hpp"
 
@@ -128,9 +129,23 @@ TEST_CASE("vortex.zstd handles empty and all-null arrays", "[format][zstd]") {
 TEST_CASE("vortex.zstd checks declared sizes before and after inflating", "[format][zstd]") {
   const auto t = DType::make_utf8(false);
   const std::string raw = string_stream({"abc", "defg"});
+  // A size its frame's bytes cannot inflate to (zstd_max_inflated: 32,768 times them at most)
+  // is refused before anything is allocated, on a full decode and on a take.
   auto bomb = zstd_node({{raw, 2}});
-  set_frame_size(bomb, 0, uint64_t{1} << 50);  // refused by the decode limit, not allocated
+  set_frame_size(bomb, 0, uint64_t{1} << 30);
   auto r = decode(bomb, t, 2);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().code() == Errc::corrupt);
+  CHECK(r.error().to_string().find("cannot inflate") != std::string::npos);
+  const std::vector<uint64_t> row{1};
+  format::DecodeContext ctx;
+  auto taken = ctx.decode_take(bomb, t, 2, row);
+  REQUIRE_FALSE(taken.ok());
+  CHECK(taken.error().to_string().find("cannot inflate") != std::string::npos);
+  // One the frame's bytes could hold but the decode limit does not allow: refused by the limit.
+  bomb.buffers[0] = bytes_of(std::string(1 << 20, 'x'));
+  set_frame_size(bomb, 0, uint64_t{1} << 34);
+  r = decode(bomb, t, 2);
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::corrupt);
   CHECK(r.error().to_string().find("limit") != std::string::npos);
@@ -228,4 +243,22 @@ TEST_CASE("vortex.zstd takes inflate the frames of their rows", "[format][zstd][
     REQUIRE_FALSE(r.ok());
     CHECK(r.error().code() == Errc::corrupt);
   }
+}
+
+TEST_CASE("zstd_max_inflated holds for zstd's own best ratios", "[format][zstd]") {
+  // Runs of one byte are what zstd shrinks most (RLE blocks, or matches at offset 1), at any
+  // level: the bound must still let them through.
+  for (const size_t n : {size_t{1} << 17, size_t{8} << 20, size_t{64} << 20}) {
+    const std::string zeros(n, '\0');
+    for (const int level : {1, 3, 19}) {
+      std::string out(ZSTD_compressBound(n), '\0');
+      const size_t c = ZSTD_compress(out.data(), out.size(), zeros.data(), n, level);
+      REQUIRE_FALSE(ZSTD_isError(c));
+      INFO(n << " zeros at level " << level << " in " << c << " bytes");
+      CHECK(format::zstd_max_inflated(c) >= n);
+    }
+  }
+  CHECK(format::zstd_max_inflated(3) == 0);  // a block header alone regenerates nothing
+  CHECK(format::zstd_max_inflated(4) == 128 * 1024);
+  CHECK(format::zstd_max_inflated(UINT64_MAX / 2) == UINT64_MAX);  // saturates, never wraps
 }
