@@ -8,7 +8,9 @@ small tensors (a list column's values and offsets, scalar columns, the position)
 cost, paid per tensor, is most of what a worker adds to the feed. OneBuffer pays it once per
 batch: pickled (as the worker's queue pickles it), its tensors are copied into one shared buffer
 (the copy torch would make into theirs), and unpickled they are views of that buffer in a plain
-dict, so the training loop, pin_memory and collate functions see what they would have seen."""
+dict, so the training loop, pin_memory and collate functions see what they would have seen.
+One difference: the buffer lives while any of its tensors does, so a tensor kept past its batch
+keeps the whole batch's memory."""
 
 from __future__ import annotations
 
