@@ -365,14 +365,18 @@ TEST_CASE("listview takes equal full decodes: views in order, overlapping, backw
                   rng);
     }
   }
+  // Takes from hand-made nodes of list<u16> with these offsets and sizes, not nullable.
+  auto take_from = [&](const pb::ListViewMetadata& meta, uint64_t len, ArrayView offsets,
+                       ArrayView sizes, std::vector<uint64_t> rows) {
+    const auto n = node("vortex.listview", meta.SerializeAsString(), {},
+                        {bitpacked_node(values, 12, 0), std::move(offsets), std::move(sizes)});
+    format::DecodeContext ctx;
+    return ctx.decode_take(
+        n, nested_golden::make_list(DType::make_primitive(PType::u16, false), false), len, rows);
+  };
   // A taken view past the elements is corrupt, not a read out of bounds.
-  const auto bad = node("vortex.listview", m.SerializeAsString(), {},
-                        {bitpacked_node(values, 12, 0), primitive_node<uint32_t>({0, 8999, 3}),
-                         primitive_node<uint16_t>({2, 2, 1})});
-  format::DecodeContext ctx;
-  auto r = ctx.decode_take(
-      bad, nested_golden::make_list(DType::make_primitive(PType::u16, false), false), 3,
-      std::vector<uint64_t>{1, 2});
+  auto r = take_from(m, 3, primitive_node<uint32_t>({0, 8999, 3}),
+                     primitive_node<uint16_t>({2, 2, 1}), {1, 2});
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code() == Errc::corrupt);
   CHECK_THAT(r.error().message(), Catch::Contains("listview row 1 views [8999, +2) past 9000"));
@@ -381,13 +385,8 @@ TEST_CASE("listview takes equal full decodes: views in order, overlapping, backw
   pb::ListViewMetadata huge = m;
   huge.set_elements_len(UINT64_MAX);
   huge.set_size_ptype(static_cast<int32_t>(PType::u64));
-  const auto wraps = node("vortex.listview", huge.SerializeAsString(), {},
-                          {bitpacked_node(values, 12, 0), primitive_node<uint32_t>({0, 0}),
-                           primitive_node<uint64_t>({10, UINT64_MAX - 4})});
-  format::DecodeContext wctx;
-  auto w = wctx.decode_take(
-      wraps, nested_golden::make_list(DType::make_primitive(PType::u16, false), false), 2,
-      std::vector<uint64_t>{0, 1});
+  auto w = take_from(huge, 2, primitive_node<uint32_t>({0, 0}),
+                     primitive_node<uint64_t>({10, UINT64_MAX - 4}), {0, 1});
   REQUIRE_FALSE(w.ok());
   CHECK(w.error().code() == Errc::unsupported);
 }
