@@ -9,8 +9,8 @@
 //   children:  [patch indices, patch values, (patch chunk offsets)] when `patches` is set
 //              (format/patches.hpp; values have the array's dtype), then an optional validity.
 //              Patches hold the values too wide for W; they replace the unpacked rows.
-// A slice unpacks only the blocks that hold its rows; a take reads only its rows' blocks and
-// extracts only its rows' bits.
+// A slice unpacks only the blocks that hold its rows; a take reads only its rows' blocks, and
+// extracts only its rows' bits from a block that holds few of them.
 #include "format/encodings/bitpacked.hpp"
 
 #include <algorithm>
@@ -67,7 +67,13 @@ Result<DecodedPatches> patches_in(const DecodedPatches& all, RowWindow rows) {
   return out;
 }
 
-// Extracts the values at logical rows @p rows (after @p offset leading rows) into a fresh buffer.
+// A block holding at least this many taken rows is unpacked whole and gathered from: that costs
+// about what extracting this many values one by one does, and a list's taken elements come in
+// runs of hundreds to a block.
+constexpr size_t kUnpackBlockAt = 64;
+
+// Extracts the values at logical rows @p rows (after @p offset leading rows, sorted as a take's
+// rows are) into a fresh buffer, block by block.
 template <class T>
 Buffer unpack_rows(const Buffer& packed, unsigned width, uint64_t offset,
                    std::span<const uint64_t> rows) {
@@ -77,10 +83,22 @@ Buffer unpack_rows(const Buffer& packed, unsigned width, uint64_t offset,
   const Buffer aligned = aligned_to<T>(packed);
   const T* in = aligned.as<T>();
   T* dst = out.mutable_as<T>();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const uint64_t position = offset + rows[i];
-    dst[i] = unpack_one<T>(in + position / kFastLanesBlock * words_per_block, width,
-                           static_cast<unsigned>(position % kFastLanesBlock));
+  alignas(64) T block[kFastLanesBlock];
+  for (size_t i = 0; i < rows.size();) {
+    const uint64_t b = (offset + rows[i]) / kFastLanesBlock;
+    size_t j = i + 1;
+    while (j < rows.size() && (offset + rows[j]) / kFastLanesBlock == b) ++j;
+    const T* words = in + b * words_per_block;
+    if (j - i >= kUnpackBlockAt) {
+      unpack_block<T>(words, width, block);
+      for (size_t k = i; k < j; ++k) dst[k] = block[(offset + rows[k]) % kFastLanesBlock];
+    } else {
+      for (size_t k = i; k < j; ++k) {
+        dst[k] = unpack_one<T>(words, width,
+                               static_cast<unsigned>((offset + rows[k]) % kFastLanesBlock));
+      }
+    }
+    i = j;
   }
   return out;
 }

@@ -34,7 +34,7 @@ using namespace oc::test;
 namespace {
 
 // Sorted unique row sets for an array of @p len rows: empty, boundaries (block edges and
-// @p extra, such as patch positions), one row, everything, and seeded random subsets.
+// @p extra, such as patch positions), one row, everything, runs, and seeded random subsets.
 std::vector<std::vector<uint64_t>> row_sets(uint64_t len, std::mt19937_64& rng,
                                             const std::vector<uint64_t>& extra = {}) {
   std::vector<std::vector<uint64_t>> out{{}};
@@ -51,6 +51,15 @@ std::vector<std::vector<uint64_t>> row_sets(uint64_t len, std::mt19937_64& rng,
   std::vector<uint64_t> all(len);
   for (uint64_t i = 0; i < len; ++i) all[i] = i;
   out.push_back(all);
+  // Runs, as a list's taken elements come: around the 64 rows a block at which a bitpacked take
+  // unpacks the block whole, some of them across block edges.
+  for (const auto& [run, every] : {std::pair<uint64_t, uint64_t>{64, 301}, {63, 200}, {500, 700}}) {
+    std::vector<uint64_t> runs;
+    for (uint64_t b = 7; b < len; b += every) {
+      for (uint64_t r = b; r < std::min(len, b + run); ++r) runs.push_back(r);
+    }
+    out.push_back(std::move(runs));
+  }
   for (uint64_t count : {uint64_t{3}, uint64_t{50}, len / 3 + 1}) {
     std::set<uint64_t> pick;
     for (uint64_t k = 0; k < count; ++k) pick.insert(rng() % len);
