@@ -309,6 +309,41 @@ void gather_strings(const int32_t* off, const uint8_t* in, size_t in_size,
   o[idx.size()] = pos;
 }
 
+// Rows [begin, end) of a list's elements.
+struct ElementRange {
+  uint64_t begin, end;
+};
+
+// The elements of @p ranges of @p c, @p total in all, in order: what a take of lists gathers. A
+// fixed-width column without nulls is copied a range at a time (a token list is hundreds of
+// values); any other is taken row by row.
+Result<ColumnPtr> take_ranges(const ColumnPtr& c, std::span<const ElementRange> ranges,
+                              uint64_t total) {
+  const DType& s = c->dtype->storage();
+  if ((s.kind == TypeKind::primitive || s.kind == TypeKind::decimal) && c->validity.empty()) {
+    const size_t w = fixed_width_of(s);
+    OC_ASSIGN_OR_RETURN(auto out, empty_like(c->dtype, total));
+    Buffer vals = Buffer::allocate_array_for_overwrite(total, w);
+    const uint8_t* in = c->buffers[0].data() + c->offset * w;
+    uint8_t* o = vals.mutable_data();
+    for (const ElementRange& r : ranges) {
+      OC_EXPECT(r.end <= c->length, invalid, "take index {} out of bounds for length {}", r.end - 1,
+                c->length);
+      if (r.end == r.begin) continue;
+      std::memcpy(o, in + r.begin * w, (r.end - r.begin) * w);
+      o += (r.end - r.begin) * w;
+    }
+    out->buffers.push_back(std::move(vals));
+    return ColumnPtr(std::move(out));
+  }
+  std::vector<uint64_t> idx;
+  idx.reserve(total);
+  for (const ElementRange& r : ranges) {
+    for (uint64_t k = r.begin; k < r.end; ++k) idx.push_back(k);
+  }
+  return take(c, idx);
+}
+
 }  // namespace
 
 Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx,
@@ -426,19 +461,23 @@ Result<ColumnPtr> take(const ColumnPtr& c, std::span<const uint64_t> idx,
     }
     case TypeKind::list: {
       const int32_t* off = c->offsets();
-      std::vector<uint64_t> child_idx;
+      std::vector<ElementRange> ranges;
+      ranges.reserve(n);
       Buffer offs = Buffer::allocate((n + 1) * 4);
       int32_t* o = offs.mutable_as<int32_t>();
+      uint64_t total = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        o[i] = static_cast<int32_t>(child_idx.size());
+        o[i] = static_cast<int32_t>(total);
         if (out->validity.empty() || bitmap_get(out->validity.data(), i)) {
-          for (int32_t k = off[src(i)]; k < off[src(i) + 1]; ++k)
-            child_idx.push_back(static_cast<uint64_t>(k));
+          const int32_t b = off[src(i)], e = off[src(i) + 1];
+          OC_EXPECT(0 <= b && b <= e, invalid, "list row {} has offsets {} to {}", src(i), b, e);
+          ranges.push_back({static_cast<uint64_t>(b), static_cast<uint64_t>(e)});
+          total += static_cast<uint64_t>(e - b);
+          OC_EXPECT(total <= INT32_MAX, invalid, "take result exceeds 2^31 list elements");
         }
       }
-      OC_EXPECT(child_idx.size() <= INT32_MAX, invalid, "take result exceeds 2^31 list elements");
-      o[n] = static_cast<int32_t>(child_idx.size());
-      OC_ASSIGN_OR_RETURN(auto e, take(c->children[0], child_idx));
+      o[n] = static_cast<int32_t>(total);
+      OC_ASSIGN_OR_RETURN(auto e, take_ranges(c->children[0], ranges, total));
       out->buffers.push_back(std::move(offs));
       out->children.push_back(std::move(e));
       break;
