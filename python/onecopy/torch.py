@@ -69,7 +69,8 @@ from onecopy._torch_share import OneBuffer
 from onecopy._torch_world import distributed_world, shard_world
 from onecopy.expr import Expr
 
-# Files of a shuffle group whose scans are started ahead of the one being read (_group_scans).
+# Files opened at once: a shuffle group's scans started ahead of the one being read (_group_scans),
+# and files asked for their units (_file_units).
 FILES_IN_FLIGHT = 8
 
 __all__ = ["DataLoader", "Dataset", "Mix", "PackedTokens", "collate_varlen", "gather_state_dicts"]
@@ -197,12 +198,24 @@ class Dataset(torch.utils.data.IterableDataset):
     # ---- the plan ----------------------------------------------------------------------------------
     def _file_units(self) -> list[list[tuple[int, int]]]:
         if self._units is None:
+            # Files of an s3:// prefix or glob came with their units; others are asked for, up to
+            # FILES_IN_FLIGHT at once: each is an open, a HEAD of the object at least, and the
+            # first batch waits for every file's units.
             if self.socket:
-                # Files of an s3:// prefix or glob came with their units; others are asked for.
                 client = Client(self.socket)
-                self._units = [self._indexed_units.get(u) or client.units(u, self.unit_rows) for u in self.urls]
+
+                def units_of(url: str) -> list[tuple[int, int]]:
+                    return client.units(url, self.unit_rows)
             else:
-                self._units = [onecopy.open(u, daemon=False).units(self.unit_rows) for u in self.urls]
+                def units_of(url: str) -> list[tuple[int, int]]:
+                    return onecopy.open(url, daemon=False).units(self.unit_rows)
+            todo = [u for u in dict.fromkeys(self.urls) if u not in self._indexed_units]
+            found = dict(self._indexed_units)
+            if todo:
+                with concurrent.futures.ThreadPoolExecutor(min(len(todo), FILES_IN_FLIGHT),
+                                                           thread_name_prefix="onecopy-units") as pool:
+                    found.update(zip(todo, pool.map(units_of, todo)))
+            self._units = [found[u] for u in self.urls]
         return self._units
 
     def global_groups(self, epoch: int) -> list[list[tuple[int, int, int]]]:
