@@ -33,8 +33,8 @@
 # workers and their children plus onecopyd, the S3 server's apart and in a total, and time to
 # first batch; then, for the filter `quality > 0.8` (per --workers count, under the first
 # --shuffle mode), the time to first batch again, where onecopy, vortex-data and Lance push the
-# filter into their scans and WebDataset and MDS first rewrite their shards (rewrite time
-# included). Last, the conversion from the Parquet source on local disk: onecopy convert,
+# filter into their scans (and their filtered epoch is timed on) and WebDataset and MDS first
+# rewrite their shards (rewrite time included). Last, the conversion from the Parquet source on local disk: onecopy convert,
 # vx.io.write, wds.TarWriter, MDSWriter and lance.write_dataset, each a fresh process on the same
 # CPUs: wall and CPU seconds, MB/s of source (scripts/bench/convert_bench.py). Markdown tables
 # and the command to reproduce at the end (details in scripts/bench/e2e_bench.py); every table

@@ -69,8 +69,8 @@ onecopyd's for onecopy, and of the S3 server, apart and in the total; ratios aga
 the same run.
 
 Then, per --workers count under the first --shuffle mode, the filter changes to
-`quality > 0.8`: onecopy, vortex-data and Lance push it into the scan and only the time to first batch
-is measured; WebDataset and MDS rewrite their shards first, in --workers processes (read from S3
+`quality > 0.8`: onecopy, vortex-data and Lance push it into the scan, and the time to first batch
+and the epoch under the filter (samples/s, CPU s/GB of what they delivered) are measured; WebDataset and MDS rewrite their shards first, in --workers processes (read from S3
 with their own reader, keep the matching samples, write with wds.TarWriter / MDSWriter and
 merge_index, upload), and the rewrite time is added to the first batch of the rewritten shards.
 WebDataset's in-stream `.select()` (every byte still read) is shown as an extra row. There
@@ -587,12 +587,13 @@ def pushed_down(res: dict | None) -> dict | None:
 
 def filter_legs(a, systems, urls, workers: int, shuffle: str) -> dict[str, list[dict]]:
     """The filter changes to quality > 0.8: first batches, after the rewrites WebDataset and
-    MDS need; {system (or "wds-select"): results}."""
+    MDS need, and the filtered epochs of the systems that push the filter down; {system (or
+    "wds-select"): results}."""
     filt: dict[str, list[dict]] = {}
     for r in range(a.repeat):
         for s in systems:
-            if s in PUSHDOWN:
-                res = pushed_down(run_leg(a, s, urls[s], workers, shuffle, filter=True, first_only=True))
+            if s in PUSHDOWN:  # the whole filtered epoch: its first batch, then its rate
+                res = pushed_down(run_leg(a, s, urls[s], workers, shuffle, filter=True))
                 if res:
                     filt.setdefault(s, []).append(res)
             else:
@@ -735,7 +736,7 @@ def report_filter(a, systems, filt, workers: int, shuffle: str) -> dict:
           f"included (rewrite: read from S3 with the system's own reader in {max(1, workers)} process(es), filter, "
           "write with its own writer, upload).")
     print()
-    rows, cells = [], {}
+    rows, cells, rates = [], {}, {}
     names = dict(NAMES, **{"wds-select": "WebDataset, .select() in the stream (no rewrite)"})
     for s in [x for x in ("onecopy", "vortex", "lance", "wds-select", "wds", "mds") if x in filt or x in systems]:
         rs = filt.get(s) or []
@@ -748,8 +749,22 @@ def report_filter(a, systems, filt, workers: int, shuffle: str) -> dict:
         ttfb = bl.median(r["ttfb_s"] for r in rs)
         tot = bl.median(r["rewrite_s"] + r["ttfb_s"] for r in rs)
         cells[s] = (rw, ttfb, tot)
-        rows.append([names[s], how, bl.fmt(rw, ".2f"), bl.fmt(ttfb * 1e3, ".0f"), bl.fmt(tot, ".2f")])
-    print(bl.table(["system", "how", "rewrite s", "first batch ms", "total s to first batch"], rows))
+        epoch = ["—"] * 4
+        if s in PUSHDOWN:
+            rate = bl.median(r["samples"] / r["wall_s"] for r in rs)
+            client = bl.median((r["cpu_s"] + r["daemon_cpu_s"]) / (r["bytes"] / 1e9) for r in rs)
+            total = bl.median((r["cpu_s"] + r["daemon_cpu_s"] + r["server_cpu_s"]) / (r["bytes"] / 1e9) for r in rs)
+            rates[s] = rate
+            epoch = [bl.fmt(rate, ",.0f"), bl.fmt(client, ".2f"), bl.fmt(total, ".2f"),
+                     f"{rates['onecopy'] / rate:.2f}x" if "onecopy" in rates else "—"]
+        rows.append([names[s], how, bl.fmt(rw, ".2f"), bl.fmt(ttfb * 1e3, ".0f"), bl.fmt(tot, ".2f"), *epoch])
+    print(bl.table(["system", "how", "rewrite s", "first batch ms", "total s to first batch",
+                    "filtered epoch samples/s", "CPU s/GB client", "CPU s/GB total", "onecopy faster"], rows))
+    print()
+    print("Filtered epoch: the whole epoch under the filter of each system that pushes it down, in the same leg as "
+          "its first batch: samples/s over the leg's wall time; CPU s/GB of the bytes delivered, as in the epoch "
+          "tables (client: training process, workers and onecopyd; total: with the S3 server); onecopy faster: "
+          "onecopy's samples/s over the system's.")
     if shuffle == "group":
         print()
         print(f"Shuffle as in the epochs, but WebDataset's buffer and MDS's blocks hold "
