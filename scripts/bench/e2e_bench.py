@@ -78,7 +78,8 @@ WebDataset's shuffle buffer and MDS's shuffle blocks hold a fifth of G samples, 
 onecopy's and vortex-data's gives under the filter (FILTER_KEPT).
 
 Charts (--chart-dir, scripts/bench/e2e_chart.py): e2e-epochs.png (samples/s, CPU s/GB total and
-first batch per table) and e2e-filter.png (time to the first batch under the new filter).
+first batch per table) and e2e-filter.png (time to the first batch under the new filter, and the
+filtered epoch's samples/s).
 """
 
 from __future__ import annotations
@@ -728,7 +729,8 @@ def report_epochs(a, systems, epochs, workers: int, shuffle: str) -> dict:
 
 
 def report_filter(a, systems, filt, workers: int, shuffle: str) -> dict:
-    """Prints the new filter's table; returns {system: (rewrite s, first batch s, total s)}."""
+    """Prints the new filter's table; returns {system: (rewrite s, first batch s, total s, filtered
+    epoch samples/s or None)}."""
     print()
     print(f"### New filter, DataLoader num_workers={workers}, shuffle {shuffle}")
     print()
@@ -748,13 +750,14 @@ def report_filter(a, systems, filt, workers: int, shuffle: str) -> dict:
         rw = bl.median(r["rewrite_s"] for r in rs)
         ttfb = bl.median(r["ttfb_s"] for r in rs)
         tot = bl.median(r["rewrite_s"] + r["ttfb_s"] for r in rs)
-        cells[s] = (rw, ttfb, tot)
+        cells[s] = (rw, ttfb, tot, None)
         epoch = ["—"] * 4
         if s in PUSHDOWN:
             rate = bl.median(r["samples"] / r["wall_s"] for r in rs)
             client = bl.median((r["cpu_s"] + r["daemon_cpu_s"]) / (r["bytes"] / 1e9) for r in rs)
             total = bl.median((r["cpu_s"] + r["daemon_cpu_s"] + r["server_cpu_s"]) / (r["bytes"] / 1e9) for r in rs)
             rates[s] = rate
+            cells[s] = (rw, ttfb, tot, rate)
             epoch = [bl.fmt(rate, ",.0f"), bl.fmt(client, ".2f"), bl.fmt(total, ".2f"),
                      f"{rates['onecopy'] / rate:.2f}x" if "onecopy" in rates else "—"]
         rows.append([names[s], how, bl.fmt(rw, ".2f"), bl.fmt(ttfb * 1e3, ".0f"), bl.fmt(tot, ".2f"), *epoch])

@@ -5,8 +5,9 @@
     e2e-epochs.png   per (num_workers, shuffle) table, a row of three panels: samples/s, CPU s/GB
                      in total (training process, workers, onecopyd and the S3 server) and time
                      to first batch, a bar per system
-    e2e-filter.png   per num_workers, time to the first batch under the new filter, shard
-                     rewrites included (log scale where the bars span 10x or more)
+    e2e-filter.png   per num_workers, a row of two panels: time to the first batch under the new
+                     filter, shard rewrites included (log scale where the bars span 10x or
+                     more), and samples/s of the filtered epoch of the systems that push it down
     e2e-convert.png  the conversion table (scripts/bench/convert_bench.py): wall and CPU seconds
 
 The charts hold the tables' numbers, nothing else. draw() and draw_convert() never raise: they
@@ -26,7 +27,7 @@ def _color(system: str) -> str:
 
 def draw(chart_dir: Path, epoch_cells: list, filter_cells: list, names: dict[str, str], title: str) -> list[str]:
     """epoch_cells: [(workers, shuffle, {system: cell})] with report_epochs' cells; filter_cells:
-    [(workers, {system: (rewrite s, first batch s, total s)})]."""
+    [(workers, {system: (rewrite s, first batch s, total s, filtered epoch samples/s or None)})]."""
     panels = []
     for w, m, cells in epoch_cells:
         where = f"num_workers={w}, shuffle {m}"
@@ -36,14 +37,19 @@ def draw(chart_dir: Path, epoch_cells: list, filter_cells: list, names: dict[str
             panels.append({"title": f"{what.split(' (')[0]}, {where}", "ylabel": what,
                            "bars": [(names[s], c[key], format(c[key], fmt), _color(s)) for s in cells
                                     if (c := cells[s]).get(key) is not None]})
-    filt = [{"title": f"new filter quality > 0.8, num_workers={w}", "ylabel": "s to first batch, rewrite included",
-             "bars": [(names.get(s, s), tot, f"{tot:.2f}", _color(s)) for s, (_, _, tot) in cells.items()],
-             "log": "auto"} for w, cells in filter_cells]
+    filt = []
+    for w, cells in filter_cells:
+        filt.append({"title": f"new filter quality > 0.8, num_workers={w}", "ylabel": "s to first batch, rewrite included",
+                     "bars": [(names.get(s, s), tot, f"{tot:.2f}", _color(s)) for s, (_, _, tot, _) in cells.items()],
+                     "log": "auto"})
+        filt.append({"title": f"filtered epoch, num_workers={w}", "ylabel": "samples/s (higher is better)",
+                     "bars": [(names.get(s, s), rate, f"{rate:,.0f}", _color(s)) for s, (_, _, _, rate) in cells.items()
+                              if rate is not None]})
     out = []
     if panels:
         out.append(bar_grid(chart_dir / "e2e-epochs.png", panels, title, 3))
     if filt:
-        out.append(bar_grid(chart_dir / "e2e-filter.png", filt, title, len(filt)))
+        out.append(bar_grid(chart_dir / "e2e-filter.png", filt, title, 2))
     return out
 
 
