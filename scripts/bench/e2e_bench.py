@@ -70,9 +70,10 @@ the same run.
 
 Then, per --workers count under the first --shuffle mode, the filter changes to
 `quality > 0.8`: onecopy, vortex-data and Lance push it into the scan, and the time to first batch
-and the epoch under the filter (samples/s, CPU s/GB of what they delivered) are measured; WebDataset and MDS rewrite their shards first, in --workers processes (read from S3
-with their own reader, keep the matching samples, write with wds.TarWriter / MDSWriter and
-merge_index, upload), and the rewrite time is added to the first batch of the rewritten shards.
+and the epoch under the filter (samples/s, CPU s/GB of what they delivered) are measured;
+WebDataset and MDS rewrite their shards first, in --workers processes (read from S3 with their own
+reader, keep the matching samples, write with wds.TarWriter / MDSWriter and merge_index, upload),
+and the rewrite time is added to the first batch of the rewritten shards.
 WebDataset's in-stream `.select()` (every byte still read) is shown as an extra row. There
 WebDataset's shuffle buffer and MDS's shuffle blocks hold a fifth of G samples, what a group of
 onecopy's and vortex-data's gives under the filter (FILTER_KEPT).

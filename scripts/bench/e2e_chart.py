@@ -42,9 +42,11 @@ def draw(chart_dir: Path, epoch_cells: list, filter_cells: list, names: dict[str
         filt.append({"title": f"new filter quality > 0.8, num_workers={w}", "ylabel": "s to first batch, rewrite included",
                      "bars": [(names.get(s, s), tot, f"{tot:.2f}", _color(s)) for s, (_, _, tot, _) in cells.items()],
                      "log": "auto"})
-        filt.append({"title": f"filtered epoch, num_workers={w}", "ylabel": "samples/s (higher is better)",
-                     "bars": [(names.get(s, s), rate, f"{rate:,.0f}", _color(s)) for s, (_, _, _, rate) in cells.items()
-                              if rate is not None]})
+        rates = [(names.get(s, s), rate, f"{rate:,.0f}", _color(s)) for s, (_, _, _, rate) in cells.items()
+                 if rate is not None]
+        if rates:  # none when no system that pushes the filter down ran
+            filt.append({"title": f"filtered epoch, num_workers={w}", "ylabel": "samples/s (higher is better)",
+                         "bars": rates})
     out = []
     if panels:
         out.append(bar_grid(chart_dir / "e2e-epochs.png", panels, title, 3))
