@@ -117,9 +117,9 @@ class Dataset(torch.utils.data.IterableDataset):
     Items: with batch_rows None, one sample per item ({column: scalar tensor or token view});
     otherwise batches of batch_rows rows (on one rank, up to batch_rows, a short one at the end
     of each piece of a shuffle group) where list columns are "<col>" values plus "<col>.offsets".
-    A batch from a DataLoader worker arrives with its tensors in one shared buffer
-    (onecopy._torch_share): a tensor kept past its batch keeps the whole batch's memory, so
-    clone() what you keep.
+    A batch from a DataLoader worker arrives with its tensors in one shared buffer, one of a few
+    the worker reuses (onecopy._torch_share): a tensor kept past its batch keeps the whole
+    batch's memory and that buffer from reuse, so clone() what you keep.
     """
 
     def __init__(self, urls, columns: Optional[Sequence[str]] = None, filter: Union[str, Expr, None] = None,

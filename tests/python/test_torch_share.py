@@ -1,8 +1,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """onecopy._torch_share: a DataLoader worker's batch crosses to the training process in one
-shared buffer, and arrives as the plain dict of tensors it was, with real DataLoader workers."""
+shared buffer, one of the worker's reused slots where one is free, and arrives as the plain dict
+of tensors it was, with real DataLoader workers.
+
+Packing and unpacking in one process runs both halves: the pool is this process's, and the
+slots' file descriptors come back through multiprocessing's resource sharer as they would from a
+worker."""
 
 import copy
+import gc
 import pickle
 from multiprocessing.reduction import ForkingPickler
 
@@ -14,11 +20,23 @@ import vortex as vx
 
 import onecopy.torch as oct
 from onecopy._steps import POSITION_KEY
+import onecopy._torch_share as share
 from onecopy._torch_share import OneBuffer
 
 
 def storage_ptr(t: torch.Tensor) -> int:
     return t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage") else t.storage().data_ptr()
+
+
+def in_slot(t: torch.Tensor) -> bool:
+    """Whether @t's memory is a mapping of a worker's slot (a memfd named onecopy-batch)."""
+    ptr = storage_ptr(t)
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if lo <= ptr < hi:
+                return "memfd:onecopy-batch" in line
+    return False
 
 
 def assert_same_items(got: dict, want: dict) -> None:
@@ -31,28 +49,95 @@ def assert_same_items(got: dict, want: dict) -> None:
             assert got[key] == value, key
 
 
+@pytest.fixture(autouse=True)
+def fresh_pool():
+    """Each test starts with a pool of its own: no slot held by an earlier test's batches."""
+    gc.collect()
+    share._pool = None
+    yield
+    gc.collect()
+
+
+def roundtrip(batch: dict) -> dict:
+    return pickle.loads(ForkingPickler.dumps(OneBuffer(batch)))
+
+
+def batch(seed: int, tokens: int = 1000) -> dict:
+    g = torch.Generator().manual_seed(seed)
+    return {"tokens": torch.randint(0, 50_000, (tokens,), dtype=torch.int32, generator=g),
+            "tokens.offsets": torch.tensor([0, tokens // 3, tokens], dtype=torch.int32),
+            "quality": torch.rand(2, dtype=torch.float64, generator=g), "text": ["a", str(seed)]}
+
+
 def test_a_pickled_batch_is_one_shared_buffer_of_its_tensors():
     want = {"tokens": torch.arange(1001, dtype=torch.int32), "tokens.offsets": torch.tensor([0, 3, 1001]),
             "quality": torch.rand(3, 4, dtype=torch.float64).t(),  # not contiguous
             "mask": torch.tensor([True, False, True]), "half": torch.arange(5, dtype=torch.float16),
             "none": torch.empty(0, dtype=torch.int64), "scalar": torch.tensor(3.5), "text": ["a", "bc"]}
-    got = pickle.loads(ForkingPickler.dumps(OneBuffer(want)))
+    got = roundtrip(want)
     assert_same_items(got, want)
     tensors = [v for v in got.values() if isinstance(v, torch.Tensor)]
-    assert all(t.is_shared() for t in tensors)
     assert len({storage_ptr(t) for t in tensors}) == 1
     # Views of the buffer, each where it starts: writing one changes no other.
     got["tokens"].zero_()
     assert torch.equal(got["tokens.offsets"], want["tokens.offsets"]) and torch.equal(got["half"], want["half"])
 
 
+def test_a_released_slot_takes_the_next_batch_and_a_held_one_does_not():
+    first = roundtrip(batch(1))
+    at = storage_ptr(first["tokens"])
+    assert_same_items(first, batch(1))
+    del first
+    gc.collect()
+    second = roundtrip(batch(2))  # slot 0 again, already mapped here
+    assert storage_ptr(second["tokens"]) == at
+    assert_same_items(second, batch(2))
+    third = roundtrip(batch(3))  # slot 0 is held by `second`: another slot
+    assert storage_ptr(third["tokens"]) != at
+    assert_same_items(second, batch(2))
+    assert_same_items(third, batch(3))
+
+
+def test_batches_held_past_every_slot_get_buffers_of_their_own_and_stay_intact():
+    held = [roundtrip(batch(i)) for i in range(share.SLOTS + 3)]
+    for i, got in enumerate(held):
+        assert_same_items(got, batch(i))
+    slots = {storage_ptr(got["tokens"]) for got in held[:share.SLOTS]}
+    assert len(slots) == share.SLOTS
+    beyond = held[share.SLOTS:]
+    assert all(in_slot(got["tokens"]) for got in held[:share.SLOTS])
+    assert not any(in_slot(got["tokens"]) for got in beyond)  # torch's shared memory, one per batch
+    assert not any(storage_ptr(got["tokens"]) in slots for got in beyond)
+
+
+def test_a_slot_grows_for_a_larger_batch_and_a_batch_held_from_before_stays_intact():
+    keep = roundtrip(batch(7))
+    small = [roundtrip(batch(10 + i)) for i in range(share.SLOTS - 1)]  # every slot made, at its least
+    del small
+    gc.collect()
+    big = 3 * share.SLOT_MIN  # more than any slot holds: a free one grows, and is mapped anew here
+    grown = [roundtrip(batch(20 + i, tokens=big)) for i in range(share.SLOTS - 1)]
+    for i, got in enumerate(grown):
+        assert_same_items(got, batch(20 + i, tokens=big))
+        assert in_slot(got["tokens"])
+    assert_same_items(keep, batch(7))
+    assert {s.generation for s in share._pool.slots} == {0, 1}
+
+
+def test_a_batch_over_the_slot_limit_gets_a_buffer_of_its_own(monkeypatch):
+    monkeypatch.setattr(share, "SLOT_MAX", 1000)
+    got = roundtrip(batch(4))
+    assert_same_items(got, batch(4))
+    assert got["tokens"].is_shared() and not in_slot(got["tokens"]) and share._pool is None
+
+
 def test_what_is_not_a_dense_cpu_tensor_travels_as_it_is():
     grad = torch.ones(3, requires_grad=True)
     want = {"grad": grad, "n": 7, "text": ["x"]}
-    got = pickle.loads(ForkingPickler.dumps(OneBuffer(want)))
+    got = roundtrip(want)
     assert type(got) is dict and got["n"] == 7 and got["text"] == ["x"]
     assert got["grad"].requires_grad and torch.equal(got["grad"], grad.detach())
-    assert pickle.loads(ForkingPickler.dumps(OneBuffer({"n": 1}))) == {"n": 1}
+    assert roundtrip({"n": 1}) == {"n": 1}
 
 
 def test_a_copy_stays_unpacked():
@@ -99,3 +184,23 @@ def test_workers_send_each_batch_in_one_buffer_and_equal_batches(path, loader):
     assert {storages for _, storages in there.values()} == {1}
     for first, (batch, _) in there.items():
         assert_same_items(batch, here[first][0])
+
+
+def test_workers_reuse_their_slots_when_the_loop_lets_batches_go(path):
+    """A loop that keeps nothing gets most batches in slots the training process mapped before,
+    and the same rows as in process."""
+    def sums(workers: int) -> tuple[dict, set]:
+        ds = oct.Dataset([path], columns=["id", "tokens"], batch_rows=32, unit_rows=500, shuffle_units=2, seed=4,
+                         socket=False)
+        out, where = {}, set()
+        for b in torch.utils.data.DataLoader(ds, num_workers=workers, batch_size=None):
+            out[int(b["id"][0])] = (int(b["id"].sum()), int(b["tokens"].sum(dtype=torch.int64)), len(b["id"]))
+            if workers:
+                assert in_slot(b["tokens"])
+            where.add(storage_ptr(b["tokens"]))
+        return out, where
+
+    here, _ = sums(0)
+    there, where = sums(2)
+    assert there == here and len(here) > 80
+    assert len(where) <= 2 * share.SLOTS  # two workers' slots: these batches fit the smallest
