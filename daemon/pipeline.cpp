@@ -6,8 +6,10 @@
 // batch that cannot settle in place (no slab had room) is placed in a range of a slab here,
 // on the loop thread, copied there on a worker, and sent. Slabs come out of one pool
 // (daemon_pool_bytes), of which one user may hold daemon_uid_max_pool_bytes: a batch that finds
-// no room waits for a Release, for at most daemon_pool_wait_ms, and never takes the pool past
-// its limit.
+// no room closes an idle connection that holds slabs, else waits for a Release, for at most
+// daemon_pool_wait_ms, and never takes the pool past its limit.
+#include <algorithm>
+
 #include "config/log.hpp"
 #include "daemon/server.hpp"
 #include "format/scan_request.hpp"
@@ -117,6 +119,34 @@ void Server::make_room_to_decode(Session& s, const ActiveScan& scan) {
   }
 }
 
+// A client library keeps connections whose scans ran to their end for its next scans
+// (client/remote/client.cpp IdleConns), so that their slab pages, already faulted in, serve
+// again. Such a connection holds its slabs while nothing uses them: when a batch finds no room,
+// the daemon hangs up on one, and that client connects anew for its next scan.
+bool Server::close_idle(const Session& waiting, const ActiveScan& scan) {
+  const bool any_user =
+      scan.device >= 0 ||
+      pool_.bytes() + Slab::footprint(std::max(scan.unplaced ? scan.unplaced->bytes : 0,
+                                               cfg_.daemon_slab_bytes)) >
+          cfg_.daemon_pool_bytes;
+  Session* pick = nullptr;
+  for (auto& [serial, other] : sessions_) {
+    Session& o = *other;
+    const bool holds = scan.device >= 0 ? !o.device_slabs.empty() : !o.slabs.empty();
+    if (&o == &waiting || o.closed || !holds || !o.idle()) continue;
+    const bool mine = o.peer.uid == waiting.peer.uid;
+    if (!mine && !any_user) continue;
+    if (!pick || (mine && pick->peer.uid != waiting.peer.uid)) pick = &o;
+  }
+  if (!pick) return false;
+  log::get().debug(
+      "closing an idle connection of client pid {} ({} slabs) for a batch of client "
+      "pid {} that found no room",
+      pick->peer.pid, pick->slabs.size() + pick->device_slabs.size(), waiting.peer.pid);
+  close(*pick, "");
+  return true;
+}
+
 void Server::count_copies(ActiveScan& scan, const Placed& p) {
   counters_.bytes_copied += p.copied;  // counted whether or not it is ever sent
   counters_.bytes_copied_after_decode += p.copied_after_decode;
@@ -148,6 +178,9 @@ void Server::place(Session& s, const ScanPtr& scan) {
   Placed p;
   if (need > 0) {
     auto found = pool_.find_range(s, *scan, need, p, !out_of_descriptors());
+    while (found.ok() && !*found && close_idle(s, *scan)) {
+      found = pool_.find_range(s, *scan, need, p, !out_of_descriptors());
+    }
     if (!found.ok()) {
       fail_scan(s, scan, std::move(found.error()));
       return;

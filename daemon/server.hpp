@@ -148,6 +148,11 @@ class Server {
   void fail_scan(Session& s, const ScanPtr& scan, Error e);
   void send_batch(Session& s, ActiveScan& scan, Placed& b);
   void make_room_to_decode(Session& s, const ActiveScan& scan);
+  /// Closes one idle connection that holds slabs, for @p scan's batch, which found no room:
+  /// one of @p waiting's user first; another user's only when the whole pool (not that user's
+  /// share) is full, or for a device batch (device pools have no share per user).
+  /// @return whether one was closed.
+  bool close_idle(const Session& waiting, const ActiveScan& scan);
   /// Lets the sessions whose batches wait for room in the pool try again.
   void pool_room();
   void count_copies(ActiveScan& scan, const Placed& p);

@@ -126,6 +126,13 @@ struct Session {
   /// The latest List expansion, served in parts as the client asks for them.
   std::string listed_pattern;
   std::vector<std::string> listed;
+
+  /// Nothing of it is in use: no file open, no Open, List, plan or scan running, no batch
+  /// leased; what a connection kept by the client library for a later scan looks like.
+  [[nodiscard]] bool idle() const noexcept {
+    return files.empty() && opening.empty() && opens_running == 0 && jobs_running == 0 &&
+           scans.empty() && planning == 0 && leases.empty();
+  }
 };
 
 }  // namespace oc::daemon

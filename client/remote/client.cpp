@@ -72,11 +72,16 @@ class IdleConns {
   void put(const std::string& socket, std::shared_ptr<Conn> c) {
     std::lock_guard lock(mu_);
     auto& v = idle_[socket];
-    // A few are enough for one scan after another; each keeps its slabs in the daemon's pool.
-    if (v.size() < 2) v.push_back(std::move(c));
+    if (v.size() < kPerSocket) v.push_back(std::move(c));
   }
 
  private:
+  // As many as a process reads at once, so that every scan finds one: onecopy.torch reads a
+  // shuffle group's files 8 at a time while the previous group's 8 scans hold their batches.
+  // Each keeps its slabs in the daemon's pool; the daemon closes idle ones when a batch finds no
+  // room (daemon/pipeline.cpp close_idle).
+  static constexpr size_t kPerSocket = 16;
+
   std::mutex mu_;
   std::map<std::string, std::vector<std::shared_ptr<Conn>>> idle_;
 };

@@ -591,6 +591,48 @@ def test_the_slab_pool_is_never_passed(tmp_path):
         d.stop()
 
 
+def test_kept_connections_give_their_slabs_to_a_batch_that_finds_no_room(tmp_path, data):
+    """The client library keeps connections whose scans ended, with their slabs, for its next
+    scans. When they hold the whole pool, another connection's batch does not wait for them: the
+    daemon closes one, and the library connects anew when it finds it closed."""
+    path, table = data
+    d = Daemon(tmp_path, config='daemon_pool_bytes = "8MiB"\ndaemon_uid_max_pool_bytes = "8MiB"\n'
+                                'daemon_slab_bytes = "4MiB"\ndaemon_pool_wait_ms = 1000\n',
+               env={"ONECOPY_LOG_LEVEL": "debug"})
+
+    def scans_at_once(n: int) -> None:
+        """@n scans of the file started before any is read: n connections, each with its slab."""
+        streams = [d.client.scan_stream(str(path), columns=["id"]) for _ in range(n)]
+        for stream in streams:
+            got = pa.RecordBatchReader.from_stream(stream).read_all()
+            assert got.column("id").to_pylist() == table.column("id").to_pylist()
+
+    def settled() -> dict:
+        deadline = time.time() + 10
+        while True:
+            s = d.client.status()
+            if (s["active_scans"] == 0 and s["batches_in_flight"] == 0) or time.time() > deadline:
+                return s
+            time.sleep(0.05)
+
+    try:
+        scans_at_once(2)
+        assert settled()["pool_bytes"] == 8 << 20  # two kept connections hold the pool
+        raw = RawClient(d, tmp_path)
+        f = raw.ask("Open", {"request": 1, "uri": str(path)}, "Opened")["body"]["file"]
+        raw.tell("Scan", {"request": 2, "file": f, "columns": ["id"]})
+        while (m := raw.next())["body_type"] not in ("Batch", "Error"):
+            pass
+        assert m["body_type"] == "Batch", m  # not "no room in the slab pool" after 1 s
+        assert "closing an idle connection" in d.log.read_text()
+        raw.sock.close()
+        settled()
+        scans_at_once(2)  # the connection still kept, and a new one for the one closed
+        assert d.proc.poll() is None
+    finally:
+        d.stop()
+
+
 def test_allocation_failure_fails_one_scan_and_the_format_knobs_apply(tmp_path, data):
     """A file claiming 2^37 rows of one sequence-encoded chunk: by default the decode guard
     (max_decoded_bytes, a format/ knob) refuses it; raised to 1 TiB in the daemon's TOML, the
