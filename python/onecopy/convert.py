@@ -573,6 +573,19 @@ class _Counting:
         return b
 
 
+def _keeping_pool() -> None:
+    """Arrow's allocations in this process from jemalloc, where pyarrow has it. Its default here,
+    mimalloc, gives a batch's freed memory back and takes the next batch's as fresh huge pages,
+    each zeroed by the kernel: a quarter of a convert's time went to that (clear_page), and its
+    system time was 0.9-2.4 s where it is 0.6 s with jemalloc, which keeps the memory for the next
+    batch (docs/benchmarks.md, "Conversion"). The command's process only: convert() leaves a
+    caller's pool alone."""
+    try:
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
+    except NotImplementedError:  # a pyarrow built without it
+        pass
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="onecopy convert", description=__doc__.split("\n\n")[0])
     ap.add_argument("inputs", nargs="+", metavar="INPUT",
@@ -588,6 +601,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--no-index", action="store_true",
                     help="to an s3:// prefix, skip writing its manifest (onecopy index) at the end")
     a = ap.parse_args(argv)
+    _keeping_pool()
     try:
         m = convert(a.inputs, a.to, a.format, a.rows_per_file, a.batch_rows, a.compact, not a.no_progress)
     except (ValueError, ImportError, OSError, pa.ArrowException) as e:

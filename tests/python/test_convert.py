@@ -437,6 +437,27 @@ def test_the_cli_runs_convert(tmp_path):
     assert r.returncode == 1 and "ONECOPY_PYTHON" in r.stderr
 
 
+def test_the_command_allocates_from_jemalloc_and_convert_leaves_the_pool_alone(tmp_path):
+    """`onecopy convert` takes Arrow's memory from jemalloc (convert._keeping_pool: pyarrow's
+    mimalloc gave each batch fresh huge pages to zero); convert() called from a program keeps
+    that program's pool."""
+    pq.write_table(_source(300), tmp_path / "t.parquet")
+    script = ("import sys, pyarrow as pa; from onecopy import convert; before = pa.default_memory_pool().backend_name; "
+              "convert.convert([sys.argv[1]], sys.argv[2] + '/a'); mid = pa.default_memory_pool().backend_name; "
+              "convert.main([sys.argv[1], '--to', sys.argv[2] + '/b', '--no-progress']); "
+              "print(before, mid, pa.default_memory_pool().backend_name)")
+    r = subprocess.run([sys.executable, "-c", script, str(tmp_path / "t.parquet"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    before, mid, after = r.stdout.split()[-3:]
+    assert mid == before
+    try:
+        pa.jemalloc_memory_pool()
+    except NotImplementedError:
+        pytest.skip("this pyarrow has no jemalloc")
+    assert after == "jemalloc"
+
+
 def test_bad_inputs_are_clear_errors(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     with pytest.raises(ValueError, match="unknown format"):
