@@ -124,6 +124,20 @@ def test_a_slot_grows_for_a_larger_batch_and_a_batch_held_from_before_stays_inta
     assert {s.generation for s in share._pool.slots} == {0, 1}
 
 
+def test_a_batch_from_a_slot_sent_on_to_another_process_stays_whole():
+    """A batch that arrived in a slot is a plain dict of tensors: sent on (torch's own reductions
+    move its tensors to shared memory of their own), both it and the copy keep their values
+    while later batches take the slots."""
+    got = roundtrip(batch(5))
+    assert in_slot(got["tokens"])
+    sent = pickle.loads(ForkingPickler.dumps(got))
+    later = [roundtrip(batch(30 + i)) for i in range(3)]
+    assert_same_items(sent, batch(5))
+    assert_same_items(got, batch(5))
+    for i, b in enumerate(later):
+        assert_same_items(b, batch(30 + i))
+
+
 def test_a_batch_over_the_slot_limit_gets_a_buffer_of_its_own(monkeypatch):
     monkeypatch.setattr(share, "SLOT_MAX", 1000)
     got = roundtrip(batch(4))
