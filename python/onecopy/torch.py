@@ -451,7 +451,7 @@ class Dataset(torch.utils.data.IterableDataset):
         timer = ItemTimer(self._stats)
         try:
             items = self._group_items(start, groups, timer, tag, record)
-            # A worker's batches cross to the training process in one shared buffer each.
+            # A worker's batches cross to the training process in one shared buffer each, reused.
             yield from map(OneBuffer, items) if info is not None and self.batch_rows else items
         finally:
             timer.flush()
