@@ -108,6 +108,10 @@ Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& d
   if (window && !e.window_aware) window_.reset();
   ++depth_;
   const bool whole = whole_;
+  // A reference offered by decode_adding is this node's alone, not its children's.
+  const std::optional<uint64_t> outer_reference = std::exchange(reference_, offered_reference_);
+  const bool outer_taken = std::exchange(reference_taken_, false);
+  offered_reference_.reset();
   // A failed allocation (or any exception a decoder lets through) fails this decode alone.
   auto r = catch_all(node.encoding, [&] {
     if (partial_ != nullptr && !whole_) {
@@ -116,6 +120,9 @@ Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& d
     }
     return e.fn(node, dtype, len, *this);
   });
+  last_reference_taken_ = reference_taken_;
+  reference_ = outer_reference;
+  reference_taken_ = outer_taken;
   whole_ = whole;
   --depth_;
   window_ = window;
@@ -129,6 +136,16 @@ Result<ColumnPtr> DecodeContext::decode(const ArrayView& node, const DTypePtr& d
   OC_EXPECT((*r)->length == want, corrupt, "{} decoded {} rows, expected {}", node.encoding,
             (*r)->length, want);
   if (window && !e.window_aware) return slice(*r, window->begin, window->size());
+  return r;
+}
+
+Result<ColumnPtr> DecodeContext::decode_adding(const ArrayView& node, const DTypePtr& dtype,
+                                               uint64_t len, uint64_t reference, bool& added) {
+  offered_reference_ = reference;
+  last_reference_taken_ = false;
+  auto r = decode(node, dtype, len);
+  offered_reference_.reset();  // decode returned before reaching a decoder (depth, encoding)
+  added = r.ok() && last_reference_taken_;
   return r;
 }
 

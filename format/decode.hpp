@@ -17,6 +17,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/checked_size.hpp"
@@ -103,6 +104,20 @@ class DecodeContext {
   [[nodiscard]] Result<ColumnPtr> decode(const ArrayView& node, const DTypePtr& dtype,
                                          uint64_t len);
 
+  /// `decode`, offering @p node's decoder @p reference to add to every value it outputs
+  /// (wrapping, in the values' width): FastLanes' fused frame of reference, which adds it while
+  /// each unpacked block is still in cache instead of in a second pass over the column. @p added
+  /// says whether the decoder took it (`take_reference`); when not, the caller adds it.
+  [[nodiscard]] Result<ColumnPtr> decode_adding(const ArrayView& node, const DTypePtr& dtype,
+                                                uint64_t len, uint64_t reference, bool& added);
+  /// Inside a decoder: the reference its parent offered (`decode_adding`), now the decoder's to
+  /// add to every value it outputs; nullopt when none was offered. Offered to this node only:
+  /// the decodes of its children see none.
+  [[nodiscard]] std::optional<uint64_t> take_reference() noexcept {
+    reference_taken_ = reference_.has_value();
+    return std::exchange(reference_, std::nullopt);
+  }
+
   /// Decodes rows @p window of @p node (of @p len rows), touching as little as the encodings
   /// allow. The window must lie within [0, len).
   [[nodiscard]] Result<ColumnPtr> decode_slice(const ArrayView& node, const DTypePtr& dtype,
@@ -163,6 +178,10 @@ class DecodeContext {
   void need_subtree(const ArrayView& node);
 
   uint32_t depth_ = 0;
+  std::optional<uint64_t> offered_reference_;  // set by decode_adding for the next decode only
+  std::optional<uint64_t> reference_;          // the node being decoded's, until it takes it
+  bool reference_taken_ = false;               // whether the node being decoded took it
+  bool last_reference_taken_ = false;          // whether the last decoded node took its own
   std::optional<RowWindow> window_;
   PartialSegment* partial_ = nullptr;
   bool whole_ = false;  // inside a decode whose whole subtree was needed already

@@ -33,18 +33,29 @@ Buffer aligned_to(const Buffer& packed) {
              : Buffer::copy_of(packed.span());
 }
 
-// Unpacks blocks [first, first + count) of @p packed into a fresh buffer.
+// Unpacks blocks [first, first + count) of @p packed into a fresh buffer, adding @p reference
+// (a fastlanes.for parent's, wrapping) to each block while it is in cache.
 template <class T>
-Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t first, uint64_t count) {
+Buffer unpack_blocks(const Buffer& packed, unsigned width, uint64_t first, uint64_t count,
+                     std::optional<uint64_t> reference) {
   const uint64_t values = saturating_mul(count, kFastLanesBlock);
-  if (width == 0) return Buffer::allocate_array(values, sizeof(T));  // all zeros
+  if (width == 0 && !reference) return Buffer::allocate_array(values, sizeof(T));  // all zeros
   Buffer out = Buffer::allocate_array_for_overwrite(values, sizeof(T));
+  T* dst = out.mutable_as<T>();
+  if (width == 0) {
+    std::fill_n(dst, values, static_cast<T>(*reference));
+    return out;
+  }
   const size_t words_per_block = packed_block_bytes(width) / sizeof(T);
   const Buffer aligned = aligned_to<T>(packed);
   const T* in = aligned.as<T>();
-  T* dst = out.mutable_as<T>();
   for (uint64_t b = 0; b < count; ++b) {
-    unpack_block<T>(in + (first + b) * words_per_block, width, dst + b * kFastLanesBlock);
+    T* block = dst + b * kFastLanesBlock;
+    unpack_block<T>(in + (first + b) * words_per_block, width, block);
+    if (reference) {
+      const T ref = static_cast<T>(*reference);
+      for (unsigned i = 0; i < kFastLanesBlock; ++i) block[i] = static_cast<T>(block[i] + ref);
+    }
   }
   return out;
 }
@@ -141,22 +152,30 @@ Result<ColumnPtr> decode_bitpacked(const ArrayView& node, const DTypePtr& t, uin
   const uint64_t first = (meta.offset() + rows.begin) / kFastLanesBlock;
   const uint64_t count =
       rows.size() == 0 ? 0 : (meta.offset() + rows.end - 1) / kFastLanesBlock + 1 - first;
+  // A fastlanes.for parent's reference is added here, unless patches (values before the
+  // reference is added) come after the unpacking: the parent adds it then.
+  const std::optional<uint64_t> reference =
+      meta.has_patches() ? std::nullopt : ctx.take_reference();
   auto c = std::make_shared<Column>();
   c->dtype = t;
   c->length = rows.size();
-  c->offset = meta.offset() + rows.begin - first * kFastLanesBlock;
+  // An empty window unpacks no block: its column starts at the (empty) buffer's start.
+  c->offset = count == 0 ? 0 : meta.offset() + rows.begin - first * kFastLanesBlock;
   switch (value_bytes) {
     case 1:
-      c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, first, count));
+      c->buffers.push_back(unpack_blocks<uint8_t>(node.buffers[0], width, first, count, reference));
       break;
     case 2:
-      c->buffers.push_back(unpack_blocks<uint16_t>(node.buffers[0], width, first, count));
+      c->buffers.push_back(
+          unpack_blocks<uint16_t>(node.buffers[0], width, first, count, reference));
       break;
     case 4:
-      c->buffers.push_back(unpack_blocks<uint32_t>(node.buffers[0], width, first, count));
+      c->buffers.push_back(
+          unpack_blocks<uint32_t>(node.buffers[0], width, first, count, reference));
       break;
     default:
-      c->buffers.push_back(unpack_blocks<uint64_t>(node.buffers[0], width, first, count));
+      c->buffers.push_back(
+          unpack_blocks<uint64_t>(node.buffers[0], width, first, count, reference));
       break;
   }
 

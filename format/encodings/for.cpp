@@ -6,7 +6,9 @@
 //   children:  0 = encoded, with the array's own dtype (signed arrays keep signed children:
 //              subtracting the reference wraps, so the bits add back exactly); it carries the
 //              validity.
-// Slices and takes pass their rows to the child and add the reference to just those.
+// Slices and takes pass their rows to the child and add the reference to just those; a
+// fastlanes.bitpacked child adds it itself, block by block as it unpacks
+// (DecodeContext::decode_adding).
 #include <cstring>
 
 #include "format/decode.hpp"
@@ -77,8 +79,12 @@ Result<ColumnPtr> with_reference(const ColumnPtr& encoded, const DTypePtr& t, ui
 Result<ColumnPtr> decode_for(const ArrayView& node, const DTypePtr& t, uint64_t len,
                              DecodeContext& ctx) {
   OC_ASSIGN_OR_RETURN(uint64_t reference, accept_for(node, t));
-  // Under a slice decode the child returns just the window's rows.
-  OC_ASSIGN_OR_RETURN(ColumnPtr encoded, ctx.decode(node.children[0], t, len));
+  // Under a slice decode the child returns just the window's rows. A child that adds the
+  // reference as it unpacks (fastlanes.bitpacked) saves a pass over the column.
+  bool added = false;
+  OC_ASSIGN_OR_RETURN(ColumnPtr encoded,
+                      ctx.decode_adding(node.children[0], t, len, reference, added));
+  if (added) return encoded;
   return with_reference(encoded, t, reference, ctx);
 }
 
