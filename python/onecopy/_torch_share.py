@@ -219,8 +219,11 @@ def _pool_mapping(token, state_fd) -> _Mapped:
     return m
 
 
-def _release(state: mmap.mmap, index: int) -> None:
-    state[index] = 0
+def _release(state: mmap.mmap, index: int, pid: int) -> None:
+    # Only in the process the batch was unpacked in: a child forked from it holds copies of the
+    # same views, and its exit or collection must not free a slot its parent still reads.
+    if os.getpid() == pid:
+        state[index] = 0
 
 
 def unpack_slot(token, index: int, generation: int, slot_size: int, state_fd, slot_fd, layout: list,
@@ -237,5 +240,5 @@ def unpack_slot(token, index: int, generation: int, slot_size: int, state_fd, sl
                                f"mapped at {have[0] if have else None}")
         size = max((at + n for _, _, _, at, n in layout), default=0)
         arr = np.frombuffer(have[1], dtype=np.uint8, count=max(size, 1))
-        weakref.finalize(arr, _release, m.state, index)
+        weakref.finalize(arr, _release, m.state, index, os.getpid())
     return unpack(torch.from_numpy(arr), layout, rest, order)

@@ -577,9 +577,9 @@ def _keeping_pool() -> None:
     """Arrow's allocations in this process from jemalloc, where pyarrow has it. Its default here,
     mimalloc, gives a batch's freed memory back and takes the next batch's as fresh huge pages,
     each zeroed by the kernel: a quarter of a convert's time went to that (clear_page), and its
-    system time was 0.9-2.4 s where it is 0.6 s with jemalloc, which keeps the memory for the next
-    batch (docs/benchmarks.md, "Conversion"). The command's process only: convert() leaves a
-    caller's pool alone."""
+    system time was 0.9-2.4 s where it is 0.6 s with jemalloc, which keeps the memory for the
+    next batch (docs/benchmarks.md, the conversion table). The command's process only: convert()
+    leaves a caller's pool alone."""
     try:
         pa.set_memory_pool(pa.jemalloc_memory_pool())
     except NotImplementedError:  # a pyarrow built without it

@@ -9,6 +9,7 @@ worker."""
 
 import copy
 import gc
+import os
 import pickle
 from multiprocessing.reduction import ForkingPickler
 
@@ -136,6 +137,25 @@ def test_a_batch_from_a_slot_sent_on_to_another_process_stays_whole():
     assert_same_items(got, batch(5))
     for i, b in enumerate(later):
         assert_same_items(b, batch(30 + i))
+
+
+def test_a_forked_child_dropping_its_copy_of_a_batch_frees_no_slot():
+    """A process forked while the training process holds a batch has copies of its views; when
+    the child drops them, the slot stays held for the parent."""
+    got = roundtrip(batch(8))
+    at = storage_ptr(got["tokens"])
+    pid = os.fork()
+    if pid == 0:  # the child: drop its copy, collect, leave without pytest's teardown
+        try:
+            del got
+            gc.collect()
+        finally:
+            os._exit(0)
+    assert os.waitpid(pid, 0)[1] == 0
+    later = roundtrip(batch(9))
+    assert storage_ptr(later["tokens"]) != at  # slot 0 is still the parent's
+    assert_same_items(got, batch(8))
+    assert_same_items(later, batch(9))
 
 
 def test_a_batch_over_the_slot_limit_gets_a_buffer_of_its_own(monkeypatch):
